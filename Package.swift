@@ -1,0 +1,83 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Targets follow ARCHITECTURE.md: each module has one concern and dependencies point inward.
+// None of them may pull SwiftNIO into the graph (`swift package show-dependencies`).
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Gatehouse",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+
+        // NIO-free HTTP/1.1 server on epoll: parser, event loops, connections. Knows nothing of OAuth.
+        .target(name: "HTTPServer",
+                dependencies: [.product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        // Outbound HTTP: pooled keep-alive client on the server's event loops (upstreams), and a
+        // URLSession-backed client for the provider (https).
+        .target(name: "HTTPClient",
+                dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        // Configuration, logging, routes and header policy: pure values and functions.
+        .target(name: "GatehouseCore",
+                dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        // OpenID Connect protocol logic: PKCE, discovery, JWKS, ID/logout token validation, token client.
+        .target(name: "GatehouseOIDC",
+                dependencies: ["GatehouseCore",
+                               .product(name: "Crypto", package: "swift-crypto"),
+                               .product(name: "JWTKit", package: "jwt-kit"),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        // Server-side sessions in SQLite: migrations, store, token sealing.
+        .target(name: "GatehouseSessions",
+                dependencies: ["CSQLite", "GatehouseCore",
+                               .product(name: "Crypto", package: "swift-crypto"),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        // The SPA's static files: MIME, ETag, gzip (zlib), ranges, path safety.
+        .target(name: "GatehouseStatic",
+                dependencies: ["CZlib", "HTTPServer"],
+                swiftSettings: settings),
+        // The product: endpoints, proxy, metrics, wiring.
+        .target(name: "Gatehouse",
+                dependencies: ["HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseOIDC",
+                               "GatehouseSessions", "GatehouseStatic",
+                               .product(name: "Crypto", package: "swift-crypto"),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        // Development OpenID provider for `gatehouse demo` and in-process tests. Loopback only.
+        .target(name: "DevProvider",
+                dependencies: ["HTTPServer",
+                               .product(name: "Crypto", package: "swift-crypto"),
+                               .product(name: "JWTKit", package: "jwt-kit"),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
+        .executableTarget(name: "gatehouse",
+                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                         .product(name: "Logging", package: "swift-log")],
+                          swiftSettings: settings),
+
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"],
+                    swiftSettings: settings),
+        .testTarget(name: "GatehouseTests",
+                    dependencies: ["Gatehouse", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions",
+                                   "GatehouseStatic", "DevProvider", "HTTPServer", "HTTPClient"],
+                    swiftSettings: settings),
+    ]
+)

@@ -22,10 +22,11 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // NIO-free HTTP/1.1 server on epoll: parser, event loops, connections. Knows nothing of OAuth.
         .target(name: "HTTPServer",
-                dependencies: [.product(name: "Logging", package: "swift-log")],
+                dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // Outbound HTTP: pooled keep-alive client on the server's event loops (upstreams), and a
         // URLSession-backed client for the provider (https).

@@ -1,0 +1,360 @@
+#if canImport(Glibc)
+import Glibc
+import CLinux
+#endif
+import Synchronization
+
+/// Something registered with an event loop for readiness notifications. Called on the loop thread.
+public protocol EventLoopSelectable: AnyObject {
+    func socketReadable()
+    func socketWritable()
+    /// Error or hang-up reported by epoll.
+    func socketHangup()
+}
+
+/// One epoll-driven event loop on its own thread.
+///
+/// Sockets are registered edge-triggered for both directions once (no `epoll_ctl` per request); the
+/// owner remembers readiness and reads or writes when it wants to. The loop is also a `TaskExecutor`:
+/// handler tasks created with `Task(executorPreference: loop)` run their synchronous stretches on this
+/// thread, so a request is parsed, handled and answered without hopping to another thread, and a
+/// continuation resumed by socket readiness continues here.
+public final class EventLoop: TaskExecutor, @unchecked Sendable {
+    public let index: Int
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var thread: pthread_t?
+    private var threadID: pthread_t = 0
+
+    // Loop-thread-only state.
+    private var selectables: [(any EventLoopSelectable)?] = []
+    private var localWork: [Work] = []
+    private var timers = TimerHeap()
+    private var endOfBatchHooks: [() -> Void] = []
+    private var running = true
+    /// Monotonic time in nanoseconds, refreshed once per loop iteration.
+    public private(set) var now: UInt64 = EventLoop.monotonicNow()
+
+    // Cross-thread submission.
+    private struct Inbox {
+        var work: [Work] = []
+        var wakePending = false
+        var stopping = false
+    }
+    private let inbox = Mutex(Inbox())
+
+    // Closures submitted from other threads are `@Sendable` (see `execute`); jobs are runtime-managed.
+    private enum Work: @unchecked Sendable {
+        case job(UnownedJob)
+        case closure(() -> Void)
+    }
+
+    public init(index: Int) throws {
+        self.index = index
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw SocketError.last("epoll_create1") }
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard wakeFD >= 0 else {
+            close(epollFD)
+            throw SocketError.last("eventfd")
+        }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeFD
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0 else { throw SocketError.last("epoll_ctl(eventfd)") }
+    }
+
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    public static func monotonicNow() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
+    // MARK: Thread
+
+    /// Starts the loop's thread.
+    public func start() {
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { raw in
+            let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box.toOpaque())
+        if rc != 0 { box.release() } else { thread = tid }
+    }
+
+    /// Asks the loop to stop after its current iteration and waits for its thread.
+    public func stopAndJoin() {
+        inbox.withLock { $0.stopping = true }
+        wake()
+        if let thread, !inEventLoop { pthread_join(thread, nil) }
+    }
+
+    public var inEventLoop: Bool { pthread_equal(pthread_self(), threadID) != 0 }
+
+    /// The loop running on the calling thread, if any.
+    public static var current: EventLoop? {
+        guard let raw = pthread_getspecific(currentLoopKey.key) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    // MARK: Work submission
+
+    /// Runs `body` on the loop thread: soon if called from it, else after a wake-up.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        if inEventLoop {
+            localWork.append(.closure(body))
+        } else {
+            submit(.closure(body))
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        if inEventLoop {
+            localWork.append(.job(unowned))
+        } else {
+            submit(.job(unowned))
+        }
+    }
+
+    private func submit(_ work: Work) {
+        let needsWake = inbox.withLock { state -> Bool in
+            state.work.append(work)
+            if state.wakePending { return false }
+            state.wakePending = true
+            return true
+        }
+        if needsWake { wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Suspends until the caller runs on this loop's thread (a no-op when it already does).
+    public func hop() async {
+        if inEventLoop { return }
+        await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
+            execute { c.resume() }
+        }
+    }
+
+    /// Called once at the end of every batch of events (e.g. to flush buffered access-log lines).
+    public func addEndOfBatchHook(_ hook: @escaping () -> Void) {
+        endOfBatchHooks.append(hook)
+    }
+
+    // MARK: Registration (loop thread only)
+
+    /// Registers `fd` edge-triggered for input and output.
+    public func register(_ fd: Int32, _ selectable: any EventLoopSelectable) throws {
+        let index = Int(fd)
+        if index >= selectables.count {
+            selectables.append(contentsOf: repeatElement(nil, count: index - selectables.count + 64))
+        }
+        selectables[index] = selectable
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        event.data.fd = fd
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
+            selectables[index] = nil
+            throw SocketError.last("epoll_ctl(ADD)")
+        }
+    }
+
+    /// Registers a listening socket (level-triggered input only).
+    public func registerListener(_ fd: Int32, _ selectable: any EventLoopSelectable) throws {
+        let index = Int(fd)
+        if index >= selectables.count {
+            selectables.append(contentsOf: repeatElement(nil, count: index - selectables.count + 64))
+        }
+        selectables[index] = selectable
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = fd
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
+            selectables[index] = nil
+            throw SocketError.last("epoll_ctl(ADD listener)")
+        }
+    }
+
+    /// Removes `fd` from the loop. The caller closes it.
+    public func deregister(_ fd: Int32) {
+        var event = epoll_event()
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)
+        let index = Int(fd)
+        if index < selectables.count { selectables[index] = nil }
+    }
+
+    // MARK: Timers (loop thread only)
+
+    /// Runs `body` on the loop after `nanoseconds`. Returns an id for `cancelTimer`.
+    @discardableResult
+    public func scheduleTimer(afterNanoseconds nanoseconds: UInt64, _ body: @escaping () -> Void) -> TimerID {
+        timers.schedule(deadline: EventLoop.monotonicNow() &+ nanoseconds, body)
+    }
+
+    public func cancelTimer(_ id: TimerID) {
+        timers.cancel(id)
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        threadID = pthread_self()
+        pthread_setspecific(currentLoopKey.key, Unmanaged.passUnretained(self).toOpaque())
+        let capacity = 512
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        let executor = asUnownedTaskExecutor()
+
+        while running {
+            runLocalWork(executor)
+
+            var timeout: Int32 = -1
+            if !localWork.isEmpty {
+                timeout = 0
+            } else if let next = timers.nextDeadline() {
+                let current = EventLoop.monotonicNow()
+                timeout = next <= current ? 0 : Int32(min((next - current + 999_999) / 1_000_000, 60_000))
+            }
+            let count = epoll_wait(epollFD, events, Int32(capacity), timeout)
+            now = EventLoop.monotonicNow()
+            if count > 0 {
+                for i in 0..<Int(count) {
+                    let event = events[i]
+                    let fd = event.data.fd
+                    if fd == wakeFD {
+                        drainInbox()
+                        continue
+                    }
+                    let index = Int(fd)
+                    guard index < selectables.count, let target = selectables[index] else { continue }
+                    let flags = event.events
+                    if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                        target.socketHangup()
+                        continue
+                    }
+                    if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 { target.socketReadable() }
+                    // The handler may have closed the fd (and another socket may reuse it) in between.
+                    if flags & EPOLLOUT.rawValue != 0, index < selectables.count, let again = selectables[index], again === target {
+                        target.socketWritable()
+                    }
+                }
+            }
+            for body in timers.takeDue(now: now) { body() }
+            runLocalWork(executor)
+            for hook in endOfBatchHooks { hook() }
+        }
+    }
+
+    private func runLocalWork(_ executor: UnownedTaskExecutor) {
+        // Bounded: work added while running waits for the next iteration, so sockets are not starved.
+        var rounds = 0
+        while !localWork.isEmpty && rounds < 4 {
+            rounds += 1
+            let batch = localWork
+            localWork.removeAll(keepingCapacity: true)
+            for work in batch {
+                switch work {
+                case .job(let job): job.runSynchronously(on: executor)
+                case .closure(let body): body()
+                }
+            }
+        }
+    }
+
+    private func drainInbox() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+        let (work, stop) = inbox.withLock { state -> ([Work], Bool) in
+            let work = state.work
+            state.work.removeAll()
+            state.wakePending = false
+            return (work, state.stopping)
+        }
+        localWork.append(contentsOf: work)
+        if stop { running = false }
+    }
+}
+
+public struct TimerID: Hashable, Sendable {
+    let value: UInt64
+}
+
+/// A binary min-heap of deadlines; cancelled timers are skipped when they surface.
+struct TimerHeap {
+    private var heap: [(deadline: UInt64, id: UInt64)] = []
+    private var bodies: [UInt64: () -> Void] = [:]
+    private var nextID: UInt64 = 1
+
+    mutating func nextDeadline() -> UInt64? {
+        while let top = heap.first, bodies[top.id] == nil { pop() }
+        return heap.first?.deadline
+    }
+
+    mutating func schedule(deadline: UInt64, _ body: @escaping () -> Void) -> TimerID {
+        let id = nextID
+        nextID &+= 1
+        bodies[id] = body
+        heap.append((deadline, id))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            if heap[parent].deadline <= heap[child].deadline { break }
+            heap.swapAt(parent, child)
+            child = parent
+        }
+        return TimerID(value: id)
+    }
+
+    mutating func cancel(_ id: TimerID) {
+        bodies[id.value] = nil
+    }
+
+    /// Removes and returns the bodies that are due; the caller runs them (they may schedule timers).
+    mutating func takeDue(now: UInt64) -> [() -> Void] {
+        var due: [() -> Void] = []
+        while let top = heap.first, top.deadline <= now {
+            pop()
+            if let body = bodies.removeValue(forKey: top.id) { due.append(body) }
+        }
+        return due
+    }
+
+    private mutating func pop() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+/// The pthread key under which each loop thread records its loop.
+private final class LoopKey: Sendable {
+    let key: pthread_key_t
+    init() {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        self.key = key
+    }
+}
+
+private let currentLoopKey = LoopKey()

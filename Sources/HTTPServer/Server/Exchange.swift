@@ -1,0 +1,81 @@
+/// One request/response exchange as the handler sees it: the request body stream and the response
+/// writer in one object (one allocation per request). Every call hops to the connection's loop first,
+/// and fails once the exchange is over or the connection is gone.
+final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
+    private let connection: HTTPConnection
+    private var finished = false
+
+    init(connection: HTTPConnection) {
+        self.connection = connection
+    }
+
+    private var isCurrent: Bool { connection.current === self && connection.state != .closed }
+
+    // MARK: HTTPRequestBody
+
+    var declaredLength: Int? { connection.declaredLength }
+
+    func next() async throws(HTTPBodyError) -> [UInt8]? {
+        await connection.loop.hop()
+        guard isCurrent else { throw .connectionClosed }
+        return try await connection.nextBodyPiece().get()
+    }
+
+    // MARK: HTTPResponseWriter
+
+    var headWritten = false
+
+    func respond(_ response: HTTPResponse) async {
+        await connection.loop.hop()
+        guard isCurrent, !headWritten else { return }
+        headWritten = true
+        finished = true
+        connection.writeComplete(response)
+    }
+
+    func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
+        await connection.loop.hop()
+        guard isCurrent else { throw .connectionClosed }
+        guard !headWritten else { throw .invalidState("head already written") }
+        headWritten = true
+        connection.writeStreamHead(head, contentLength: contentLength)
+    }
+
+    func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) {
+        await connection.loop.hop()
+        guard isCurrent else { throw .connectionClosed }
+        guard headWritten, !finished else { throw .invalidState("body outside a streamed response") }
+        guard await connection.writeStreamBody(bytes) else { throw .connectionClosed }
+    }
+
+    func finish() async throws(HTTPWriteError) {
+        await connection.loop.hop()
+        guard isCurrent else { throw .connectionClosed }
+        guard headWritten, !finished else { throw .invalidState("finish outside a streamed response") }
+        finished = true
+        connection.finishStream()
+    }
+
+    func abort() {
+        let connection = self.connection
+        connection.loop.execute { [self] in
+            if self.isCurrent { connection.close() }
+        }
+    }
+
+    /// The handler returned: complete whatever it left open.
+    func handlerReturned() async {
+        await connection.loop.hop()
+        guard isCurrent else { return }
+        if !headWritten {
+            headWritten = true
+            finished = true
+            connection.writeComplete(HTTPResponse(
+                status: 500, headers: ["Content-Type": "application/json"],
+                body: "{\"error\":\"server_error\",\"error_description\":\"The handler produced no response.\"}"))
+        } else if !finished {
+            finished = true
+            connection.finishStream()
+        }
+    }
+}

@@ -1,0 +1,611 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client connection: a state machine driven by socket readiness on its event loop.
+///
+/// Requests on a connection are handled one at a time, in order (pipelined requests wait in the read
+/// buffer). All state is confined to the loop thread; handler tasks reach it through `Exchange`, which
+/// hops to the loop first.
+final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
+    enum State {
+        case awaitingHead
+        case handling
+        /// The response is sent; unread request body is being discarded before the next request.
+        case draining
+        /// A final answer was sent and the write side shut: read and discard until EOF or the deadline.
+        case lingering
+        case closed
+    }
+
+    enum DeadlineKind { case none, head, idle, progress, linger }
+
+    let fd: Int32
+    let peer: PeerAddress
+    unowned let listener: Listener
+    let loop: EventLoop
+    private let server: HTTPServer
+    private var config: HTTPServerConfiguration { server.configuration }
+
+    private(set) var state: State = .awaitingHead
+    private var input = ReadBuffer(capacity: 8 * 1024)
+    private var parser: RequestHeadParser
+    private var readReady = false
+    private var peerClosed = false
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var deadline: UInt64 = 0
+    private var deadlineKind: DeadlineKind = .none
+    private var shuttingDown = false
+
+    // The exchange in progress.
+    private(set) var current: Exchange?
+    private var framing: BodyFraming = .none
+    private var bodyRemaining = 0
+    private var bodyReceived = 0
+    private var chunkDecoder = ChunkedDecoder()
+    private var bodyComplete = true
+    private var bodyFailed: HTTPBodyError?
+    private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
+    private var drainWaiter: UnsafeContinuation<Bool, Never>?
+    private var expectContinue = false
+    private var continueSent = false
+    private var keepAlive = true
+    private var isHEAD = false
+    private var startTime: UInt64 = 0
+    private var method = ""
+    private var version = HTTPVersion.http1_1
+    private var path: Substring = ""
+    private var requestID = ""
+    private var status = 0
+    private var bytesSent = 0
+    private var streamingChunked = false
+    private var streamingRemaining: Int?
+    private var responseStarted = false
+
+    init(fd: Int32, peer: PeerAddress, listener: Listener) {
+        self.fd = fd
+        self.peer = peer
+        self.listener = listener
+        self.loop = listener.loop
+        self.server = listener.server
+        parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: listener.server.configuration.maxHeadBytes))
+    }
+
+    deinit { input.deallocate() }
+
+    func start() {
+        // A fresh connection must send its first head within the head timeout (slowloris defence).
+        setDeadline(.head, after: config.headTimeoutNanoseconds)
+    }
+
+    // MARK: Readiness
+
+    func socketReadable() {
+        readReady = true
+        switch state {
+        case .awaitingHead: processInput()
+        case .handling: if bodyWaiter != nil { feedBodyWaiter() }
+        case .draining: drainBody()
+        case .lingering: discardUntilEOF()
+        case .closed: break
+        }
+    }
+
+    func socketWritable() {
+        guard state != .closed else { return }
+        flush()
+    }
+
+    func socketHangup() {
+        close()
+    }
+
+    // MARK: Reading
+
+    /// Reads what the socket has into the input buffer. Returns false at EOF or on error.
+    @discardableResult
+    private func readSocket(limit: Int) -> Bool {
+        guard readReady, !peerClosed else { return !peerClosed }
+        let space = input.prepareForWrite(minimum: 4096, limit: limit)
+        if space <= 0 { return true }
+        let n = input.read(from: fd, maximum: space)
+        if n > 0 {
+            // A short read means the kernel buffer is empty for now; the next edge will tell us more.
+            if n < space { readReady = false }
+            return true
+        }
+        if n == 0 {
+            peerClosed = true
+            readReady = false
+            return false
+        }
+        let err = errno
+        if err == EAGAIN || err == EWOULDBLOCK || err == EINTR {
+            readReady = err == EINTR
+            return true
+        }
+        peerClosed = true
+        readReady = false
+        return false
+    }
+
+    /// Parses and starts as many requests as the buffered bytes allow.
+    private func processInput() {
+        while state == .awaitingHead {
+            if input.isEmpty || readReady {
+                let wasEmpty = input.isEmpty
+                readSocket(limit: config.maxHeadBytes + 8 * 1024)
+                if wasEmpty && !input.isEmpty && deadlineKind == .idle {
+                    setDeadline(.head, after: config.headTimeoutNanoseconds)
+                }
+            }
+            if input.isEmpty {
+                if peerClosed { close() }
+                return
+            }
+            let result: HeadParseResult<HTTPRequestHead>
+            do {
+                result = try parser.parse(input.readable)
+            } catch {
+                refuse(status: error.status, description: "\(error)")
+                return
+            }
+            switch result {
+            case .incomplete:
+                if peerClosed { close(); return }
+                if !readReady { return }
+            case .complete(let head, let consumed):
+                input.consume(consumed)
+                parser.reset()
+                begin(head)
+            }
+        }
+    }
+
+    private func begin(_ head: HTTPRequestHead) {
+        let framing: BodyFraming
+        do {
+            framing = try BodyFramingRules.request(head)
+        } catch {
+            refuse(status: error.status, description: "\(error)")
+            return
+        }
+        self.framing = framing
+        switch framing {
+        case .none: bodyComplete = true; bodyRemaining = 0
+        case .contentLength(let n): bodyComplete = n == 0; bodyRemaining = n
+        case .chunked, .untilClose: bodyComplete = false; chunkDecoder = ChunkedDecoder()
+        }
+        bodyReceived = 0
+        bodyFailed = nil
+        expectContinue = head.headers["Expect"].map { $0.asciiCaseInsensitiveEquals("100-continue") } ?? false
+        continueSent = false
+        keepAlive = head.keepAlive && !shuttingDown
+        isHEAD = head.method == "HEAD"
+        method = head.method
+        version = head.version
+        path = head.path
+        startTime = EventLoop.monotonicNow()
+        status = 0
+        bytesSent = 0
+        responseStarted = false
+        requestID = listener.nextRequestID()
+        state = .handling
+        setDeadline(.none, after: 0)
+
+        if case .contentLength(let n) = framing, n > config.maxBodyBytes {
+            keepAlive = false
+            writeServerError(status: 413, error: "payload_too_large",
+                             description: "The request body is larger than the limit of \(config.maxBodyBytes) bytes.")
+            return
+        }
+
+        if let immediate = server.handler.immediateResponse(to: head, peer: peer) {
+            current = nil
+            writeComplete(immediate)
+            return
+        }
+        let exchange = Exchange(connection: self)
+        current = exchange
+        let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID)
+        let handler = server.handler
+        Task(executorPreference: loop) {
+            await handler.handle(request, writer: exchange)
+            await exchange.handlerReturned()
+        }
+    }
+
+    // MARK: Request body
+
+    var declaredLength: Int? {
+        switch framing {
+        case .none: 0
+        case .contentLength(let n): n
+        case .chunked, .untilClose: nil
+        }
+    }
+
+    /// Called from `Exchange.next()` on the loop thread.
+    func nextBodyPiece() async -> Result<[UInt8]?, HTTPBodyError> {
+        if let failed = bodyFailed { return .failure(failed) }
+        if let piece = takeBufferedBody() { return piece }
+        if bodyComplete { return .success(nil) }
+        if state == .closed { return .failure(.connectionClosed) }
+        if expectContinue && !continueSent {
+            continueSent = true
+            output.append(contentsOf: HTTPConnection.continueLine)
+            flush()
+        }
+        if readReady {
+            readSocket(limit: 64 * 1024)
+            if let piece = takeBufferedBody() { return piece }
+            if peerClosed { return .failure(.connectionClosed) }
+        }
+        if peerClosed { return .failure(.connectionClosed) }
+        return await withUnsafeContinuation { continuation in
+            bodyWaiter = continuation
+            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+        }
+    }
+
+    private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    private func feedBodyWaiter() {
+        guard let waiter = bodyWaiter else { return }
+        readSocket(limit: 64 * 1024)
+        if let piece = takeBufferedBody() {
+            bodyWaiter = nil
+            setDeadline(.none, after: 0)
+            waiter.resume(returning: piece)
+        } else if peerClosed {
+            bodyWaiter = nil
+            waiter.resume(returning: .failure(.connectionClosed))
+        }
+    }
+
+    /// Takes the body bytes already buffered. nil when none are (and the body is not finished).
+    private func takeBufferedBody() -> Result<[UInt8]?, HTTPBodyError>? {
+        if bodyComplete { return .success(nil) }
+        guard !input.isEmpty else { return nil }
+        switch framing {
+        case .contentLength:
+            let n = min(bodyRemaining, input.readableCount)
+            let piece = Array(UnsafeRawBufferPointer(rebasing: input.readable[0..<n]))
+            input.consume(n)
+            bodyRemaining -= n
+            if bodyRemaining == 0 { bodyComplete = true }
+            return .success(piece)
+        case .chunked:
+            var piece: [UInt8] = []
+            do {
+                let consumed = try chunkDecoder.decode(input.readable) { data in piece.append(contentsOf: data) }
+                input.consume(consumed)
+            } catch {
+                keepAlive = false
+                bodyFailed = .malformed("\(error)")
+                return .failure(.malformed("\(error)"))
+            }
+            if chunkDecoder.isComplete { bodyComplete = true }
+            bodyReceived += piece.count
+            if bodyReceived > config.maxBodyBytes {
+                keepAlive = false
+                bodyFailed = .tooLarge(limit: config.maxBodyBytes)
+                return .failure(.tooLarge(limit: config.maxBodyBytes))
+            }
+            if piece.isEmpty { return bodyComplete ? .success(nil) : nil }
+            return .success(piece)
+        case .none, .untilClose:
+            return .success(nil)
+        }
+    }
+
+    // MARK: Responses
+
+    /// Writes a complete response (head and body in one write).
+    func writeComplete(_ response: HTTPResponse) {
+        guard state == .handling, !responseStarted else { return }
+        responseStarted = true
+        var headers = response.headers
+        let bodyAllowed = !(response.status == 204 || response.status == 304 || (100..<200).contains(response.status))
+        if bodyAllowed {
+            headers.set("Content-Length", String(response.body.count))
+        } else {
+            headers.remove("Content-Length")
+        }
+        headers.remove("Transfer-Encoding")
+        applyConnectionHeader(&headers)
+        status = response.status
+        output.append(contentsOf: ResponseHeadEncoder.encode(HTTPResponseHead(status: response.status, headers: headers)))
+        if bodyAllowed && !isHEAD {
+            output.append(contentsOf: response.body)
+            bytesSent = response.body.count
+        }
+        flush()
+        exchangeFinished()
+    }
+
+    private func applyConnectionHeader(_ headers: inout HTTPHeaders) {
+        headers.remove("Connection")
+        headers.remove("Keep-Alive")
+        // An unread body we will not drain (or a refused 100-continue) forces a close.
+        if !bodyComplete {
+            if expectContinue && !continueSent { keepAlive = false }
+            if case .contentLength = framing, bodyRemaining > config.maxDrainBytes { keepAlive = false }
+        }
+        if !keepAlive {
+            headers.add("Connection", "close")
+        }
+    }
+
+    func writeStreamHead(_ head: HTTPResponseHead, contentLength: Int?) {
+        guard state == .handling, !responseStarted else { return }
+        responseStarted = true
+        var headers = head.headers
+        headers.remove("Content-Length")
+        headers.remove("Transfer-Encoding")
+        let bodyAllowed = !(head.status == 204 || head.status == 304)
+        if let contentLength {
+            if bodyAllowed { headers.set("Content-Length", String(contentLength)) }
+            streamingRemaining = contentLength
+            streamingChunked = false
+        } else if !bodyAllowed || isHEAD {
+            streamingChunked = false
+            streamingRemaining = nil
+        } else if parserVersionIs11 {
+            headers.set("Transfer-Encoding", "chunked")
+            streamingChunked = true
+            streamingRemaining = nil
+        } else {
+            // HTTP/1.0 without a length: the end of the body is the end of the connection.
+            keepAlive = false
+            streamingChunked = false
+            streamingRemaining = nil
+        }
+        applyConnectionHeader(&headers)
+        status = head.status
+        output.append(contentsOf: ResponseHeadEncoder.encode(HTTPResponseHead(status: head.status, headers: headers)))
+        flush()
+    }
+
+    private var parserVersionIs11: Bool { version == .http1_1 }
+
+    /// Queues body bytes; returns false when the connection is gone.
+    func writeStreamBody(_ bytes: [UInt8]) async -> Bool {
+        guard state == .handling, responseStarted, !bytes.isEmpty else { return state != .closed }
+        if isHEAD { return true }
+        if streamingChunked {
+            output.append(contentsOf: ChunkedEncoder.chunkHeader(bytes.count))
+            output.append(contentsOf: bytes)
+            output.append(13); output.append(10)
+        } else {
+            output.append(contentsOf: bytes)
+        }
+        bytesSent += bytes.count
+        flush()
+        if state == .closed { return false }
+        if output.count - outputOffset > config.writeHighWatermark {
+            return await withUnsafeContinuation { continuation in
+                drainWaiter = continuation
+                setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            }
+        }
+        return true
+    }
+
+    func finishStream() {
+        guard state == .handling, responseStarted else { return }
+        if streamingChunked && !isHEAD { output.append(contentsOf: ChunkedEncoder.lastChunk) }
+        if let expected = streamingRemaining, expected != bytesSent, !isHEAD {
+            // The body did not match the announced length: the client must not reuse this connection.
+            keepAlive = false
+        }
+        flush()
+        exchangeFinished()
+    }
+
+    /// Writes an answer the server produces itself (parse errors, limits) and closes.
+    private func writeServerError(status: Int, error: String, description: String) {
+        var headers = server.defaultHeaders
+        headers.set("Content-Type", "application/json")
+        headers.set("Cache-Control", "no-store")
+        let body = "{\"error\":\"\(error)\",\"error_description\":\"\(description)\"}"
+        keepAlive = false
+        writeComplete(HTTPResponse(status: status, headers: headers, body: body))
+    }
+
+    /// Refuses a malformed request: answer, then close (RFC 9112 §11.2: never guess at framing).
+    private func refuse(status: Int, description: String) {
+        state = .handling
+        bodyComplete = true
+        method = "-"
+        path = "-"
+        requestID = listener.nextRequestID()
+        startTime = EventLoop.monotonicNow()
+        responseStarted = false
+        keepAlive = false
+        let code: String
+        switch status {
+        case 431: code = "request_header_fields_too_large"
+        case 505: code = "http_version_not_supported"
+        case 501: code = "not_implemented"
+        case 408: code = "request_timeout"
+        default: code = "bad_request"
+        }
+        let safe = description.filter { $0 != "\"" && $0 != "\\" && $0.isASCII && !$0.isNewline }
+        writeServerError(status: status, error: code, description: safe)
+    }
+
+    private func exchangeFinished() {
+        let record = HTTPAccessRecord(method: method, path: path, status: status, bytesSent: bytesSent,
+                                      durationNanoseconds: EventLoop.monotonicNow() &- startTime,
+                                      requestID: requestID, peer: peer)
+        server.observer?.requestCompleted(record)
+        current = nil
+        responseStarted = false
+        if let waiter = bodyWaiter {
+            bodyWaiter = nil
+            waiter.resume(returning: .failure(.connectionClosed))
+        }
+        guard state != .closed else { return }
+        if !keepAlive {
+            closeAfterFlush()
+            return
+        }
+        if !bodyComplete {
+            state = .draining
+            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            drainBody()
+            return
+        }
+        readyForNextRequest()
+    }
+
+    private func readyForNextRequest() {
+        state = .awaitingHead
+        if input.isEmpty {
+            setDeadline(.idle, after: config.idleTimeoutNanoseconds)
+        } else {
+            setDeadline(.head, after: config.headTimeoutNanoseconds)
+        }
+        if shuttingDown && input.isEmpty {
+            closeAfterFlush()
+            return
+        }
+        // Continue with pipelined input, but from the loop rather than recursively (deep pipelines).
+        if !input.isEmpty || readReady {
+            loop.execute { [weak self] in self?.processInput() }
+        }
+    }
+
+    /// Discards the rest of an unread body (bounded) so the next request starts at its first byte.
+    private func drainBody() {
+        while state == .draining {
+            switch takeBufferedBody() {
+            case .some(.success(.some(let piece))):
+                bodyReceived += piece.count
+                if bodyReceived > config.maxDrainBytes + config.maxBodyBytes { close(); return }
+                continue
+            case .some(.success(.none)):
+                readyForNextRequest()
+                return
+            case .some(.failure):
+                close()
+                return
+            case .none:
+                if bodyComplete { readyForNextRequest(); return }
+                if !readReady { return }
+                if !readSocket(limit: 64 * 1024) { close(); return }
+                if input.isEmpty && !readReady { return }
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    private func flush() {
+        while outputOffset < output.count {
+            let n = output.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                outputOffset += n
+                continue
+            }
+            let err = errno
+            if n < 0 && err == EINTR { continue }
+            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
+                if drainWaiter != nil || deadlineKind == .none {
+                    setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+                }
+                return
+            }
+            close()
+            return
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        outputOffset = 0
+        if let waiter = drainWaiter {
+            drainWaiter = nil
+            setDeadline(.none, after: 0)
+            waiter.resume(returning: true)
+        }
+        if state == .lingering && closeWhenFlushed { shutdownWriteAndLinger() }
+    }
+
+    private var closeWhenFlushed = false
+
+    private func closeAfterFlush() {
+        state = .lingering
+        closeWhenFlushed = true
+        setDeadline(.linger, after: 2_000_000_000)
+        if outputOffset >= output.count { shutdownWriteAndLinger() }
+    }
+
+    /// Half-closes, then reads and discards what the client still sends, so our final answer is not
+    /// destroyed by a TCP reset caused by unread data (nginx's lingering close).
+    private func shutdownWriteAndLinger() {
+        closeWhenFlushed = false
+        shutdown(fd, Int32(SHUT_WR))
+        discardUntilEOF()
+    }
+
+    private func discardUntilEOF() {
+        guard state == .lingering, !closeWhenFlushed else { return }
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+            if n > 0 { continue }
+            if n == 0 { close(); return }
+            let err = errno
+            if err == EINTR { continue }
+            if err == EAGAIN || err == EWOULDBLOCK { return }
+            close()
+            return
+        }
+    }
+
+    // MARK: Deadlines and closing
+
+    private func setDeadline(_ kind: DeadlineKind, after nanoseconds: UInt64) {
+        deadlineKind = kind
+        deadline = kind == .none ? 0 : EventLoop.monotonicNow() &+ nanoseconds
+    }
+
+    func checkDeadline(now: UInt64) {
+        guard deadlineKind != .none, now >= deadline else { return }
+        switch deadlineKind {
+        case .head:
+            if state == .awaitingHead {
+                refuse(status: 408, description: "The request head did not arrive in time.")
+            }
+        case .idle, .linger, .progress:
+            close()
+        case .none:
+            break
+        }
+    }
+
+    func beginShutdown() {
+        shuttingDown = true
+        keepAlive = false
+        if state == .awaitingHead && input.isEmpty { close() }
+    }
+
+    func close() {
+        guard state != .closed else { return }
+        state = .closed
+        loop.deregister(fd)
+        Glibc.close(fd)
+        if let waiter = bodyWaiter {
+            bodyWaiter = nil
+            waiter.resume(returning: .failure(.connectionClosed))
+        }
+        if let waiter = drainWaiter {
+            drainWaiter = nil
+            waiter.resume(returning: false)
+        }
+        current = nil
+        listener.removed(self)
+    }
+}

@@ -1,0 +1,210 @@
+#if canImport(Glibc)
+import Glibc
+import CLinux
+#endif
+import Logging
+import Synchronization
+
+/// A NIO-free HTTP/1.1 server: one epoll event loop per core, each with its own `SO_REUSEPORT`
+/// listener, so accepting, parsing, handling and writing a request all happen on one thread.
+///
+/// For example:
+/// ```swift
+/// let server = HTTPServer(configuration: config, handler: MyHandler(), logger: logger)
+/// try server.start()
+/// ```
+public final class HTTPServer: @unchecked Sendable {
+    public let configuration: HTTPServerConfiguration
+    let handler: any HTTPHandler
+    let observer: (any HTTPServerObserver)?
+    let logger: Logger
+    /// Headers added to the answers the server itself writes (parse errors, timeouts).
+    let defaultHeaders: HTTPHeaders
+    public private(set) var loops: [EventLoop] = []
+    private var listeners: [Listener] = []
+    public private(set) var localPort: Int = 0
+    let openConnections = Atomic<Int>(0)
+    private let lastRejectLog = Atomic<UInt64>(0)
+
+    public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler,
+                observer: (any HTTPServerObserver)? = nil, defaultHeaders: HTTPHeaders = HTTPHeaders(),
+                logger: Logger) {
+        self.configuration = configuration
+        self.handler = handler
+        self.observer = observer
+        self.defaultHeaders = defaultHeaders
+        self.logger = logger
+    }
+
+    /// Binds the listeners and starts the loops. Throws `SocketError` when the address cannot be bound.
+    public func start() throws {
+        // A peer that resets a connection must not kill the process through SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        guard let address = SocketAddress(ip: configuration.host, port: configuration.port) else {
+            throw SocketError(call: "parse address \(configuration.host)", errno: EINVAL)
+        }
+        var port = configuration.port
+        var fds: [Int32] = []
+        do {
+            for i in 0..<max(1, configuration.loopCount) {
+                let bindAddress = i == 0 ? address : SocketAddress(ip: configuration.host, port: port)!
+                let fd = try Sockets.listen(on: bindAddress, reusePort: true)
+                fds.append(fd)
+                if i == 0 { port = Sockets.localAddress(of: fd)?.port ?? port }
+            }
+        } catch {
+            for fd in fds { close(fd) }
+            throw error
+        }
+        localPort = port
+        for (i, fd) in fds.enumerated() {
+            let loop = try EventLoop(index: i)
+            let listener = Listener(fd: fd, loop: loop, server: self)
+            loops.append(loop)
+            listeners.append(listener)
+            loop.start()
+            loop.execute { [observer] in
+                do { try loop.registerListener(fd, listener) } catch {
+                    self.logger.error("cannot register listener", metadata: ["error": "\(error)"])
+                }
+                listener.startSweeper()
+                if let observer { loop.addEndOfBatchHook { observer.endOfBatch(loop: i) } }
+            }
+        }
+        logger.info("listening", metadata: ["http.address": "\(configuration.host)", "http.port": "\(port)",
+                                            "http.loops": "\(loops.count)"])
+    }
+
+    /// Stops accepting, lets in-flight requests finish until the grace period ends, then closes every
+    /// connection and stops the loops.
+    public func shutdown(graceNanoseconds: UInt64 = 25_000_000_000) async {
+        for listener in listeners {
+            listener.loop.execute { listener.beginShutdown() }
+        }
+        let deadline = EventLoop.monotonicNow() &+ graceNanoseconds
+        while openConnections.load(ordering: .relaxed) > 0 && EventLoop.monotonicNow() < deadline {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        for listener in listeners {
+            listener.loop.execute { listener.closeAll() }
+        }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+        for loop in loops { loop.stopAndJoin() }
+        loops.removeAll()
+        listeners.removeAll()
+    }
+
+    func noteRejected() {
+        observer?.connectionRejected()
+        // One log line a second at most: a flood must not turn into a log flood.
+        let now = EventLoop.monotonicNow()
+        let last = lastRejectLog.load(ordering: .relaxed)
+        if now &- last > 1_000_000_000,
+           lastRejectLog.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged {
+            logger.warning("connection refused: too many open connections",
+                           metadata: ["http.max_connections": "\(configuration.maxConnections)"])
+        }
+    }
+}
+
+/// A loop's listening socket and the connections it accepted.
+final class Listener: EventLoopSelectable, @unchecked Sendable {
+    let fd: Int32
+    let loop: EventLoop
+    unowned let server: HTTPServer
+    var connections: [ObjectIdentifier: HTTPConnection] = [:]
+    private var listening = true
+    private var requestCounter: UInt64 = 0
+
+    init(fd: Int32, loop: EventLoop, server: HTTPServer) {
+        self.fd = fd
+        self.loop = loop
+        self.server = server
+    }
+
+    func nextRequestID() -> String {
+        requestCounter &+= 1
+        return "\(loop.index)-\(String(requestCounter, radix: 16))"
+    }
+
+    func socketReadable() {
+        guard listening else { return }
+        // Level-triggered: accept a bounded batch, the rest on the next iteration (fairness).
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept(fd, $0, &length)
+                }
+            }
+            if client < 0 {
+                let err = errno
+                if err == EAGAIN || err == EWOULDBLOCK { return }
+                if err == EINTR || err == ECONNABORTED { continue }
+                // EMFILE and friends: stop for this round rather than spin.
+                server.logger.warning("accept failed", metadata: ["error": "\(SocketError(call: "accept", errno: err))"])
+                return
+            }
+            let open = server.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
+            if open > server.configuration.maxConnections {
+                server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                close(client)
+                server.noteRejected()
+                continue
+            }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            do { try Sockets.setNonBlocking(client) } catch {
+                server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                close(client)
+                continue
+            }
+            Sockets.setNoDelay(client)
+            let peer = SocketAddress(storage: storage, length: length).peerAddress
+            let connection = HTTPConnection(fd: client, peer: peer, listener: self)
+            do {
+                try loop.register(client, connection)
+            } catch {
+                server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                close(client)
+                continue
+            }
+            connections[ObjectIdentifier(connection)] = connection
+            server.observer?.connectionOpened()
+            connection.start()
+        }
+    }
+
+    func socketWritable() {}
+    func socketHangup() {}
+
+    func removed(_ connection: HTTPConnection) {
+        connections[ObjectIdentifier(connection)] = nil
+        server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        server.observer?.connectionClosed()
+    }
+
+    /// Checks every connection's deadline four times a second: cheaper than a timer per connection,
+    /// and precise enough for timeouts measured in seconds.
+    func startSweeper() {
+        loop.scheduleTimer(afterNanoseconds: 250_000_000) { [weak self] in
+            guard let self else { return }
+            let now = EventLoop.monotonicNow()
+            for connection in Array(self.connections.values) { connection.checkDeadline(now: now) }
+            self.startSweeper()
+        }
+    }
+
+    func beginShutdown() {
+        if listening {
+            listening = false
+            loop.deregister(fd)
+            close(fd)
+        }
+        for connection in Array(connections.values) { connection.beginShutdown() }
+    }
+
+    func closeAll() {
+        for connection in Array(connections.values) { connection.close() }
+    }
+}

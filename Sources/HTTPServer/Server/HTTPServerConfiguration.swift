@@ -1,0 +1,70 @@
+/// Limits and timeouts of the server, with the contract's defaults.
+public struct HTTPServerConfiguration: Sendable {
+    /// Numeric address to bind (`0.0.0.0`, `::`, `127.0.0.1`).
+    public var host: String = "0.0.0.0"
+    /// 0 picks a free port (see `HTTPServer.localPort`).
+    public var port: Int = 8080
+    /// Event loops (threads); default: one per core.
+    public var loopCount: Int = HTTPServerConfiguration.coreCount
+    /// Connections beyond this are closed at accept time (with a log line), not left hanging.
+    public var maxConnections: Int = 10_000
+    /// Request head limit (431 beyond it). Default 16 KiB.
+    public var maxHeadBytes: Int = 16 * 1024
+    /// Request bodies larger than this are refused with 413. Default 10 MiB.
+    public var maxBodyBytes: Int = 10 * 1024 * 1024
+    /// A request's head must arrive within this time (408 and close). Default 10 s.
+    public var headTimeoutNanoseconds: UInt64 = 10_000_000_000
+    /// Idle keep-alive connections are closed after this. Default 60 s.
+    public var idleTimeoutNanoseconds: UInt64 = 60_000_000_000
+    /// A body or a response that makes no progress for this long ends the connection. Default 60 s.
+    public var progressTimeoutNanoseconds: UInt64 = 60_000_000_000
+    /// Unread request body the server will read and discard to keep a connection usable.
+    public var maxDrainBytes: Int = 256 * 1024
+    /// Buffered response bytes above which `writeBody` waits for the client.
+    public var writeHighWatermark: Int = 256 * 1024
+
+    public init() {}
+
+    public static var coreCount: Int {
+        #if canImport(Glibc)
+        let n = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        return max(1, n)
+        #else
+        return 2
+        #endif
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One finished exchange, for access logs and metrics. Never carries the query, cookies or bodies.
+public struct HTTPAccessRecord: Sendable {
+    public var method: String
+    /// The path without the query string.
+    public var path: Substring
+    public var status: Int
+    public var bytesSent: Int
+    public var durationNanoseconds: UInt64
+    public var requestID: String
+    public var peer: PeerAddress
+}
+
+/// Hooks for observing the server (access log, metrics). Called on loop threads: keep them cheap.
+public protocol HTTPServerObserver: Sendable {
+    func requestCompleted(_ record: HTTPAccessRecord)
+    func connectionOpened()
+    func connectionClosed()
+    /// A connection was refused at accept time because `maxConnections` was reached.
+    func connectionRejected()
+    /// Called once per event-loop batch on each loop thread (flush buffers here).
+    func endOfBatch(loop: Int)
+}
+
+extension HTTPServerObserver {
+    public func connectionOpened() {}
+    public func connectionClosed() {}
+    public func connectionRejected() {}
+    public func endOfBatch(loop: Int) {}
+}

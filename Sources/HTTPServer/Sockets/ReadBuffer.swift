@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A growable byte buffer with a read and a write index, reused across requests on one connection so
+/// parsing works on bytes already in place (no per-request buffer allocation).
+public struct ReadBuffer {
+    private(set) var storage: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    private(set) var readIndex = 0
+    private(set) var writeIndex = 0
+
+    public init(capacity: Int) {
+        self.capacity = capacity
+        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    }
+
+    /// Must be called by the owner exactly once.
+    public func deallocate() { storage.deallocate() }
+
+    public var readableCount: Int { writeIndex - readIndex }
+    public var isEmpty: Bool { readIndex == writeIndex }
+
+    public var readable: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: storage + readIndex, count: writeIndex - readIndex)
+    }
+
+    public mutating func consume(_ count: Int) {
+        readIndex += count
+        if readIndex == writeIndex {
+            readIndex = 0
+            writeIndex = 0
+        }
+    }
+
+    /// Makes room for at least `minimum` more bytes, moving unread bytes to the front or growing up
+    /// to `limit` total capacity. Returns the free space (may be smaller than asked at the limit).
+    public mutating func prepareForWrite(minimum: Int, limit: Int) -> Int {
+        if capacity - writeIndex >= minimum { return capacity - writeIndex }
+        if readIndex > 0 {
+            let count = readableCount
+            if count > 0 { (storage).copyMemory(from: storage + readIndex, byteCount: count) }
+            readIndex = 0
+            writeIndex = count
+        }
+        if capacity - writeIndex < minimum && capacity < limit {
+            let newCapacity = min(limit, max(capacity * 2, writeIndex + minimum))
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+            grown.copyMemory(from: storage, byteCount: writeIndex)
+            storage.deallocate()
+            storage = grown
+            capacity = newCapacity
+        }
+        return capacity - writeIndex
+    }
+
+    /// Reads from `fd` into the free space. Returns what `read(2)` returned (bytes, 0 at EOF, -1 with errno).
+    public mutating func read(from fd: Int32, maximum: Int) -> Int {
+        let space = min(maximum, capacity - writeIndex)
+        guard space > 0 else { return -2 }
+        let n = Glibc.read(fd, storage + writeIndex, space)
+        if n > 0 { writeIndex += n }
+        return n
+    }
+
+    /// Appends bytes (tests and the client).
+    public mutating func append(_ bytes: UnsafeRawBufferPointer, limit: Int = .max) {
+        _ = prepareForWrite(minimum: bytes.count, limit: Swift.max(limit, writeIndex + bytes.count))
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            (storage + writeIndex).copyMemory(from: base, byteCount: bytes.count)
+            writeIndex += bytes.count
+        }
+    }
+}

@@ -1,0 +1,104 @@
+/// Finds where a head ends (the empty line after the field lines), resumably.
+///
+/// It remembers the offset and line state it reached, so a client that sends its head one byte per
+/// packet costs O(n) in total (picohttpparser keeps `last_len` for the same reason). It refuses bare
+/// CR/LF, too many lines and too many bytes as soon as they arrive, before the head is complete.
+struct HeadBoundaryScanner: Sendable {
+    /// Where one head starts and ends inside the buffer.
+    struct Boundary: Equatable {
+        /// Offset of the start line (after any ignored empty lines).
+        var startLine: Int
+        /// Offset just past the CRLF of the empty line that ends the head.
+        var end: Int
+    }
+
+    private enum LineState {
+        case lineStart          // at the first byte of a line
+        case inLine             // inside a non-empty line
+        case crInLine           // a CR ended a non-empty line; LF must follow
+        case crAtLineStart      // a CR opened a line; LF must follow (empty line)
+    }
+
+    private var offset = 0
+    private var state = LineState.lineStart
+    private var completedLines = 0
+    private var leadingEmptyLines = 0
+    private var startLine = 0
+    /// Bytes examined since creation (tests use it to prove the scan is linear).
+    private(set) var scannedByteCount = 0
+
+    let limits: HTTPParserLimits
+    let allowedLeadingEmptyLines: Int
+    let leadingEmptyLineError: HTTPParseError
+
+    init(limits: HTTPParserLimits, allowedLeadingEmptyLines: Int, leadingEmptyLineError: HTTPParseError) {
+        self.limits = limits
+        self.allowedLeadingEmptyLines = allowedLeadingEmptyLines
+        self.leadingEmptyLineError = leadingEmptyLineError
+    }
+
+    mutating func reset() {
+        offset = 0
+        state = .lineStart
+        completedLines = 0
+        leadingEmptyLines = 0
+        startLine = 0
+    }
+
+    /// Scans the bytes not seen yet. Returns the boundary once the head is complete, nil while it is not.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> Boundary? {
+        // The buffer must only grow between calls; if a caller shrank it, start over rather than trust
+        // stale state.
+        if bytes.count < offset { reset() }
+        let limit = min(bytes.count, max(0, limits.maxHeadBytes))
+        var i = offset
+        defer {
+            scannedByteCount &+= i - offset
+            offset = i
+        }
+        while i < limit {
+            let b = bytes[i]
+            switch state {
+            case .inLine:
+                // Hot loop: most bytes are line content.
+                if b == ASCII.cr {
+                    state = .crInLine
+                } else if b == ASCII.lf {
+                    throw .bareLF(offset: i)
+                }
+            case .lineStart:
+                if b == ASCII.cr {
+                    state = .crAtLineStart
+                } else if b == ASCII.lf {
+                    throw .bareLF(offset: i)
+                } else {
+                    state = .inLine
+                }
+            case .crInLine:
+                guard b == ASCII.lf else { throw .bareCR(offset: i - 1) }
+                completedLines += 1
+                // The start line plus at most maxHeaderCount field lines.
+                if completedLines - 1 > limits.maxHeaderCount {
+                    throw .tooManyHeaders(limit: limits.maxHeaderCount)
+                }
+                state = .lineStart
+            case .crAtLineStart:
+                guard b == ASCII.lf else { throw .bareCR(offset: i - 1) }
+                if completedLines == 0 {
+                    // RFC 9112 §2.2: ignore at least one empty line before the request line.
+                    leadingEmptyLines += 1
+                    if leadingEmptyLines > allowedLeadingEmptyLines { throw leadingEmptyLineError }
+                    startLine = i + 1
+                    state = .lineStart
+                } else {
+                    i += 1
+                    let boundary = Boundary(startLine: startLine, end: i)
+                    return boundary
+                }
+            }
+            i += 1
+        }
+        if bytes.count > limits.maxHeadBytes { throw .headTooLarge(limit: limits.maxHeadBytes) }
+        return nil
+    }
+}

@@ -1,0 +1,97 @@
+import Testing
+@testable import HTTPServer
+
+@Suite("Head and chunk encoders")
+struct EncoderTests {
+    @Test("response head: status line, fields in order, empty line (RFC 9112 §4)")
+    func responseHead() {
+        var headers = HTTPHeaders()
+        headers.add("Content-Length", "2")
+        headers.add("Set-Cookie", "a=1")
+        headers.add("Set-Cookie", "b=2")
+        let bytes = ResponseHeadEncoder.encode(HTTPResponseHead(status: 200, headers: headers))
+        #expect(bytes == wire("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\n"))
+    }
+
+    @Test("HTTP/1.0 version and unknown status reason")
+    func versionAndReason() {
+        let bytes = ResponseHeadEncoder.encode(HTTPResponseHead(status: 299), version: .http1_0)
+        #expect(bytes == wire("HTTP/1.0 299 Status 299\r\n\r\n"))
+    }
+
+    @Test("a status outside 100...599 is sent as 500")
+    func invalidStatus() {
+        #expect(ResponseHeadEncoder.encode(HTTPResponseHead(status: 42))
+            == wire("HTTP/1.1 500 Internal Server Error\r\n\r\n"))
+    }
+
+    @Test("fields that could split the response are dropped (RFC 9110 §5.5, response splitting)",
+          arguments: [
+              ("X-Evil", "a\r\nSet-Cookie: pwned=1"), ("X-Evil", "a\nb"), ("X-Evil", "a\rb"),
+              ("X-Evil", "a\u{0}b"), ("X-Evil", "a\u{1B}b"), ("X-Evil", "a\u{7F}"),
+              ("X-Evil: a\r\nY", "b"), ("Bad Name", "v"), ("", "v"), ("X:Y", "v"),
+          ])
+    func unsafeFieldsDropped(name: String, value: String) {
+        var headers = HTTPHeaders()
+        headers.add("Before", "1")
+        headers.add(name, value)
+        headers.add("After", "2")
+        let expected = wire("HTTP/1.1 204 No Content\r\nBefore: 1\r\nAfter: 2\r\n\r\n")
+        #expect(ResponseHeadEncoder.encode(HTTPResponseHead(status: 204, headers: headers)) == expected)
+        let request = ResponseHeadEncoder.encodeRequest(HTTPRequestHead(method: "GET", target: "/", headers: headers))
+        #expect(request == wire("GET / HTTP/1.1\r\nBefore: 1\r\nAfter: 2\r\n\r\n"))
+    }
+
+    @Test("obs-text and HTAB values are kept")
+    func obsTextKept() {
+        let head = HTTPResponseHead(status: 200, headers: ["X": "caf\u{E9}\tok"])
+        #expect(ResponseHeadEncoder.encode(head) == wire("HTTP/1.1 200 OK\r\nX: caf\u{E9}\tok\r\n\r\n"))
+    }
+
+    @Test("an encoded response parses back to the same head")
+    func responseRoundTrip() {
+        let head = HTTPResponseHead(status: 302, headers: HTTPHeaders([("Location", "/x?y=1"), ("Set-Cookie", "s=1; HttpOnly"),
+                                                                      ("Content-Length", "0")]))
+        let bytes = ResponseHeadEncoder.encode(head)
+        var parser = ResponseHeadParser()
+        #expect(parser.outcome(bytes[...]) == .complete(head, consumed: bytes.count))
+    }
+
+    @Test("an encoded request parses back to the same head")
+    func requestRoundTrip() {
+        let head = HTTPRequestHead(method: "POST", target: "/v1/items?x=%20", version: .http1_1,
+                                   headers: HTTPHeaders([("Host", "up:9000"), ("Authorization", "Bearer t"),
+                                                         ("Transfer-Encoding", "chunked")]))
+        let bytes = ResponseHeadEncoder.encodeRequest(head)
+        #expect(bytes == wire("POST /v1/items?x=%20 HTTP/1.1\r\nHost: up:9000\r\nAuthorization: Bearer t\r\nTransfer-Encoding: chunked\r\n\r\n"))
+        var parser = RequestHeadParser()
+        #expect(parser.outcome(bytes[...]) == .complete(head, consumed: bytes.count))
+    }
+
+    @Test("bytes outside the request line grammar are percent-encoded, never sent raw")
+    func requestLineCannotBeSplit() {
+        let head = HTTPRequestHead(method: "GE T", target: "/a b\r\nX: y", headers: ["Host": "h"])
+        let bytes = ResponseHeadEncoder.encodeRequest(head)
+        #expect(bytes == wire("GE%20T /a%20b%0D%0AX:%20y HTTP/1.1\r\nHost: h\r\n\r\n"))
+    }
+
+    @Test("chunk header is hex size and CRLF; empty chunks are not representable (RFC 9112 §7.1)")
+    func chunkHeader() {
+        #expect(ChunkedEncoder.chunkHeader(255) == wire("ff\r\n"))
+        #expect(ChunkedEncoder.chunkHeader(1) == wire("1\r\n"))
+        #expect(ChunkedEncoder.chunkHeader(0) == [])
+        #expect(ChunkedEncoder.chunkHeader(-3) == [])
+        #expect(ChunkedEncoder.lastChunk == wire("0\r\n\r\n"))
+        #expect(ChunkedEncoder.encodeChunk([UInt8]()) == [])
+        #expect(ChunkedEncoder.encodeChunk(wire("hello")) == wire("5\r\nhello\r\n"))
+    }
+
+    @Test("encoded chunks decode back to the same body")
+    func chunkRoundTrip() {
+        let pieces = [wire("a"), [], wire(String(repeating: "z", count: 300)), wire("\r\n0\r\n\r\n")]
+        var bytes: [UInt8] = []
+        for piece in pieces { bytes += ChunkedEncoder.encodeChunk(piece) }
+        bytes += ChunkedEncoder.lastChunk
+        #expect(ChunkedFeeding.whole(bytes) == .decoded(body: pieces.flatMap { $0 }, consumed: bytes.count, complete: true))
+    }
+}

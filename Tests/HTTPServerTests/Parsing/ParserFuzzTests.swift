@@ -1,0 +1,128 @@
+import Testing
+@testable import HTTPServer
+
+/// SplitMix64: a tiny deterministic generator, so a failing iteration can be replayed from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Mutations that hit the parser's decisions: line endings, separators, NUL, truncation.
+enum Mutator {
+    static let interesting: [UInt8] = [0x0D, 0x0A, 0x00, 0x20, 0x09, 0x3A, 0x3B, 0x2C, 0x7F, 0xFF, 0x30, 0x61]
+
+    static func mutate(_ input: [UInt8], using rng: inout SplitMix64) -> [UInt8] {
+        var bytes = input
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0 where !bytes.isEmpty:  // flip to any byte
+                bytes[Int.random(in: bytes.indices, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            case 1:  // insert a separator or line ending
+                bytes.insert(interesting.randomElement(using: &rng) ?? 0,
+                             at: Int.random(in: 0...bytes.count, using: &rng))
+            case 2 where !bytes.isEmpty:  // delete
+                bytes.remove(at: Int.random(in: bytes.indices, using: &rng))
+            case 3 where !bytes.isEmpty:  // truncate
+                bytes.removeLast(Int.random(in: 0...bytes.count, using: &rng))
+            case 4 where !bytes.isEmpty:  // duplicate a short run (repeated fields, doubled CRLF)
+                let start = Int.random(in: bytes.indices, using: &rng)
+                let end = min(bytes.count, start + Int.random(in: 1...12, using: &rng))
+                bytes.insert(contentsOf: bytes[start..<end], at: end)
+            default:  // overwrite with an interesting byte
+                if !bytes.isEmpty {
+                    bytes[Int.random(in: bytes.indices, using: &rng)] = interesting.randomElement(using: &rng) ?? 0
+                }
+            }
+        }
+        return bytes
+    }
+}
+
+@Suite("Parser fuzzing (seeded, deterministic)")
+struct ParserFuzzTests {
+    static let requestSeeds: [[UInt8]] = [
+        wire("GET /index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nCookie: a=b\r\n\r\n"),
+        wire("\r\nPOST /api/items HTTP/1.1\r\nHost: a:8080\r\nContent-Length: 5\r\nX-CSRF: 1\r\n\r\nhello"),
+        wire("PUT /u HTTP/1.1\r\nHost: [::1]\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+        wire("OPTIONS * HTTP/1.0\r\nX:  v \t\r\n\r\nGET / HTTP/1.1\r\nHost: b\r\n\r\n"),
+    ]
+
+    static let responseSeeds: [[UInt8]] = [
+        wire("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nSet-Cookie: a=1\r\n\r\nhi"),
+        wire("HTTP/1.0 404\r\nServer: x\r\n\r\n"),
+        wire("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"),
+    ]
+
+    static let chunkedSeeds: [[UInt8]] = [
+        wire("5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-T: y\r\n\r\nNEXT"),
+        wire("1\r\na\r\n0\r\n\r\n"),
+    ]
+
+    @Test("20,000 mutated requests: no crash, whole and split parsing agree")
+    func mutatedRequests() {
+        var rng = SplitMix64(seed: 0x6761_7465_686F_7573)
+        var problems: [String] = []
+        for iteration in 0..<20_000 {
+            let seed = Self.requestSeeds[iteration % Self.requestSeeds.count]
+            let bytes = Mutator.mutate(seed, using: &rng)
+            let whole = HeadFeeding.whole(bytes, as: RequestHeadParser.self)
+            let offset = Int.random(in: 0...bytes.count, using: &rng)
+            let split = HeadFeeding.split(bytes, at: offset, as: RequestHeadParser.self)
+            if split != whole { problems.append("#\(iteration) split at \(offset): \(split) vs \(whole) for \(bytes)") }
+            if iteration % 200 == 0 {
+                let (perByte, _) = HeadFeeding.byteByByte(bytes, as: RequestHeadParser.self)
+                if perByte != whole { problems.append("#\(iteration) byte by byte: \(perByte) vs \(whole)") }
+            }
+            if case .complete(let head, let consumed) = whole {
+                if consumed > bytes.count { problems.append("#\(iteration) consumed \(consumed) of \(bytes.count)") }
+                _ = try? BodyFramingRules.request(head)
+            }
+            if problems.count > 5 { break }
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("5,000 mutated responses: no crash, whole and split parsing agree")
+    func mutatedResponses() {
+        var rng = SplitMix64(seed: 0x7570_7374_7265_616D)
+        var problems: [String] = []
+        for iteration in 0..<5_000 {
+            let bytes = Mutator.mutate(Self.responseSeeds[iteration % Self.responseSeeds.count], using: &rng)
+            let whole = HeadFeeding.whole(bytes, as: ResponseHeadParser.self)
+            let offset = Int.random(in: 0...bytes.count, using: &rng)
+            let split = HeadFeeding.split(bytes, at: offset, as: ResponseHeadParser.self)
+            if split != whole { problems.append("#\(iteration) split at \(offset): \(split) vs \(whole) for \(bytes)") }
+            if case .complete(let head, _) = whole {
+                _ = try? BodyFramingRules.response(head, requestMethod: "GET")
+            }
+            if problems.count > 5 { break }
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("5,000 mutated chunked bodies: no crash, whole, split and byte-by-byte decoding agree")
+    func mutatedChunkedBodies() {
+        var rng = SplitMix64(seed: 0x6368_756E_6B65_6421)
+        var problems: [String] = []
+        for iteration in 0..<5_000 {
+            let bytes = Mutator.mutate(Self.chunkedSeeds[iteration % Self.chunkedSeeds.count], using: &rng)
+            let whole = ChunkedFeeding.whole(bytes)
+            let offset = Int.random(in: 0...bytes.count, using: &rng)
+            let split = ChunkedFeeding.split(bytes, at: offset)
+            if split != whole { problems.append("#\(iteration) split at \(offset): \(split) vs \(whole) for \(bytes)") }
+            if iteration % 10 == 0 {
+                let perByte = ChunkedFeeding.byteByByte(bytes)
+                if perByte != whole { problems.append("#\(iteration) byte by byte: \(perByte) vs \(whole)") }
+            }
+            if problems.count > 5 { break }
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+}

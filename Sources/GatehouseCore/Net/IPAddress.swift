@@ -34,4 +34,11 @@ enum IPAddress {
         guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
         return Array(bytes[12..<16])
     }
+
+    /// `::ffff:a.b.c.d` (an IPv4 peer seen through a dual-stack socket) as `a.b.c.d`; any other
+    /// text unchanged. Upstreams and logs expect the IPv4 form.
+    static func unmappedText(_ text: String) -> String {
+        guard text.contains(":"), let bytes = parse(text), let v4 = unmapIPv4(bytes) else { return text }
+        return v4.map(String.init).joined(separator: ".")
+    }
 }

@@ -17,7 +17,7 @@ public enum ProxyHeaderPolicy {
     /// `Authorization`, the CSRF header, `Host`, `Expect` (the gateway answers `100-continue`
     /// itself and streams the body), `Forwarded` and any incoming `X-Forwarded-Proto`/`-Host`.
     /// `X-Forwarded-For` keeps the incoming value (with the peer appended) only when the peer is a
-    /// trusted proxy; otherwise it is the peer alone. Adds `Authorization: Bearer <token>`,
+    /// trusted proxy; otherwise it is the peer alone (an IPv4-mapped IPv6 peer written as IPv4). Adds `Authorization: Bearer <token>`,
     /// `X-Forwarded-Proto: <publicScheme>` and `X-Forwarded-Host: <incoming Host>`.
     /// `Content-Length` is kept, even if `Connection` names it: it must agree with the body.
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, accessToken: String,
@@ -33,14 +33,15 @@ public enum ProxyHeaderPolicy {
             out.add(field.name, field.value)
         }
 
+        let peer = IPAddress.unmappedText(peerIP)
         let trusted = trustedProxies.contains { $0.contains(ip: peerIP) }
         let previous = incoming.values("X-Forwarded-For")
             .map { $0.trimmingASCIIWhitespace() }
             .filter { !$0.isEmpty }
         if trusted && !previous.isEmpty {
-            out.add("X-Forwarded-For", (previous.map(String.init) + [peerIP]).joined(separator: ", "))
+            out.add("X-Forwarded-For", (previous.map(String.init) + [peer]).joined(separator: ", "))
         } else {
-            out.add("X-Forwarded-For", peerIP)
+            out.add("X-Forwarded-For", peer)
         }
         out.add("X-Forwarded-Proto", publicScheme)
         if let host = incoming["Host"] { out.add("X-Forwarded-Host", host) }

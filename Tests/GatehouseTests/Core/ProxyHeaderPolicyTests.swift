@@ -61,6 +61,13 @@ struct ProxyHeaderPolicyTests {
         #expect(upstream([:], peer: "10.0.0.2").values("X-Forwarded-For") == ["10.0.0.2"])
     }
 
+    @Test("an IPv4-mapped peer is written as IPv4 and matched against IPv4 networks")
+    func mappedPeer() {
+        #expect(upstream(["X-Forwarded-For": "1.2.3.4"], peer: "::ffff:10.0.0.7").values("X-Forwarded-For") == ["1.2.3.4, 10.0.0.7"])
+        #expect(upstream(["X-Forwarded-For": "1.2.3.4"], peer: "::ffff:8.8.8.8").values("X-Forwarded-For") == ["8.8.8.8"])
+        #expect(upstream([:], peer: "2001:db8::1").values("X-Forwarded-For") == ["2001:db8::1"])
+    }
+
     @Test("a request without Host gets no X-Forwarded-Host")
     func noHost() {
         #expect(!upstream([:]).contains("X-Forwarded-Host"))

@@ -1,0 +1,386 @@
+import Logging
+
+extension GatehouseConfiguration {
+    /// Reads and validates the configuration from `environment`, reporting every problem at once.
+    ///
+    /// Values are trimmed of surrounding whitespace; an empty value counts as unset.
+    /// - Parameters:
+    ///   - environment: the process environment (or a test dictionary).
+    ///   - requireSecretKey: true for commands that open sessions (`serve`); a given key is
+    ///     validated either way.
+    /// - Returns: the configuration, or ``ConfigurationErrors`` listing each issue with its variable.
+    public static func load(environment: [String: String], requireSecretKey: Bool) -> Result<GatehouseConfiguration, ConfigurationErrors> {
+        var r = EnvironmentReader(environment)
+
+        // Provider
+        let issuer = r.issuer()
+        let clientID = r.required("GATEHOUSE_CLIENT_ID") ?? ""
+        if clientID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            r.fail("GATEHOUSE_CLIENT_ID", "contains control characters")
+        }
+        let clientSecret = r.value("GATEHOUSE_CLIENT_SECRET")
+        let clientAuthMethod = r.clientAuthMethod(hasSecret: clientSecret != nil)
+        let scopes = r.scopes()
+        let authParams = r.authParams()
+        let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
+        let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
+
+        // Browser-facing
+        let publicURL = r.publicURL()
+        let listen = r.listen()
+        let publicDir = r.value("GATEHOUSE_PUBLIC_DIR") ?? "Public"
+        let cookieName = r.cookieName(publicURL: publicURL)
+        let sameSite = r.sameSite()
+        let csrfHeader = r.csrfHeader()
+        let postLogout = r.postLogoutRedirectURI(publicURL: publicURL)
+
+        // Sessions
+        let database = r.value("GATEHOUSE_DATABASE") ?? "gatehouse.sqlite"
+        let secretKey = r.secretKey("GATEHOUSE_SECRET_KEY", required: requireSecretKey)
+        let previousKey = r.secretKey("GATEHOUSE_SECRET_KEY_PREVIOUS", required: false)
+        let idle = r.duration("GATEHOUSE_SESSION_IDLE", default: 3_600, allowZero: false)
+        let lifetime = r.duration("GATEHOUSE_SESSION_LIFETIME", default: 86_400, allowZero: false)
+        if let idle, let lifetime, idle > lifetime {
+            r.fail("GATEHOUSE_SESSION_IDLE",
+                   "(\(idle)s) must not be longer than GATEHOUSE_SESSION_LIFETIME (\(lifetime)s)")
+        }
+
+        // Proxy
+        let routes = r.routes()
+        let maxBody = r.byteSize("GATEHOUSE_MAX_BODY", default: 10 << 20)
+        let trustedProxies = r.trustedProxies()
+        let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
+
+        // Logging
+        let logLevel = r.logLevel()
+        let logFormat = r.logFormat()
+
+        guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
+              let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat
+        else {
+            return .failure(ConfigurationErrors(issues: r.issues))
+        }
+        return .success(GatehouseConfiguration(
+            issuer: issuer, clientID: clientID, clientSecret: clientSecret, clientAuthMethod: clientAuthMethod,
+            scopes: scopes, authParams: authParams, providerTimeout: providerTimeout, refreshMargin: refreshMargin,
+            publicURL: publicURL, listen: listen, publicDir: publicDir, cookieName: cookieName,
+            cookieSameSite: sameSite, csrfHeader: csrfHeader, postLogoutRedirectURI: postLogout,
+            databasePath: database, secretKey: secretKey, previousSecretKey: previousKey,
+            sessionIdle: idle, sessionLifetime: lifetime, routes: routes, maxBody: maxBody,
+            trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat))
+    }
+}
+
+/// Reads one variable at a time and collects issues; each parse returns nil on failure so that
+/// later checks can still run and report their own problems.
+struct EnvironmentReader {
+    let environment: [String: String]
+    var issues: [ConfigurationIssue] = []
+
+    init(_ environment: [String: String]) { self.environment = environment }
+
+    mutating func fail(_ variable: String, _ message: String) {
+        issues.append(ConfigurationIssue(variable: variable, message: message))
+    }
+
+    /// The trimmed value; nil when unset or blank.
+    func value(_ name: String) -> String? {
+        guard let raw = environment[name] else { return nil }
+        let trimmed = raw.trimmingConfigurationWhitespace()
+        return trimmed.isEmpty ? nil : String(trimmed)
+    }
+
+    mutating func required(_ name: String) -> String? {
+        guard let v = value(name) else {
+            fail(name, "is required")
+            return nil
+        }
+        return v
+    }
+
+    mutating func issuer() -> String? {
+        let name = "GATEHOUSE_ISSUER"
+        guard let text = required(name) else { return nil }
+        let url: AbsoluteURL
+        do { url = try AbsoluteURL(parsing: text) } catch {
+            fail(name, "\(ConfigurationIssue.quote(text)) \(error.description)")
+            return nil
+        }
+        var problems: [String] = []
+        if !url.isHTTPS && !url.isLoopbackHost {
+            problems.append("must use https (plain http is allowed only for localhost, 127.0.0.0/8 and [::1])")
+        }
+        if url.hasUserInfo { problems.append("must not contain user information (user@)") }
+        if url.query != nil || url.fragment != nil { problems.append("must not have a query or fragment") }
+        for p in problems { fail(name, "\(ConfigurationIssue.quote(text)) \(p)") }
+        return problems.isEmpty ? text : nil
+    }
+
+    mutating func clientAuthMethod(hasSecret: Bool) -> ClientAuthMethod? {
+        let name = "GATEHOUSE_CLIENT_AUTH_METHOD"
+        guard let text = value(name) else { return hasSecret ? .clientSecretBasic : ClientAuthMethod.none }
+        guard let method = ClientAuthMethod(rawValue: text.lowercased()) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, none")
+            return nil
+        }
+        if method != .none && !hasSecret {
+            fail(name, "is \(method.rawValue) but GATEHOUSE_CLIENT_SECRET is not set")
+            return nil
+        }
+        return method
+    }
+
+    mutating func scopes() -> [String] {
+        let name = "GATEHOUSE_SCOPES"
+        let text = environment[name].map { String($0.trimmingConfigurationWhitespace()) } ?? "openid profile email offline_access"
+        var scopes: [String] = []
+        for token in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
+            // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+            guard token.utf8.allSatisfy({ $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }) else {
+                fail(name, "scope \(ConfigurationIssue.quote(token)) contains characters not allowed in a scope (RFC 6749 §3.3)")
+                continue
+            }
+            if !scopes.contains(String(token)) { scopes.append(String(token)) }
+        }
+        if !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+        return scopes
+    }
+
+    /// Parameters Gatehouse sets itself: overriding them would break PKCE, state or nonce binding.
+    static let reservedAuthParams: Set<String> = ["response_type", "client_id", "redirect_uri", "scope", "state",
+                                                  "nonce", "code_challenge", "code_challenge_method"]
+
+    mutating func authParams() -> [(String, String)] {
+        let name = "GATEHOUSE_AUTH_PARAMS"
+        guard var text = value(name) else { return [] }
+        if text.hasPrefix("?") { text.removeFirst() }
+        var params: [(String, String)] = []
+        for pair in text.split(separator: "&") where !pair.isEmpty {
+            let rawKey: Substring, rawValue: Substring
+            if let eq = pair.firstIndex(of: "=") {
+                rawKey = pair[..<eq]
+                rawValue = pair[pair.index(after: eq)...]
+            } else {
+                rawKey = pair
+                rawValue = ""
+            }
+            guard let key = PercentEncoding.decodeString(rawKey, plusAsSpace: true),
+                  let val = PercentEncoding.decodeString(rawValue, plusAsSpace: true)
+            else {
+                fail(name, "\(ConfigurationIssue.quote(pair)) has a malformed percent-encoding")
+                continue
+            }
+            guard !key.isEmpty else {
+                fail(name, "\(ConfigurationIssue.quote(pair)) has an empty parameter name")
+                continue
+            }
+            if Self.reservedAuthParams.contains(key) {
+                let hint = key == "scope" ? " (use GATEHOUSE_SCOPES)" : ""
+                fail(name, "\(ConfigurationIssue.quote(key)) is set by Gatehouse itself and cannot be overridden\(hint)")
+                continue
+            }
+            params.append((key, val))
+        }
+        return params
+    }
+
+    mutating func duration(_ name: String, default defaultSeconds: Int, allowZero: Bool) -> Int? {
+        guard let text = value(name) else { return defaultSeconds }
+        do {
+            let seconds = try DurationParser.seconds(text)
+            if seconds == 0 && !allowZero {
+                fail(name, "\(ConfigurationIssue.quote(text)) must be greater than 0")
+                return nil
+            }
+            return seconds
+        } catch {
+            switch error {
+            case .tooLarge: fail(name, "\(ConfigurationIssue.quote(text)) is too large")
+            case .empty, .invalid:
+                fail(name, "\(ConfigurationIssue.quote(text)) is not a duration (use 90s, 30m, 8h, 14d or seconds)")
+            }
+            return nil
+        }
+    }
+
+    mutating func byteSize(_ name: String, default defaultBytes: Int) -> Int? {
+        guard let text = value(name) else { return defaultBytes }
+        do {
+            let bytes = try ByteSizeParser.bytes(text)
+            if bytes == 0 {
+                fail(name, "\(ConfigurationIssue.quote(text)) must be greater than 0")
+                return nil
+            }
+            return bytes
+        } catch {
+            switch error {
+            case .tooLarge: fail(name, "\(ConfigurationIssue.quote(text)) is too large")
+            case .empty, .invalid:
+                fail(name, "\(ConfigurationIssue.quote(text)) is not a size (use bytes, or a number with k, m or g, e.g. 10m)")
+            }
+            return nil
+        }
+    }
+
+    mutating func publicURL() -> PublicURL? {
+        let name = "GATEHOUSE_PUBLIC_URL"
+        let text = value(name) ?? "http://localhost:8080"
+        do { return try PublicURL(parsing: text) } catch {
+            let reason: String
+            switch error {
+            case .url(let e): reason = e.description
+            case .hasPath: reason = "must be an origin without a path (Gatehouse serves the whole origin)"
+            case .hasQueryOrFragment: reason = "must not have a query or fragment"
+            case .hasUserInfo: reason = "must not contain user information (user@)"
+            }
+            fail(name, "\(ConfigurationIssue.quote(text)) \(reason)")
+            return nil
+        }
+    }
+
+    mutating func listen() -> ListenAddress? {
+        let name = "GATEHOUSE_LISTEN"
+        let text = value(name) ?? "0.0.0.0:8080"
+        do { return try ListenAddress(parsing: text) } catch {
+            let reason: String
+            switch error {
+            case .missingPort: reason = "needs a port (e.g. 0.0.0.0:8080 or [::]:8080)"
+            case .invalidHost: reason = "needs an IP address (e.g. 0.0.0.0:8080, 127.0.0.1:8080 or [::]:8080)"
+            case .invalidPort: reason = "has an invalid port (0-65535)"
+            }
+            fail(name, "\(ConfigurationIssue.quote(text)) \(reason)")
+            return nil
+        }
+    }
+
+    mutating func cookieName(publicURL: PublicURL?) -> String? {
+        let name = "GATEHOUSE_COOKIE_NAME"
+        guard let text = value(name) else {
+            return (publicURL?.isSecure ?? false) ? "__Host-Http-gatehouse" : "gatehouse"
+        }
+        guard HTTPToken.isValid(text) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not a valid cookie name (letters, digits and !#$%&'*+-.^_`|~)")
+            return nil
+        }
+        let lower = text.lowercased()
+        if lower.hasPrefix("__host-") || lower.hasPrefix("__secure-"), let publicURL, !publicURL.isSecure {
+            fail(name, "\(ConfigurationIssue.quote(text)) needs a Secure cookie, but GATEHOUSE_PUBLIC_URL is not https")
+            return nil
+        }
+        return text
+    }
+
+    mutating func sameSite() -> SameSitePolicy? {
+        let name = "GATEHOUSE_COOKIE_SAMESITE"
+        guard let text = value(name) else { return .strict }
+        switch text.lowercased() {
+        case "strict": return .strict
+        case "lax": return .lax
+        default:
+            fail(name, "\(ConfigurationIssue.quote(text)) is not Strict or Lax")
+            return nil
+        }
+    }
+
+    /// Header names the proxy or the server depend on: using one as the CSRF header would strip
+    /// it from every forwarded request or confuse framing.
+    static let reservedHeaders: Set<String> = ["host", "cookie", "authorization", "content-length", "content-type",
+                                               "transfer-encoding", "connection", "te", "upgrade", "expect",
+                                               "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+                                               "accept", "origin", "referer"]
+
+    mutating func csrfHeader() -> String? {
+        let name = "GATEHOUSE_CSRF_HEADER"
+        guard let text = value(name) else { return "X-CSRF" }
+        guard HTTPToken.isValid(text) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not a valid header name")
+            return nil
+        }
+        guard !Self.reservedHeaders.contains(text.lowercased()) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is a standard header Gatehouse relies on; use a custom name such as X-CSRF")
+            return nil
+        }
+        return text
+    }
+
+    mutating func postLogoutRedirectURI(publicURL: PublicURL?) -> String? {
+        let name = "GATEHOUSE_POST_LOGOUT_REDIRECT_URI"
+        guard let text = value(name) else { return publicURL.map { $0.origin + "/" } }
+        do {
+            let url = try AbsoluteURL(parsing: text)
+            if url.hasUserInfo {
+                fail(name, "\(ConfigurationIssue.quote(text)) must not contain user information (user@)")
+                return nil
+            }
+            if url.fragment != nil {
+                fail(name, "\(ConfigurationIssue.quote(text)) must not have a fragment")
+                return nil
+            }
+            return text
+        } catch {
+            fail(name, "\(ConfigurationIssue.quote(text)) \(error.description)")
+            return nil
+        }
+    }
+
+    /// Never echoes the value: it is a secret.
+    mutating func secretKey(_ name: String, required: Bool) -> [UInt8]? {
+        guard let text = value(name) else {
+            if required { fail(name, "is required (generate one with: gatehouse keygen)") }
+            return nil
+        }
+        guard let bytes = Base64.decode(text) else {
+            fail(name, "is not valid base64 (generate one with: gatehouse keygen)")
+            return nil
+        }
+        guard bytes.count == 32 else {
+            fail(name, "decodes to \(bytes.count) bytes; 32 are required (generate one with: gatehouse keygen)")
+            return nil
+        }
+        return bytes
+    }
+
+    mutating func routes() -> [UpstreamRoute] {
+        guard let text = value("GATEHOUSE_ROUTES") else { return [] }
+        let (routes, errors) = UpstreamRoute.parseList(text)
+        for e in errors { fail("GATEHOUSE_ROUTES", e.description) }
+        return routes
+    }
+
+    mutating func trustedProxies() -> [CIDR] {
+        let name = "GATEHOUSE_TRUSTED_PROXIES"
+        guard let text = value(name) else { return [] }
+        var list: [CIDR] = []
+        for raw in text.split(separator: ",") {
+            let entry = raw.trimmingConfigurationWhitespace()
+            if entry.isEmpty { continue }
+            guard let cidr = CIDR(String(entry)) else {
+                fail(name, "\(ConfigurationIssue.quote(entry)) is not an IP address or CIDR (e.g. 10.0.0.0/8, ::1/128)")
+                continue
+            }
+            list.append(cidr)
+        }
+        return list
+    }
+
+    mutating func logLevel() -> Logger.Level? {
+        let name = "GATEHOUSE_LOG_LEVEL"
+        guard let text = value(name) else { return .info }
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not one of trace, debug, info, notice, warning, error, critical")
+            return nil
+        }
+        return level
+    }
+
+    mutating func logFormat() -> LogFormat? {
+        let name = "GATEHOUSE_LOG_FORMAT"
+        guard let text = value(name) else { return .json }
+        guard let format = LogFormat(rawValue: text.lowercased()) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not json or text")
+            return nil
+        }
+        return format
+    }
+}

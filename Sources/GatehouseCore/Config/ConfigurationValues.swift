@@ -1,0 +1,20 @@
+/// How Gatehouse authenticates to the provider's token endpoint (RFC 6749 §2.3, OIDC Core §9).
+public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
+    case clientSecretBasic = "client_secret_basic"
+    case clientSecretPost = "client_secret_post"
+    case none
+}
+
+/// The `SameSite` attribute of the session cookie (RFC 6265bis §5.6.7).
+public enum SameSitePolicy: String, Sendable, Equatable, CaseIterable {
+    case strict = "Strict"
+    case lax = "Lax"
+}
+
+/// Log line format (`GATEHOUSE_LOG_FORMAT`).
+public enum LogFormat: String, Sendable, Equatable, CaseIterable {
+    /// One JSON object a line.
+    case json
+    /// Human-readable single lines.
+    case text
+}

@@ -1,0 +1,101 @@
+/// Parses configuration durations: `90s`, `30m`, `8h`, `14d`, or a plain number of seconds.
+///
+/// Units are case-insensitive, surrounding whitespace is ignored, and the arithmetic cannot
+/// overflow (a too-large value is an error, not a trap). Zero parses; callers that need a
+/// positive value check that themselves.
+///
+/// For example: `try DurationParser.seconds("30m") == 1800`.
+public enum DurationParser {
+    public enum ParseError: Error, Equatable, Sendable {
+        case empty
+        case invalid
+        case tooLarge
+    }
+
+    /// The number of seconds `text` denotes.
+    /// - Throws: ``ParseError``.
+    public static func seconds(_ text: String) throws(ParseError) -> Int {
+        let trimmed = text.trimmingConfigurationWhitespace()
+        guard !trimmed.isEmpty else { throw .empty }
+        var digits = trimmed
+        var multiplier = 1
+        if let last = trimmed.last, !last.isASCIIDigit {
+            switch last {
+            case "s", "S": multiplier = 1
+            case "m", "M": multiplier = 60
+            case "h", "H": multiplier = 3_600
+            case "d", "D": multiplier = 86_400
+            default: throw .invalid
+            }
+            digits = trimmed.dropLast()
+        }
+        let value = try UnsignedDecimal.parse(digits, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
+        let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else { throw .tooLarge }
+        return product
+    }
+}
+
+/// Parses byte sizes: plain bytes, or a number with a binary suffix `k`, `m`, `g`
+/// (KiB, MiB, GiB; case-insensitive). Overflow is an error, never a trap.
+///
+/// For example: `try ByteSizeParser.bytes("10m") == 10_485_760`.
+public enum ByteSizeParser {
+    public enum ParseError: Error, Equatable, Sendable {
+        case empty
+        case invalid
+        case tooLarge
+    }
+
+    public static func bytes(_ text: String) throws(ParseError) -> Int {
+        let trimmed = text.trimmingConfigurationWhitespace()
+        guard !trimmed.isEmpty else { throw .empty }
+        var digits = trimmed
+        var multiplier = 1
+        if let last = trimmed.last, !last.isASCIIDigit {
+            switch last {
+            case "k", "K": multiplier = 1 << 10
+            case "m", "M": multiplier = 1 << 20
+            case "g", "G": multiplier = 1 << 30
+            default: throw .invalid
+            }
+            digits = trimmed.dropLast()
+        }
+        let value = try UnsignedDecimal.parse(digits, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
+        let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else { throw .tooLarge }
+        return product
+    }
+}
+
+/// ASCII decimal digits only: no sign, no spaces, no `_`, no other numerals (`Int("٣")` is nil,
+/// but being explicit keeps the accepted grammar obvious).
+enum UnsignedDecimal {
+    static func parse<E: Error>(_ text: Substring, invalid: E, tooLarge: E) throws(E) -> Int {
+        guard !text.isEmpty, text.utf8.allSatisfy(URLBytes.isDigit) else { throw invalid }
+        var value = 0
+        for b in text.utf8 {
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(Int(b - 0x30))
+            guard !o1, !o2 else { throw tooLarge }
+            value = a
+        }
+        return value
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && ("0"..."9").contains(self) }
+}
+
+extension StringProtocol {
+    /// Trims spaces, tabs, CR and LF (what shells and `.env` files leave around values).
+    func trimmingConfigurationWhitespace() -> Substring {
+        let s = self[...]
+        func ws(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" }
+        var start = s.startIndex, end = s.endIndex
+        while start < end, ws(s[start]) { start = s.index(after: start) }
+        while end > start, ws(s[s.index(before: end)]) { end = s.index(before: end) }
+        return Substring(s[start..<end])
+    }
+}

@@ -1,0 +1,89 @@
+import Logging
+
+/// Everything the gateway is configured with, typed and validated. Built from the environment by
+/// ``load(environment:requireSecretKey:)``; only the executable reads the real environment.
+///
+/// For example:
+/// `let config = try GatehouseConfiguration.load(environment: env, requireSecretKey: true).get()`
+///
+/// Durations are whole seconds. `description` never shows the client secret or the keys.
+public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
+    // MARK: Provider
+    /// The OpenID provider issuer exactly as configured (it must equal the `iss` of its tokens).
+    public var issuer: String
+    public var clientID: String
+    public var clientSecret: String?
+    public var clientAuthMethod: ClientAuthMethod
+    /// Requested scopes: configured order kept, duplicates dropped, `openid` added first when missing.
+    public var scopes: [String]
+    /// Extra authorization-request parameters, decoded, in configured order.
+    public var authParams: [(String, String)]
+    /// Time limit for each provider call (discovery, JWKS, token, revocation), seconds.
+    public var providerTimeout: Int
+    /// Refresh the access token when it expires within this many seconds (`GATEHOUSE_REFRESH_MARGIN`).
+    public var refreshMargin: Int
+
+    // MARK: Browser-facing
+    public var publicURL: PublicURL
+    public var listen: ListenAddress
+    public var publicDir: String
+    public var cookieName: String
+    public var cookieSameSite: SameSitePolicy
+    public var csrfHeader: String
+    public var postLogoutRedirectURI: String
+
+    // MARK: Sessions
+    public var databasePath: String
+    /// 32-byte key sealing tokens at rest; nil only when it was not required and not given.
+    public var secretKey: [UInt8]?
+    /// The previous key, still used to open sessions sealed before a rotation.
+    public var previousSecretKey: [UInt8]?
+    /// Sliding idle timeout, seconds.
+    public var sessionIdle: Int
+    /// Absolute session lifetime, seconds.
+    public var sessionLifetime: Int
+
+    // MARK: Proxy
+    public var routes: [UpstreamRoute]
+    /// Largest request body accepted on API routes, bytes.
+    public var maxBody: Int
+    public var trustedProxies: [CIDR]
+    /// Time limit for an upstream's first response byte, seconds.
+    public var upstreamTimeout: Int
+
+    // MARK: Logging
+    public var logLevel: Logger.Level
+    public var logFormat: LogFormat
+
+    /// The OAuth `redirect_uri`: `{PUBLIC_URL}/callback`.
+    public var redirectURI: String { publicURL.redirectURI }
+
+    /// Cookies carry `Secure` (and may use `__Host-`) when the public URL is https.
+    public var cookieSecure: Bool { publicURL.isSecure }
+
+    /// The routes ready for matching (longest prefix first).
+    public var routeTable: RouteTable { RouteTable(routes) }
+
+    /// `{issuer}/.well-known/openid-configuration`, a terminating `/` of the issuer removed first
+    /// (OpenID Connect Discovery 1.0 §4).
+    public var discoveryURL: String {
+        var base = issuer
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + "/.well-known/openid-configuration"
+    }
+
+    public var description: String {
+        let routeList = routes.map(\.description).joined(separator: ",")
+        return """
+            issuer=\(issuer) clientID=\(clientID) clientSecret=\(clientSecret == nil ? "unset" : "set") \
+            clientAuthMethod=\(clientAuthMethod.rawValue) publicURL=\(publicURL.origin) listen=\(listen) \
+            scopes=\(scopes.joined(separator: " ")) routes=\(routeList) database=\(databasePath) \
+            secretKey=\(secretKey == nil ? "unset" : "set") previousSecretKey=\(previousSecretKey == nil ? "unset" : "set") \
+            publicDir=\(publicDir) sessionIdle=\(sessionIdle)s sessionLifetime=\(sessionLifetime)s \
+            cookieName=\(cookieName) cookieSameSite=\(cookieSameSite.rawValue) csrfHeader=\(csrfHeader) \
+            logLevel=\(logLevel.rawValue) logFormat=\(logFormat.rawValue) maxBody=\(maxBody) \
+            providerTimeout=\(providerTimeout)s upstreamTimeout=\(upstreamTimeout)s refreshMargin=\(refreshMargin)s \
+            trustedProxies=\(trustedProxies.map(\.description).joined(separator: ","))
+            """
+    }
+}

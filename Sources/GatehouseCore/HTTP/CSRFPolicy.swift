@@ -1,0 +1,15 @@
+import HTTPServer
+
+/// The anti-forgery rule of the SPEC: every `/user`, `POST /logout` and API request carries the
+/// CSRF header (default `X-CSRF`) with the value `1`.
+///
+/// A cross-site form or image cannot set a custom header, and a cross-site `fetch` that sets one
+/// needs a CORS preflight Gatehouse never grants, so the header proves the request came from the
+/// SPA's own origin.
+public enum CSRFPolicy {
+    /// True when exactly one `headerName` field is present and its value is exactly `1`.
+    public static func check(_ headers: HTTPHeaders, headerName: String) -> Bool {
+        let values = headers.values(headerName)
+        return values.count == 1 && values[0].trimmingASCIIWhitespace() == "1"
+    }
+}

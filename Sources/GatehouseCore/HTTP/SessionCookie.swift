@@ -1,0 +1,54 @@
+/// Builds the `Set-Cookie` values of the session cookie and of the short-lived login-binding
+/// cookie (SPEC "Session cookie"; RFC 6265bis).
+///
+/// Both are `HttpOnly`, `Path=/`, never `Domain` (host-only, as `__Host-` demands), and `Secure`
+/// when the public URL is https. The session cookie has no `Max-Age`/`Expires`: it is a
+/// browser-session cookie whose real lifetime is enforced server-side.
+///
+/// For example: `SessionCookie(configuration: config).set(sessionID)`.
+public struct SessionCookie: Sendable, Equatable {
+    public var name: String
+    public var sameSite: SameSitePolicy
+    public var secure: Bool
+
+    /// How long a login may stay pending, and so the login-binding cookie's `Max-Age`.
+    public static let loginBindingMaxAge = 600
+
+    public init(name: String, sameSite: SameSitePolicy, secure: Bool) {
+        self.name = name
+        self.sameSite = sameSite
+        self.secure = secure
+    }
+
+    public init(configuration: GatehouseConfiguration) {
+        self.init(name: configuration.cookieName, sameSite: configuration.cookieSameSite, secure: configuration.cookieSecure)
+    }
+
+    /// `name=value; Path=/; HttpOnly; SameSite=…[; Secure]`.
+    public func set(_ value: String) -> String {
+        "\(name)=\(value)\(attributes(sameSite: sameSite))"
+    }
+
+    /// Deletes the session cookie in the browser (logout, ended session).
+    public func expire() -> String {
+        "\(name)=\(attributes(sameSite: sameSite)); Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT"
+    }
+
+    /// `<name>-login`: appending keeps a `__Host-` prefix in front (`__Host-Http-gatehouse-login`).
+    public var loginBindingName: String { name + "-login" }
+
+    /// The login-binding cookie: always `SameSite=Lax`, because the provider's redirect back to
+    /// `/callback` is a cross-site top-level navigation that a `Strict` cookie would not follow.
+    public func setLoginBinding(_ value: String) -> String {
+        "\(loginBindingName)=\(value)\(attributes(sameSite: .lax)); Max-Age=\(Self.loginBindingMaxAge)"
+    }
+
+    /// Deletes the login-binding cookie (once the callback has consumed it).
+    public func expireLoginBinding() -> String {
+        "\(loginBindingName)=\(attributes(sameSite: .lax)); Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT"
+    }
+
+    private func attributes(sameSite: SameSitePolicy) -> String {
+        "; Path=/; HttpOnly; SameSite=\(sameSite.rawValue)" + (secure ? "; Secure" : "")
+    }
+}

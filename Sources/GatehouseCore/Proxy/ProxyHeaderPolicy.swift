@@ -1,0 +1,65 @@
+import HTTPServer
+
+/// Which headers cross the proxy, in each direction (RFC 9110 §7.6.1; SPEC "API routes").
+///
+/// Pure functions: the proxy decides framing (`Content-Length`/`chunked`) and the upstream
+/// `Host` itself.
+public enum ProxyHeaderPolicy {
+    /// Connection-specific fields (RFC 9110 §7.6.1, plus the legacy `Keep-Alive` and
+    /// `Proxy-Connection`, and the proxy-authentication pair meant for this hop only).
+    public static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "trailer",
+                                               "transfer-encoding", "upgrade", "proxy-authorization",
+                                               "proxy-authenticate"]
+
+    /// The headers to send upstream.
+    ///
+    /// Removes hop-by-hop fields and every field named in `Connection`, `Cookie`, the browser's
+    /// `Authorization`, the CSRF header, `Host`, `Expect` (the gateway answers `100-continue`
+    /// itself and streams the body), `Forwarded` and any incoming `X-Forwarded-Proto`/`-Host`.
+    /// `X-Forwarded-For` keeps the incoming value (with the peer appended) only when the peer is a
+    /// trusted proxy; otherwise it is the peer alone (an IPv4-mapped IPv6 peer written as IPv4). Adds `Authorization: Bearer <token>`,
+    /// `X-Forwarded-Proto: <publicScheme>` and `X-Forwarded-Host: <incoming Host>`.
+    /// `Content-Length` is kept, even if `Connection` names it: it must agree with the body.
+    public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, accessToken: String,
+                                              csrfHeader: String, publicScheme: String,
+                                              trustedProxies: [CIDR]) -> HTTPHeaders {
+        var removed = hopByHop
+        for token in incoming.tokens("Connection") where token != "content-length" { removed.insert(token) }
+        removed.formUnion(["cookie", "authorization", "host", "expect", "forwarded", "x-forwarded-for",
+                           "x-forwarded-proto", "x-forwarded-host", csrfHeader.lowercased()])
+
+        var out = HTTPHeaders()
+        for field in incoming where !removed.contains(field.name.lowercased()) {
+            out.add(field.name, field.value)
+        }
+
+        let peer = IPAddress.unmappedText(peerIP)
+        let trusted = trustedProxies.contains { $0.contains(ip: peerIP) }
+        let previous = incoming.values("X-Forwarded-For")
+            .map { $0.trimmingASCIIWhitespace() }
+            .filter { !$0.isEmpty }
+        if trusted && !previous.isEmpty {
+            out.add("X-Forwarded-For", (previous.map(String.init) + [peer]).joined(separator: ", "))
+        } else {
+            out.add("X-Forwarded-For", peer)
+        }
+        out.add("X-Forwarded-Proto", publicScheme)
+        if let host = incoming["Host"] { out.add("X-Forwarded-Host", host) }
+        out.add("Authorization", "Bearer \(accessToken)")
+        return out
+    }
+
+    /// The upstream's response headers to pass to the browser: without hop-by-hop fields, fields
+    /// named in `Connection`, `Set-Cookie` (the browser's only cookie is Gatehouse's), and
+    /// `Content-Length`/`Transfer-Encoding` (the server re-frames the body).
+    public static func downstreamResponseHeaders(from upstream: HTTPHeaders) -> HTTPHeaders {
+        var removed = hopByHop
+        for token in upstream.tokens("Connection") { removed.insert(token) }
+        removed.formUnion(["set-cookie", "set-cookie2", "content-length"])
+        var out = HTTPHeaders()
+        for field in upstream where !removed.contains(field.name.lowercased()) {
+            out.add(field.name, field.value)
+        }
+        return out
+    }
+}

@@ -1,0 +1,84 @@
+/// The outcome of matching a request path against the routes.
+public enum RouteMatch: Sendable, Equatable {
+    /// Forward to `route`, with the path the upstream receives (the caller appends `?query`
+    /// byte for byte).
+    case forward(route: UpstreamRoute, upstreamPath: String)
+    /// The path is under `route` but could escape its prefix after decoding (dot segments,
+    /// encoded `/` or `\`): answer `400` and forward nothing.
+    case refused(route: UpstreamRoute)
+}
+
+/// Maps request paths to upstream routes: the longest prefix wins, on whole path segments only.
+///
+/// For example: with `/api=http://up/v1`, `match(path: "/api/x")` is
+/// `.forward(route, upstreamPath: "/v1/x")`, `match(path: "/apix")` is nil.
+public struct RouteTable: Sendable, Equatable {
+    /// Longest prefix first.
+    public let routes: [UpstreamRoute]
+
+    public init(_ routes: [UpstreamRoute]) {
+        self.routes = routes.sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
+    }
+
+    public var isEmpty: Bool { routes.isEmpty }
+
+    /// Matches the still-percent-encoded request path (`HTTPRequestHead.path`).
+    /// - Returns: nil when no route covers the path.
+    public func match(path: Substring) -> RouteMatch? {
+        for route in routes {
+            // Byte comparison: prefixes are ASCII, and paths are case- and normalization-sensitive.
+            guard path.utf8.starts(with: route.prefix.utf8),
+                  let cut = path.utf8.index(path.utf8.startIndex, offsetBy: route.prefix.utf8.count, limitedBy: path.utf8.endIndex)
+            else { continue }
+            let rest = path[cut...]
+            guard rest.isEmpty || rest.first == "/" else { continue }
+            guard RouteTable.isSafeRemainder(rest) else { return .refused(route: route) }
+            let upstreamPath: String
+            if let replacement = route.replacementPath {
+                let joined = replacement + rest
+                upstreamPath = joined.isEmpty ? "/" : joined
+            } else {
+                upstreamPath = String(path)
+            }
+            return .forward(route: route, upstreamPath: upstreamPath)
+        }
+        return nil
+    }
+
+    /// False when `rest` holds a dot segment (`.`, `..`, also as `%2e`, or followed by `;params`
+    /// as some servers strip them), an encoded slash or backslash, a raw backslash, or a control
+    /// character — anything an upstream might resolve outside the prefix.
+    static func isSafeRemainder(_ rest: Substring) -> Bool {
+        for b in rest.utf8 where b < 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { return false }
+        let lower = rest.lowercased()
+        if lower.contains("%2f") || lower.contains("%5c") || lower.contains("%00") { return false }
+        for segment in rest.split(separator: "/", omittingEmptySubsequences: false) where isDotSegment(segment) {
+            return false
+        }
+        return true
+    }
+
+    /// `.` or `..`, with dots possibly percent-encoded and a `;parameter` tail ignored.
+    static func isDotSegment(_ segment: Substring) -> Bool {
+        var s = segment
+        if let semicolon = s.firstIndex(of: ";") { s = s[..<semicolon] }
+        let decoded = s.lowercased().replacingAll("%2e", with: ".")
+        return decoded == "." || decoded == ".."
+    }
+}
+
+extension String {
+    /// Replaces every occurrence of `target` (non-empty) without Foundation.
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = self[...]
+        while let r = rest.firstRange(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        out += rest
+        return out
+    }
+}

@@ -1,0 +1,113 @@
+/// One `PREFIX=UPSTREAM_URL` pair of `GATEHOUSE_ROUTES`.
+///
+/// A request whose path is under `prefix` (whole segments) is forwarded to `upstream`. When the
+/// upstream URL has a path, that path replaces the prefix (`/api=http://up/v1`: `/api/x` → `/v1/x`);
+/// otherwise the request path is kept (`/api=http://up`: `/api/x` → `/api/x`).
+public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
+    /// Starts with `/`, never ends with `/`, never `/` alone: `/api`, `/v2/orders`.
+    public var prefix: String
+    /// The upstream as configured (scheme, host, port, optional path; no query/fragment/userinfo).
+    public var upstream: AbsoluteURL
+    /// The path that replaces the prefix, without its trailing slash (`/v1`, or `""` for an
+    /// upstream written as `http://up/`); nil when the upstream URL has no path (keep the path).
+    public var replacementPath: String?
+
+    public var description: String { "\(prefix)=\(upstream)" }
+
+    /// Scheme (`http`/`https`), host without brackets, port and `Host` header value to connect with.
+    public var scheme: String { upstream.scheme }
+    public var host: String { upstream.host }
+    public var port: Int { upstream.port }
+    public var hostHeader: String { upstream.authority }
+    public var usesTLS: Bool { upstream.isHTTPS }
+
+    /// Why one route entry was refused; `description` is phrased for an operator.
+    public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        case missingEquals(String)
+        case invalidPrefix(String, reason: String)
+        case invalidUpstream(String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .missingEquals(let entry):
+                "entry \(ConfigurationIssue.quote(entry)) is not PREFIX=UPSTREAM_URL"
+            case .invalidPrefix(let prefix, let reason):
+                "prefix \(ConfigurationIssue.quote(prefix)) \(reason)"
+            case .invalidUpstream(let url, let reason):
+                "upstream \(ConfigurationIssue.quote(url)) \(reason)"
+            }
+        }
+    }
+
+    /// Paths Gatehouse answers itself; a route must not shadow them.
+    public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
+                                       "/healthz", "/readyz", "/metrics"]
+
+    public init(prefix rawPrefix: String, upstream rawUpstream: String) throws(ParseError) {
+        var prefix = String(rawPrefix.trimmingConfigurationWhitespace())
+        let upstreamText = String(rawUpstream.trimmingConfigurationWhitespace())
+        guard prefix.hasPrefix("/") else { throw .invalidPrefix(prefix, reason: "must start with /") }
+        while prefix.count > 1, prefix.hasSuffix("/") { prefix.removeLast() }
+        guard prefix != "/" else {
+            throw .invalidPrefix(prefix, reason: "would capture every path (the SPA and Gatehouse's own endpoints)")
+        }
+        for segment in prefix.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            guard !segment.isEmpty else { throw .invalidPrefix(prefix, reason: "has an empty segment (//)") }
+            guard segment != ".", segment != ".." else { throw .invalidPrefix(prefix, reason: "has a dot segment") }
+            guard segment.utf8.allSatisfy(URLBytes.isPathChar) else {
+                throw .invalidPrefix(prefix, reason: "may only use unreserved characters, sub-delims, : and @ (no %, ?, #, \\ or spaces)")
+            }
+        }
+        for reserved in Self.reservedPaths where prefix == reserved || reserved.hasPrefix(prefix + "/") || prefix.hasPrefix(reserved + "/") {
+            throw .invalidPrefix(prefix, reason: "collides with Gatehouse's own endpoint \(reserved)")
+        }
+
+        let url: AbsoluteURL
+        do { url = try AbsoluteURL(parsing: upstreamText) } catch {
+            throw .invalidUpstream(upstreamText, reason: error.description)
+        }
+        guard !url.hasUserInfo else { throw .invalidUpstream(upstreamText, reason: "must not contain user information (user@)") }
+        guard url.query == nil else { throw .invalidUpstream(upstreamText, reason: "must not have a query") }
+        guard url.fragment == nil else { throw .invalidUpstream(upstreamText, reason: "must not have a fragment") }
+        var replacement: String?
+        if !url.path.isEmpty {
+            var path = url.path
+            while path.hasSuffix("/") { path.removeLast() }
+            for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+                guard !RouteTable.isDotSegment(segment) else {
+                    throw .invalidUpstream(upstreamText, reason: "has a dot segment in its path")
+                }
+            }
+            replacement = path
+        }
+        self.prefix = prefix
+        self.upstream = url
+        self.replacementPath = replacement
+    }
+
+    /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.
+    /// Every problem is returned (a bad entry does not hide the next one), including duplicates.
+    public static func parseList(_ text: String) -> (routes: [UpstreamRoute], errors: [ParseError]) {
+        var routes: [UpstreamRoute] = []
+        var errors: [ParseError] = []
+        for rawEntry in text.split(separator: ",") {
+            let entry = rawEntry.trimmingConfigurationWhitespace()
+            if entry.isEmpty { continue }
+            guard let eq = entry.firstIndex(of: "=") else {
+                errors.append(.missingEquals(String(entry)))
+                continue
+            }
+            do {
+                let route = try UpstreamRoute(prefix: String(entry[..<eq]), upstream: String(entry[entry.index(after: eq)...]))
+                if routes.contains(where: { $0.prefix == route.prefix }) {
+                    errors.append(.invalidPrefix(route.prefix, reason: "is listed more than once"))
+                } else {
+                    routes.append(route)
+                }
+            } catch {
+                errors.append(error)
+            }
+        }
+        return (routes, errors)
+    }
+}

@@ -1,0 +1,92 @@
+import HTTPServer
+import Testing
+@testable import GatehouseCore
+
+private let trusted = [CIDR("10.0.0.0/8")!]
+
+private func upstream(_ incoming: HTTPHeaders, peer: String = "203.0.113.9") -> HTTPHeaders {
+    ProxyHeaderPolicy.upstreamRequestHeaders(from: incoming, peerIP: peer, accessToken: "AT", csrfHeader: "X-CSRF",
+                                             publicScheme: "https", trustedProxies: trusted)
+}
+
+@Suite("Proxy header policy (RFC 9110 §7.6.1)")
+struct ProxyHeaderPolicyTests {
+    @Test("strips hop-by-hop, credentials and the CSRF header", arguments: [
+        "Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
+        "Proxy-Authorization", "Proxy-Authenticate", "Cookie", "Authorization", "X-CSRF", "x-csrf", "Host", "Forwarded",
+        "Expect",
+    ])
+    func strips(name: String) {
+        let out = upstream([name: "v", "Accept": "application/json"])
+        #expect(out.values(name).allSatisfy { $0 != "v" })
+        #expect(out["Accept"] == "application/json")
+    }
+
+    @Test("strips the fields named in Connection, but never Content-Length")
+    func connectionNamed() {
+        let out = upstream(["Connection": "keep-alive, X-Secret-Hop, Content-Length", "X-Secret-Hop": "1",
+                            "Content-Length": "5", "X-Other": "2"])
+        #expect(!out.contains("X-Secret-Hop"))
+        #expect(!out.contains("Connection"))
+        #expect(out["Content-Length"] == "5")
+        #expect(out["X-Other"] == "2")
+    }
+
+    @Test("adds the bearer token and forwarding headers, replacing incoming ones")
+    func adds() {
+        let out = upstream(["Host": "app.example.com", "Authorization": "Basic Zm9v", "X-Forwarded-Proto": "http",
+                            "X-Forwarded-Host": "evil.example", "Cookie": "gatehouse=abc"])
+        #expect(out.values("Authorization") == ["Bearer AT"])
+        #expect(out.values("X-Forwarded-Proto") == ["https"])
+        #expect(out.values("X-Forwarded-Host") == ["app.example.com"])
+        #expect(out.values("X-Forwarded-For") == ["203.0.113.9"])
+        #expect(!out.contains("Host"))
+        #expect(!out.contains("Cookie"))
+    }
+
+    @Test("an untrusted peer's X-Forwarded-For is replaced")
+    func untrustedXFF() {
+        let out = upstream(["X-Forwarded-For": "1.2.3.4"], peer: "203.0.113.9")
+        #expect(out.values("X-Forwarded-For") == ["203.0.113.9"])
+    }
+
+    @Test("a trusted proxy's X-Forwarded-For is kept and appended to")
+    func trustedXFF() {
+        let out = upstream(["X-Forwarded-For": "1.2.3.4, 5.6.7.8", "x-forwarded-for": "9.9.9.9"], peer: "10.0.0.2")
+        #expect(out.values("X-Forwarded-For") == ["1.2.3.4, 5.6.7.8, 9.9.9.9, 10.0.0.2"])
+    }
+
+    @Test("a trusted proxy without X-Forwarded-For gives the peer alone")
+    func trustedWithoutXFF() {
+        #expect(upstream([:], peer: "10.0.0.2").values("X-Forwarded-For") == ["10.0.0.2"])
+    }
+
+    @Test("an IPv4-mapped peer is written as IPv4 and matched against IPv4 networks")
+    func mappedPeer() {
+        #expect(upstream(["X-Forwarded-For": "1.2.3.4"], peer: "::ffff:10.0.0.7").values("X-Forwarded-For") == ["1.2.3.4, 10.0.0.7"])
+        #expect(upstream(["X-Forwarded-For": "1.2.3.4"], peer: "::ffff:8.8.8.8").values("X-Forwarded-For") == ["8.8.8.8"])
+        #expect(upstream([:], peer: "2001:db8::1").values("X-Forwarded-For") == ["2001:db8::1"])
+    }
+
+    @Test("a request without Host gets no X-Forwarded-Host")
+    func noHost() {
+        #expect(!upstream([:]).contains("X-Forwarded-Host"))
+    }
+
+    @Test("end-to-end fields and their order are kept, duplicates too")
+    func keepsOthers() {
+        let out = upstream(["Accept": "a", "X-Custom": "1", "x-custom": "2", "Content-Type": "text/plain"])
+        let kept = out.fields.filter { !["X-Forwarded-For", "X-Forwarded-Proto", "Authorization"].contains($0.name) }
+        #expect(kept.map(\.name) == ["Accept", "X-Custom", "x-custom", "Content-Type"])
+    }
+
+    @Test("downstream drops hop-by-hop, Set-Cookie and framing")
+    func downstream() {
+        let out = ProxyHeaderPolicy.downstreamResponseHeaders(from: [
+            "Content-Type": "text/event-stream", "Set-Cookie": "up=1", "set-cookie": "up=2", "Transfer-Encoding": "chunked",
+            "Content-Length": "10", "Connection": "close, X-Hop", "X-Hop": "1", "Keep-Alive": "timeout=5",
+            "Cache-Control": "no-cache", "Proxy-Authenticate": "Basic", "Upgrade": "h2c", "Trailer": "X",
+        ])
+        #expect(out.fields.map(\.name) == ["Content-Type", "Cache-Control"])
+    }
+}

@@ -100,6 +100,18 @@ public final class StaticFiles: Sendable {
         }
     }
 
+    /// Answers a request completely: `respond(to:)`, then streams when the answer is a large file.
+    /// For handlers that did not already answer from `immediateResponse`.
+    public func serve(_ head: HTTPRequestHead, to writer: any HTTPResponseWriter) async {
+        switch respond(to: head) {
+        case .response(let response):
+            await writer.respond(response)
+        case .file(let responseHead, let path, let range):
+            await StaticFileStreamer.stream(path: path, range: range, head: responseHead,
+                                            isHEAD: head.method == "HEAD", to: writer)
+        }
+    }
+
     // MARK: - Finding the file
 
     private enum Lookup {
@@ -236,7 +248,7 @@ public final class StaticFiles: Sendable {
 
         if let gzip {
             headers.add("Content-Encoding", "gzip")
-            return complete(status: 200, headers: headers, body: gzip[...], isHEAD: isHEAD)
+            return complete(status: 200, headers: headers, body: gzip, isHEAD: isHEAD)
         }
         let status: Int
         let bytes: Range<Int>
@@ -252,7 +264,9 @@ public final class StaticFiles: Sendable {
             bytes = 0..<length
         }
         if let body = entry.body, body.count == length {
-            return complete(status: status, headers: headers, body: body[bytes], isHEAD: isHEAD)
+            // The whole body is handed over as is (copy-on-write shares the cached buffer).
+            return complete(status: status, headers: headers,
+                            body: bytes.count == length ? body : Array(body[bytes]), isHEAD: isHEAD)
         }
         if isHEAD {
             headers.add("Content-Length", "\(bytes.count)")
@@ -262,13 +276,13 @@ public final class StaticFiles: Sendable {
     }
 
     /// For HEAD the body is left out but `Content-Length` still tells its length (RFC 9110 §9.3.2).
-    private func complete(status: Int, headers: HTTPHeaders, body: ArraySlice<UInt8>, isHEAD: Bool) -> StaticAnswer {
+    private func complete(status: Int, headers: HTTPHeaders, body: [UInt8], isHEAD: Bool) -> StaticAnswer {
         var headers = headers
         if isHEAD {
             headers.add("Content-Length", "\(body.count)")
             return .response(HTTPResponse(status: status, headers: headers))
         }
-        return .response(HTTPResponse(status: status, headers: headers, body: Array(body)))
+        return .response(HTTPResponse(status: status, headers: headers, body: body))
     }
 
     /// RFC 9110 §13.1.5: an entity tag must match strongly; a date must equal `Last-Modified` exactly.

@@ -93,4 +93,25 @@ struct StaticFileStreamerTests {
                                         head: HTTPResponseHead(status: 200), isHEAD: false, to: writer)
         #expect(writer.record.withLock { $0.response?.status } == 500)
     }
+
+    @Test("serve(_:to:) answers small files in one write and streams large ones")
+    func serveChoosesTheWay() async throws {
+        let content = self.content
+        let fixture = try StaticFixture(limits: .init(maximumCachedFileSize: 1000)) { files in
+            try files.write("big.bin", content)
+            try files.write("small.txt", "hi")
+        }
+        let small = StaticRecordingWriter()
+        await fixture.files.serve(HTTPRequestHead(method: "GET", target: "/small.txt"), to: small)
+        #expect(small.record.withLock { $0.response?.body } == Array("hi".utf8))
+
+        let big = StaticRecordingWriter()
+        await fixture.files.serve(HTTPRequestHead(method: "GET", target: "/big.bin",
+                                                  headers: ["Range": "bytes=-100"]), to: big)
+        let record = big.record.withLock { $0 }
+        #expect(record.head?.status == 206)
+        #expect(record.head?.headers["Content-Range"] == "bytes 199900-199999/200000")
+        #expect(record.pieces.flatMap { $0 } == Array(content.suffix(100)))
+        #expect(record.finished)
+    }
 }

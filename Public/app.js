@@ -1,0 +1,250 @@
+// Gatehouse demo SPA — a starting point to copy.
+//
+// The rules of a backend-for-frontend, as this file follows them:
+//  * The browser never holds a token. There is nothing to read: the session is an HttpOnly cookie
+//    that JavaScript cannot see, and the gateway attaches the access token to API calls itself.
+//  * Every call to /user and to the API carries the `X-CSRF: 1` header. A cross-site form cannot set
+//    a custom header, so the gateway knows the call comes from this page.
+//  * A 401 means "signed out" (no session, or it ended): show the sign-in button, never retry blindly.
+//  * No inline scripts or styles anywhere: the gateway's Content-Security-Policy forbids them.
+'use strict';
+
+(() => {
+  const CSRF_HEADERS = { 'X-CSRF': '1' };
+  const POLL_INTERVAL_MS = 30_000;
+
+  const byId = (id) => document.getElementById(id);
+  const ui = {
+    status: byId('status'),
+    notice: byId('notice'),
+    loadingView: byId('loading-view'),
+    signedOutView: byId('signed-out-view'),
+    signedInView: byId('signed-in-view'),
+    signIn: byId('signin'),
+    signOut: byId('signout'),
+    userName: byId('user-name'),
+    userSub: byId('user-sub'),
+    claims: byId('claims').querySelector('tbody'),
+    idleExpiresAt: byId('idle-expires-at'),
+    idleCountdown: byId('idle-countdown'),
+    expiresAt: byId('expires-at'),
+    expiresCountdown: byId('expires-countdown'),
+    callApi: byId('call-api'),
+    apiResult: byId('api-result'),
+  };
+
+  let user = null;       // the last /user answer, or null when signed out
+  let tickTimer = null;
+
+  // --- Talking to the gateway -------------------------------------------------------------------
+
+  /** GET /user: the signed-in user, or null on 401. `slide: false` reads without extending the session. */
+  async function fetchUser({ slide }) {
+    const response = await fetch(slide ? '/user' : '/user?slide=false', {
+      headers: CSRF_HEADERS,
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
+    if (response.status === 401) return null;
+    if (!response.ok) throw new Error(`GET /user answered ${response.status}`);
+    return response.json();
+  }
+
+  async function refreshUser({ slide = false } = {}) {
+    try {
+      const next = await fetchUser({ slide });
+      hideNotice();
+      if (next) {
+        showSignedIn(next);
+      } else {
+        const wasSignedIn = user !== null;
+        showSignedOut();
+        if (wasSignedIn) showNotice('Your session has ended. Sign in again to continue.');
+      }
+    } catch (error) {
+      showNotice(`Could not reach the gateway (${error.message}). Retrying in 30 seconds.`);
+      if (!user) showSignedOut();
+    }
+  }
+
+  /** The current location as a `returnTo` the gateway accepts: a local path, never `//host`. */
+  function returnToPath() {
+    const path = window.location.pathname + window.location.search;
+    return /^\/(?![\/\\])/.test(path) ? path : '/';
+  }
+
+  function signIn() {
+    // A top-level navigation: the gateway redirects to the provider and, after login, back here.
+    window.location.assign(`/login?returnTo=${encodeURIComponent(returnToPath())}`);
+  }
+
+  async function signOut() {
+    ui.signOut.disabled = true;
+    // /user gives a logout URL bound to this session (`/logout?sid=…`). Navigating to it is a
+    // top-level GET the gateway accepts because the sid matches; it then sends the browser on to the
+    // provider's end-session endpoint, which brings it back here signed out.
+    if (user && typeof user.logoutUrl === 'string' && user.logoutUrl.startsWith('/logout?')) {
+      window.location.assign(user.logoutUrl);
+      return;
+    }
+    // Fallback: POST /logout (the gateway answers 302 to the provider; fetch cannot follow that
+    // cross-origin redirect usefully, so stop it and reload locally).
+    try {
+      await fetch('/logout', { method: 'POST', headers: CSRF_HEADERS, credentials: 'same-origin', redirect: 'manual' });
+    } finally {
+      window.location.assign('/');
+    }
+  }
+
+  async function callApi() {
+    ui.callApi.disabled = true;
+    ui.apiResult.textContent = 'Calling GET /api/hello…';
+    try {
+      const response = await fetch('/api/hello', {
+        headers: CSRF_HEADERS,
+        credentials: 'same-origin',
+        cache: 'no-store',
+      });
+      const text = await response.text();
+      ui.apiResult.textContent = `${response.status} ${response.statusText}\n\n${prettyJSON(text)}`;
+      // A 401 means the session is gone; otherwise the call moved the idle limit: show the new one.
+      await refreshUser({ slide: false });
+    } catch (error) {
+      ui.apiResult.textContent = `Network error: ${error.message}`;
+    } finally {
+      ui.callApi.disabled = false;
+    }
+  }
+
+  // --- Rendering --------------------------------------------------------------------------------
+  // Only textContent is used: claims come from the provider and are data, never markup.
+
+  function setState(state) {
+    document.body.dataset.state = state;
+    ui.status.textContent = state;
+    ui.loadingView.hidden = true;
+    ui.signedOutView.hidden = state !== 'signed-out';
+    ui.signedInView.hidden = state !== 'signed-in';
+  }
+
+  function showSignedOut() {
+    user = null;
+    setState('signed-out');
+    ui.signOut.disabled = false;
+    stopTicking();
+  }
+
+  function showSignedIn(next) {
+    user = next;
+    const claims = next.claims || {};
+    setState('signed-in');
+    ui.userName.textContent = claims.name || claims.preferred_username || claims.email || next.sub;
+    ui.userSub.textContent = next.sub;
+    renderClaims(claims);
+    ui.idleExpiresAt.textContent = localTime(next.session?.idleExpiresAt);
+    ui.idleExpiresAt.dateTime = isoTime(next.session?.idleExpiresAt);
+    ui.expiresAt.textContent = localTime(next.session?.expiresAt);
+    ui.expiresAt.dateTime = isoTime(next.session?.expiresAt);
+    startTicking();
+  }
+
+  // Claims that hold NumericDate values (seconds since 1970) get a readable local time beside them.
+  const TIME_CLAIMS = new Set(['exp', 'iat', 'nbf', 'auth_time', 'updated_at']);
+
+  function renderClaims(claims) {
+    const rows = Object.keys(claims).sort().map((name) => {
+      const row = document.createElement('tr');
+      const key = document.createElement('td');
+      const value = document.createElement('td');
+      key.textContent = name;
+      const raw = claims[name];
+      value.textContent = typeof raw === 'string' ? raw : JSON.stringify(raw);
+      if (TIME_CLAIMS.has(name) && typeof raw === 'number') value.textContent += ` (${localTime(raw)})`;
+      row.append(key, value);
+      return row;
+    });
+    ui.claims.replaceChildren(...rows);
+  }
+
+  // The countdowns tick every second locally; the gateway is asked only every 30 seconds.
+  function startTicking() {
+    tick();
+    if (!tickTimer) tickTimer = window.setInterval(tick, 1000);
+  }
+
+  function stopTicking() {
+    window.clearInterval(tickTimer);
+    tickTimer = null;
+  }
+
+  function tick() {
+    if (!user) return;
+    const now = Date.now() / 1000;
+    const idleLeft = (user.session?.idleExpiresAt ?? 0) - now;
+    const totalLeft = (user.session?.expiresAt ?? 0) - now;
+    renderCountdown(ui.idleCountdown, idleLeft);
+    renderCountdown(ui.expiresCountdown, totalLeft);
+    // Past either limit the session is over: confirm with the gateway (it will answer 401).
+    if (Math.min(idleLeft, totalLeft) <= 0) {
+      stopTicking();
+      refreshUser({ slide: false });
+    }
+  }
+
+  function renderCountdown(element, seconds) {
+    element.textContent = seconds > 0 ? `(in ${duration(seconds)})` : '(expired)';
+    element.classList.toggle('soon', seconds < 120);
+  }
+
+  function duration(seconds) {
+    const s = Math.floor(seconds);
+    const days = Math.floor(s / 86400);
+    const hours = Math.floor((s % 86400) / 3600);
+    const minutes = Math.floor((s % 3600) / 60);
+    const rest = s % 60;
+    if (days > 0) return `${days} d ${hours} h`;
+    if (hours > 0) return `${hours} h ${String(minutes).padStart(2, '0')} min`;
+    if (minutes > 0) return `${minutes} min ${String(rest).padStart(2, '0')} s`;
+    return `${rest} s`;
+  }
+
+  const localTime = (unix) => (typeof unix === 'number' ? new Date(unix * 1000).toLocaleString() : '—');
+  const isoTime = (unix) => (typeof unix === 'number' ? new Date(unix * 1000).toISOString() : '');
+
+  function prettyJSON(text) {
+    try {
+      return JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      return text || '(empty body)';
+    }
+  }
+
+  function showNotice(message) {
+    ui.notice.textContent = message;
+    ui.notice.hidden = false;
+  }
+
+  function hideNotice() {
+    ui.notice.hidden = true;
+    ui.notice.textContent = '';
+  }
+
+  // --- Start --------------------------------------------------------------------------------------
+
+  ui.signIn.addEventListener('click', signIn);
+  ui.signOut.addEventListener('click', signOut);
+  ui.callApi.addEventListener('click', callApi);
+
+  // Opening the page is user activity, so the first look may slide the session; polling must not.
+  refreshUser({ slide: true });
+  window.setInterval(() => refreshUser({ slide: false }), POLL_INTERVAL_MS);
+
+  // Coming back to the tab, or back to this page from the history cache after signing out elsewhere:
+  // ask again at once rather than show a stale state for up to 30 seconds.
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') refreshUser({ slide: false });
+  });
+  window.addEventListener('pageshow', (event) => {
+    if (event.persisted) refreshUser({ slide: false });
+  });
+})();

@@ -1,0 +1,86 @@
+import Synchronization
+
+/// The gzip representation of a cached file, made the first time a client accepts it.
+enum GzipVariant: Sendable, Equatable {
+    /// Not a compressible type, too small to gain, or too large to compress in one go.
+    case notApplicable
+    case notYetCompressed
+    case compressed([UInt8])
+    /// Compression did not make it smaller (or zlib failed): the identity bytes are served.
+    case notSmaller
+}
+
+/// One file as last seen on disk, with everything its answers need.
+struct CachedFile: Sendable {
+    var identity: FileIdentity
+    /// Canonical path, checked to lie inside the root.
+    var realPath: String
+    var mediaType: MediaType
+    var entityTag: String
+    var lastModified: String
+    var lastModifiedSeconds: Int64
+    var cacheControl: String
+    /// The bytes of small files; nil for files streamed from disk.
+    var body: [UInt8]?
+    var gzip: GzipVariant
+
+    var mayVaryByEncoding: Bool { gzip != .notApplicable }
+}
+
+/// Files by the path that was looked up (after `index.html` resolution).
+///
+/// Entries are never trusted blindly: every request `stat`s the path and uses the entry only when
+/// device, inode, size and modification time are unchanged, so a deployment is picked up at once
+/// without a restart. The cache holds only files that exist inside the root, so its size is bounded by
+/// the folder, and a byte budget keeps a large folder from pinning unbounded memory.
+final class FileCache: Sendable {
+    private struct State {
+        var entries: [String: CachedFile] = [:]
+        var bytes = 0
+    }
+
+    private let state = Mutex(State())
+    private let budget: Int
+
+    init(budget: Int) { self.budget = budget }
+
+    func entry(for path: String, matching identity: FileIdentity) -> CachedFile? {
+        state.withLock { state in
+            guard let entry = state.entries[path], entry.identity == identity else { return nil }
+            return entry
+        }
+    }
+
+    func store(_ entry: CachedFile, for path: String) {
+        let size = Self.weight(entry)
+        guard size <= budget else { return }
+        state.withLock { state in
+            if let old = state.entries.removeValue(forKey: path) { state.bytes -= Self.weight(old) }
+            // Simple eviction: when the budget is exceeded, drop arbitrary entries. The hot files come
+            // back on their next request; no per-hit bookkeeping is paid on the fast path.
+            while state.bytes + size > budget, let victim = state.entries.first {
+                state.entries.removeValue(forKey: victim.key)
+                state.bytes -= Self.weight(victim.value)
+            }
+            state.entries[path] = entry
+            state.bytes += size
+        }
+    }
+
+    /// Records the gzip variant, unless the file changed since the entry was made.
+    func storeGzip(_ variant: GzipVariant, for path: String, identity: FileIdentity) {
+        state.withLock { state in
+            guard var entry = state.entries[path], entry.identity == identity else { return }
+            state.bytes -= Self.weight(entry)
+            entry.gzip = variant
+            state.entries[path] = entry
+            state.bytes += Self.weight(entry)
+        }
+    }
+
+    private static func weight(_ entry: CachedFile) -> Int {
+        var total = entry.body?.count ?? 0
+        if case .compressed(let bytes) = entry.gzip { total += bytes.count }
+        return total + 256
+    }
+}

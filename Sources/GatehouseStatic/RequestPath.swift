@@ -1,0 +1,81 @@
+/// Why a request path is refused before the file system is ever asked.
+enum PathRefusal: Error, Equatable, Sendable {
+    /// A `%` not followed by two hex digits, or escapes that decode to invalid UTF-8 (answer `400`).
+    case malformedEncoding
+    /// A path that would leave the public folder or hides in it: `..`, an encoded `/`, a `\`, NUL or
+    /// another control character, a dot-file, or an over-long name (answer `404`, as if absent).
+    case forbidden(reason: String)
+}
+
+/// A request path decoded into file-name segments that are safe to join under the public root.
+///
+/// The raw path is split on `/` **before** decoding, so `%2f` can never create a separator; then
+/// every segment is percent-decoded and checked. `..` is refused rather than normalised (there is no
+/// legitimate reason for a browser to send it: browsers resolve dot segments themselves), which also
+/// covers its encoded spellings (`%2e%2e`, `.%2e`).
+struct RequestPath: Equatable, Sendable {
+    /// Decoded segments, without empty or `.` segments. Empty for `/`.
+    var segments: [String]
+
+    /// Longest raw path accepted; beyond it the answer is `404` (Linux `PATH_MAX` is 4096).
+    static let maximumLength = 4096
+    /// Longest single file name (`NAME_MAX`).
+    static let maximumSegmentLength = 255
+
+    static func parse(_ rawPath: Substring) throws(PathRefusal) -> RequestPath {
+        let raw = Array(rawPath.utf8)
+        guard raw.first == UInt8(ascii: "/") else { throw .malformedEncoding }
+        guard raw.count <= maximumLength else { throw .forbidden(reason: "path too long") }
+        var segments: [String] = []
+        for rawSegment in raw.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let bytes = try decode(rawSegment)
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "/"): throw .forbidden(reason: "encoded slash")
+                case UInt8(ascii: "\\"): throw .forbidden(reason: "backslash")
+                case 0: throw .forbidden(reason: "NUL byte")
+                case ..<0x20, 0x7F: throw .forbidden(reason: "control character")
+                default: continue
+                }
+            }
+            guard let segment = String(validating: bytes, as: UTF8.self) else { throw .malformedEncoding }
+            if segment == "." { continue }
+            if segment == ".." { throw .forbidden(reason: "dot-dot segment") }
+            // Dot-files (.git, .env, .DS_Store) are never part of an SPA; `.well-known` is the exception.
+            if segment.hasPrefix(".") && segment != ".well-known" { throw .forbidden(reason: "dot-file") }
+            guard bytes.count <= maximumSegmentLength else { throw .forbidden(reason: "name too long") }
+            segments.append(segment)
+        }
+        return RequestPath(segments: segments)
+    }
+
+    /// Percent-decodes one segment (RFC 3986 §2.1). `+` stays `+`: it means space only in forms.
+    private static func decode(_ raw: ArraySlice<UInt8>) throws(PathRefusal) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var index = raw.startIndex
+        while index < raw.endIndex {
+            let byte = raw[index]
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                index += 1
+                continue
+            }
+            guard raw.endIndex - index >= 3,
+                  let high = hexValue(raw[index + 1]), let low = hexValue(raw[index + 2])
+            else { throw .malformedEncoding }
+            out.append(high << 4 | low)
+            index += 3
+        }
+        return out
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -63,6 +63,7 @@ public final class SQLiteDatabase: Sendable {
     /// Lends the connection to `body` while holding the lock. Statements run in autocommit mode
     /// unless `body` opens a transaction; prefer `transaction(immediate:_:)` for several writes.
     /// - Throws: `SQLiteError` from `body`, or when the database is closed.
+    @discardableResult
     public func withConnection<R: Sendable>(
         _ body: (SQLiteConnection) throws(SQLiteError) -> R
     ) throws(SQLiteError) -> R {
@@ -79,6 +80,7 @@ public final class SQLiteDatabase: Sendable {
     ///   `SQLITE_BUSY` because another connection wrote in between. Use `false` (`BEGIN DEFERRED`)
     ///   for read-only work that wants one consistent snapshot.
     /// - Throws: `SQLiteError` from `body`, BEGIN or COMMIT.
+    @discardableResult
     public func transaction<R: Sendable>(
         immediate: Bool = true,
         _ body: (SQLiteConnection) throws(SQLiteError) -> R

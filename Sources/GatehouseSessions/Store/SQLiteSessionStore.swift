@@ -11,8 +11,10 @@ import Logging
 /// try store.migrate()
 /// ```
 public final class SQLiteSessionStore: SessionStore {
-    /// The underlying database (for `gatehouse migrate` and readiness checks).
+    /// The underlying database.
     public let database: SQLiteDatabase
+    /// The key-less operations (list, revoke, purge, migrate, ping) on the same database.
+    public let maintenance: SQLiteSessionMaintenance
     private let sealer: TokenSealer
     private let logger: Logger
 
@@ -31,30 +33,20 @@ public final class SQLiteSessionStore: SessionStore {
     /// A store over an already open database.
     public init(database: SQLiteDatabase, sealer: TokenSealer, logger: Logger) {
         self.database = database
+        self.maintenance = SQLiteSessionMaintenance(database: database, logger: logger)
         self.sealer = sealer
         self.logger = logger
     }
 
-    /// Applies pending embedded migrations (see `Migrator`) and logs each one applied.
-    /// - Throws: `MigrationError`, e.g. `.databaseNewerThanBinary`.
+    /// Applies pending embedded migrations. See `SQLiteSessionMaintenance.migrate()`.
     @discardableResult
     public func migrate() throws(MigrationError) -> [Migration] {
-        let applied = try Migrator.migrate(database)
-        for migration in applied {
-            logger.info("applied database migration", metadata: [
-                "db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)",
-            ])
-        }
-        return applied
+        try maintenance.migrate()
     }
 
     /// Checkpoints the WAL and closes the database; later calls throw.
     public func close() throws(SessionStoreError) {
-        do {
-            try database.close()
-        } catch {
-            throw .database(error)
-        }
+        try maintenance.close()
     }
 
     // MARK: - Sessions
@@ -153,55 +145,30 @@ public final class SQLiteSessionStore: SessionStore {
 
     @discardableResult
     public func deleteSession(idHash: String) throws(SessionStoreError) -> Bool {
-        try write { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
-            try conn.run(SQL.deleteSession, [.text(idHash)]) == 1
-        }
+        try maintenance.deleteSession(idHash: idHash)
     }
 
     @discardableResult
     public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
-        try write { (conn: SQLiteConnection) throws(SQLiteError) -> Int in
-            try conn.run(SQL.deleteBySub, [.text(sub)])
-        }
+        try maintenance.deleteSessions(sub: sub)
     }
 
     @discardableResult
     public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
-        try write { (conn: SQLiteConnection) throws(SQLiteError) -> Int in
-            try conn.run(SQL.deleteBySid, [.text(sid)])
-        }
+        try maintenance.deleteSessions(sid: sid)
     }
 
     @discardableResult
     public func deleteSessions(idPrefix: String) throws(SessionStoreError) -> Int {
-        let prefix = try SessionIDPrefix.normalized(idPrefix)
-        // Hashes are lowercase hex, so every hash starting with `prefix` sorts in [prefix, prefix+"g").
-        let range: [SQLiteValue] = [.text(prefix), .text(prefix + "g")]
-        let outcome = try write { (conn: SQLiteConnection) throws(SQLiteError) -> PrefixDeletion in
-            let matches = try conn.queryFirst(SQL.countByPrefix, range) { row in Int(row.int64(0)) } ?? 0
-            guard matches <= 1 else { return .ambiguous(matches) }
-            return .deleted(try conn.run(SQL.deleteByPrefix, range))
-        }
-        switch outcome {
-        case .ambiguous(let matches): throw .ambiguousIDPrefix(prefix: prefix, matches: matches)
-        case .deleted(let count): return count
-        }
+        try maintenance.deleteSessions(idPrefix: idPrefix)
     }
 
     public func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary] {
-        try read { (conn: SQLiteConnection) throws(SQLiteError) -> [SessionSummary] in
-            try conn.query(SQL.listActive, [.integer(now)]) { (row: SQLiteRow) throws(SQLiteError) in
-                SessionSummary(idPrefix: try row.requiredString(0), sub: try row.requiredString(1),
-                               createdAt: row.int64(2), lastSeenAt: row.int64(3),
-                               idleExpiresAt: row.int64(4), expiresAt: row.int64(5))
-            }
-        }
+        try maintenance.listSessions(now: now)
     }
 
     public func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int {
-        try read { (conn: SQLiteConnection) throws(SQLiteError) -> Int in
-            try conn.queryFirst(SQL.countActive, [.integer(now)]) { row in Int(row.int64(0)) } ?? 0
-        }
+        try maintenance.countActiveSessions(now: now)
     }
 
     // MARK: - Pending logins
@@ -251,44 +218,22 @@ public final class SQLiteSessionStore: SessionStore {
 
     @discardableResult
     public func purgeExpired(now: Int64) throws(SessionStoreError) -> PurgeCounts {
-        try write { (conn: SQLiteConnection) throws(SQLiteError) -> PurgeCounts in
-            PurgeCounts(sessions: try conn.run(SQL.purgeSessions, [.integer(now)]),
-                        pendingLogins: try conn.run(SQL.purgePending, [.integer(now)]),
-                        logoutJTIs: try conn.run(SQL.purgeJTI, [.integer(now)]))
-        }
+        try maintenance.purgeExpired(now: now)
     }
 
     public func ping() throws(SessionStoreError) {
-        _ = try read { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
-            // Touches the schema too: an unmigrated database is not ready.
-            try conn.queryFirst(SQL.ping) { _ in true } ?? false
-        }
+        try maintenance.ping()
     }
 
     // MARK: - Helpers
 
     private func read<R: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> R) throws(SessionStoreError) -> R {
-        do {
-            return try database.withConnection(body)
-        } catch {
-            throw .database(error)
-        }
+        try database.storeRead(body)
     }
 
-    /// Writes in a `BEGIN IMMEDIATE` transaction, so the busy timeout covers waiting for other
-    /// connections and a multi-statement write is all-or-nothing.
     @discardableResult
     private func write<R: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> R) throws(SessionStoreError) -> R {
-        do {
-            return try database.transaction(immediate: true, body)
-        } catch {
-            throw .database(error)
-        }
-    }
-
-    private enum PrefixDeletion: Sendable {
-        case ambiguous(Int)
-        case deleted(Int)
+        try database.storeWrite(body)
     }
 
     private struct SealedVersion: Sendable {
@@ -324,60 +269,4 @@ public final class SQLiteSessionStore: SessionStore {
             version = row.int64(7)
         }
     }
-}
-
-/// Every statement of the store: fixed strings, so each is prepared once and cached.
-private enum SQL {
-    static let insertSession = """
-        INSERT INTO sessions (id_hash, sub, sid, created_at, last_seen_at, idle_expires_at, expires_at,
-                              sealed, access_expires_at, version)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
-        """
-    static let selectSession = """
-        SELECT sub, sid, created_at, last_seen_at, idle_expires_at, expires_at, sealed, version
-        FROM sessions WHERE id_hash = ?
-        """
-    static let deleteExpiredSession = """
-        DELETE FROM sessions WHERE id_hash = ?1 AND (idle_expires_at <= ?2 OR expires_at <= ?2)
-        """
-    static let touchSession = """
-        UPDATE sessions SET last_seen_at = ?1, idle_expires_at = MIN(?2, expires_at) WHERE id_hash = ?3
-        """
-    static let selectSealed = "SELECT sealed, version FROM sessions WHERE id_hash = ?"
-    static let updateTokens = """
-        UPDATE sessions SET sealed = ?1, access_expires_at = ?2, version = version + 1
-        WHERE id_hash = ?3 AND version = ?4
-        """
-    static let acquireLease = """
-        UPDATE sessions SET refresh_lease_owner = ?1, refresh_lease_until = ?2
-        WHERE id_hash = ?3
-          AND (refresh_lease_owner IS NULL OR refresh_lease_owner = ?1
-               OR refresh_lease_until IS NULL OR refresh_lease_until <= ?4)
-        """
-    static let releaseLease = """
-        UPDATE sessions SET refresh_lease_owner = NULL, refresh_lease_until = NULL
-        WHERE id_hash = ?1 AND refresh_lease_owner = ?2
-        """
-    static let deleteSession = "DELETE FROM sessions WHERE id_hash = ?"
-    static let deleteBySub = "DELETE FROM sessions WHERE sub = ?"
-    static let deleteBySid = "DELETE FROM sessions WHERE sid = ?"
-    static let countByPrefix = "SELECT COUNT(*) FROM sessions WHERE id_hash >= ?1 AND id_hash < ?2"
-    static let deleteByPrefix = "DELETE FROM sessions WHERE id_hash >= ?1 AND id_hash < ?2"
-    static let listActive = """
-        SELECT substr(id_hash, 1, 8), sub, created_at, last_seen_at, idle_expires_at, expires_at
-        FROM sessions WHERE idle_expires_at > ?1 AND expires_at > ?1
-        ORDER BY created_at, id_hash
-        """
-    static let countActive = "SELECT COUNT(*) FROM sessions WHERE idle_expires_at > ?1 AND expires_at > ?1"
-    static let insertPending = """
-        INSERT INTO pending_logins (state_hash, binding_hash, sealed, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
-        """
-    static let takePending = """
-        DELETE FROM pending_logins WHERE state_hash = ? RETURNING binding_hash, sealed, created_at, expires_at
-        """
-    static let insertJTI = "INSERT INTO logout_jti (jti_hash, expires_at) VALUES (?, ?) ON CONFLICT (jti_hash) DO NOTHING"
-    static let purgeSessions = "DELETE FROM sessions WHERE idle_expires_at <= ?1 OR expires_at <= ?1"
-    static let purgePending = "DELETE FROM pending_logins WHERE expires_at <= ?"
-    static let purgeJTI = "DELETE FROM logout_jti WHERE expires_at <= ?"
-    static let ping = "SELECT 1 FROM sessions LIMIT 1"
 }

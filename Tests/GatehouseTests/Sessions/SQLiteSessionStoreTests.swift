@@ -189,4 +189,26 @@ struct SQLiteSessionStoreTests {
             #expect(throws: SessionStoreError.self) { try store.ping() }
         }
     }
+
+    @Test("The key-less maintenance view lists, revokes and purges sessions written by the store")
+    func maintenanceWithoutKey() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/ops.sqlite"
+            let store = try openStore(path)
+            defer { try? store.close() }
+            let alice = try store.createSession(.make(sub: "alice", now: t0))
+            _ = try store.createSession(.make(sub: "bob", now: t0))
+            _ = try store.createSession(.make(sub: "bob", now: t0 + 1))
+
+            let ops = try SQLiteSessionMaintenance(path: path, logger: quietLogger)
+            defer { try? ops.close() }
+            #expect(try ops.migrate() == [])
+            try ops.ping()
+            #expect(try ops.listSessions(now: t0 + 2).map(\.sub).sorted() == ["alice", "bob", "bob"])
+            #expect(try ops.deleteSessions(idPrefix: String(alice.idHash.prefix(12))) == 1)
+            #expect(try ops.deleteSessions(sub: "bob") == 2)
+            #expect(try store.countActiveSessions(now: t0 + 2) == 0)
+            #expect(try ops.purgeExpired(now: t0 + 2) == PurgeCounts())
+        }
+    }
 }

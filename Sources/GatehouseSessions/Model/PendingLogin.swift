@@ -1,0 +1,40 @@
+/// An authorization request in flight (`/login` → provider → `/callback`). Stored under the hash
+/// of `state`; `codeVerifier`, `nonce` and `returnTo` are sealed. Usable once, for a limited time.
+public struct PendingLogin: Sendable, Equatable {
+    /// Hex SHA-256 of `state` (`SecretHash.hex(of: state)`); `state` itself is never stored.
+    public var stateHash: String
+    /// Hash of the login-binding cookie that ties this login to the browser that started it.
+    public var bindingHash: String
+    /// PKCE `code_verifier` (RFC 7636 §4.1). Secret.
+    public var codeVerifier: String
+    /// OpenID Connect `nonce`. Secret.
+    public var nonce: String
+    /// Local path to send the browser to after login.
+    public var returnTo: String
+    public var createdAt: Int64
+    public var expiresAt: Int64
+
+    public init(stateHash: String, bindingHash: String, codeVerifier: String, nonce: String,
+                returnTo: String, createdAt: Int64, expiresAt: Int64) {
+        self.stateHash = stateHash
+        self.bindingHash = bindingHash
+        self.codeVerifier = codeVerifier
+        self.nonce = nonce
+        self.returnTo = returnTo
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+extension PendingLogin: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "PendingLogin(state: \(stateHash.prefix(8))…, returnTo: \(returnTo), createdAt: \(createdAt), expiresAt: \(expiresAt))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["stateHash": stateHash, "returnTo": returnTo,
+                                "createdAt": createdAt, "expiresAt": expiresAt], displayStyle: .struct)
+    }
+}

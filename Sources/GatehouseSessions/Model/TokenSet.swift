@@ -1,0 +1,38 @@
+/// The tokens a session holds, as received from the token endpoint (RFC 6749 §5.1).
+/// Stored only sealed; `description` and `dump` never show a token.
+public struct TokenSet: Sendable, Equatable, Codable {
+    public var accessToken: String
+    public var refreshToken: String?
+    public var idToken: String?
+    /// Unix seconds when the access token expires (from `expires_in`), nil when unknown.
+    public var accessTokenExpiresAt: Int64?
+    /// `token_type`, normally `Bearer`.
+    public var tokenType: String
+    /// `scope` as granted, when the provider returned it.
+    public var scope: String?
+
+    public init(accessToken: String, refreshToken: String? = nil, idToken: String? = nil,
+                accessTokenExpiresAt: Int64? = nil, tokenType: String = "Bearer", scope: String? = nil) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.tokenType = tokenType
+        self.scope = scope
+    }
+}
+
+extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "TokenSet(accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "nil" : "<redacted>"), "
+            + "idToken: \(idToken == nil ? "nil" : "<redacted>"), accessTokenExpiresAt: "
+            + "\(accessTokenExpiresAt.map(String.init) ?? "nil"), tokenType: \(tokenType))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["accessTokenExpiresAt": accessTokenExpiresAt as Any, "tokenType": tokenType],
+               displayStyle: .struct)
+    }
+}

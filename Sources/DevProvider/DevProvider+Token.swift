@@ -41,7 +41,7 @@ extension DevProvider {
             do {
                 idToken = try await signingKey.sign(tokens.idTokenClaims)
             } catch {
-                logger.error("could not sign an ID token", metadata: ["error": "\(String(describing: error))"])
+                logger.info("could not sign an ID token", metadata: ["error": "\(String(describing: error))"])
                 throw OAuthError(.serverError, "the ID token could not be signed")
             }
             metadata["oauth.sub"] = "\(tokens.idTokenClaims.sub)"

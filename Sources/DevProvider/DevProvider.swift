@@ -48,9 +48,11 @@ public final class DevProvider: HTTPHandler, Sendable {
                 transport: any BackchannelLogoutTransport = URLSessionBackchannelLogoutTransport()) {
         self.configuration = configuration
         self.clients = Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // Clamped so that `now + lifetime` can never overflow, whatever the configuration says.
+        let lifetimes = 1...DevProviderConfiguration.maximumLifetime
         self.policy = TokenPolicy(issuer: configuration.issuer,
-                                  accessTokenLifetime: configuration.accessTokenLifetime,
-                                  idTokenLifetime: configuration.idTokenLifetime,
+                                  accessTokenLifetime: configuration.accessTokenLifetime.clamped(to: lifetimes),
+                                  idTokenLifetime: configuration.idTokenLifetime.clamped(to: lifetimes),
                                   rotateRefreshTokens: configuration.rotateRefreshTokens)
         var logger = logger
         logger[metadataKey: "oauth.issuer"] = "\(configuration.issuer)"
@@ -128,7 +130,9 @@ public final class DevProvider: HTTPHandler, Sendable {
     /// Seconds since the epoch, as JWT claims count them.
     var now: Int {
         let seconds = clock().timeIntervalSince1970
-        return seconds.isFinite ? Int(seconds.rounded(.down)) : 0
+        // Beyond year 10000 (or NaN) the clock is broken; do not trap converting it.
+        guard seconds.isFinite, abs(seconds) < 253_402_300_800 else { return 0 }
+        return Int(seconds.rounded(.down))
     }
 
     /// Reads an `application/x-www-form-urlencoded` body of at most 64 KiB.
@@ -156,5 +160,11 @@ public final class DevProvider: HTTPHandler, Sendable {
         var path = URLComponents(string: issuer)?.percentEncodedPath ?? ""
         while path.hasSuffix("/") { path.removeLast() }
         return path
+    }
+}
+
+extension Comparable {
+    func clamped(to range: ClosedRange<Self>) -> Self {
+        min(max(self, range.lowerBound), range.upperBound)
     }
 }

@@ -57,7 +57,7 @@ public struct DevProviderConfiguration: Sendable, Equatable {
 
     /// Checks what the provider relies on: an `http(s)` issuer on a loopback host without query or
     /// fragment, unique client ids, absolute redirect URIs without fragments (RFC 6749 §3.1.2),
-    /// positive lifetimes. `gatehouse demo` calls this before starting the provider.
+    /// lifetimes of 1 s to 10 years. `gatehouse demo` calls this before starting the provider.
     ///
     /// - Throws: `DevProviderError.invalidConfiguration` listing every problem found.
     public func validate() throws(DevProviderError) {
@@ -87,10 +87,15 @@ public struct DevProviderConfiguration: Sendable, Equatable {
                 problems.append("client \(client.id): \(uri) is not an absolute URI without fragment")
             }
         }
-        if accessTokenLifetime <= 0 { problems.append("accessTokenLifetime must be positive") }
-        if idTokenLifetime <= 0 { problems.append("idTokenLifetime must be positive") }
+        for (name, value) in [("accessTokenLifetime", accessTokenLifetime), ("idTokenLifetime", idTokenLifetime)]
+        where !(1...Self.maximumLifetime).contains(value) {
+            problems.append("\(name) must be between 1 and \(Self.maximumLifetime) seconds")
+        }
         if !problems.isEmpty { throw .invalidConfiguration(problems) }
     }
+
+    /// Ten years: longer lifetimes are clamped to this.
+    public static let maximumLifetime = 315_360_000
 
     private static func isAbsoluteURIWithoutFragment(_ uri: String) -> Bool {
         guard let url = URLComponents(string: uri), url.scheme != nil, url.host != nil else { return false }

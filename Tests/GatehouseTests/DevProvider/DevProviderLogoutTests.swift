@@ -100,6 +100,27 @@ struct DevProviderLogoutTests {
     }
 }
 
+@Suite("Development provider: URLSession back-channel delivery")
+struct DevProviderURLSessionTransportTests {
+    @Test("An unreachable back-channel logout URI is reported with no status, not a crash")
+    func unreachableClient() async {
+        let client = DevClient(id: "gatehouse", secret: "s", redirectURIs: [DevProviderFixture.redirectURI],
+                               backchannelLogoutURI: "http://127.0.0.1:1/backchannel-logout")
+        let provider = DevProvider(
+            configuration: DevProviderConfiguration(issuer: DevProviderFixture.issuer, clients: [client]),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        do {
+            try await provider.backchannelLogout(sub: "alice", sid: nil)
+            Issue.record("delivery to a closed port succeeded")
+        } catch let DevProviderError.backchannelLogoutFailed(failures) {
+            #expect(failures.map(\.clientID) == ["gatehouse"])
+            #expect(failures.first?.status == nil)
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+}
+
 @Suite("Development provider: loopback only")
 struct DevProviderSecurityTests {
     @Test("Loopback hosts", arguments: ["localhost", "LOCALHOST", "127.0.0.1", "127.8.9.10", "::1", "[::1]",

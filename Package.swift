@@ -52,7 +52,7 @@ let package = Package(
                 swiftSettings: settings),
         // The SPA's static files: MIME, ETag, gzip (zlib), ranges, path safety.
         .target(name: "GatehouseStatic",
-                dependencies: ["CZlib", "HTTPServer"],
+                dependencies: ["CZlib", "HTTPServer", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // The product: endpoints, proxy, metrics, wiring.
         .target(name: "Gatehouse",
@@ -78,7 +78,10 @@ let package = Package(
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions",
-                                   "GatehouseStatic", "DevProvider", "HTTPServer", "HTTPClient"],
+                                   "GatehouseStatic", "DevProvider", "HTTPServer", "HTTPClient", "CZlib",
+                                   .product(name: "JWTKit", package: "jwt-kit"),
+                                   .product(name: "Crypto", package: "swift-crypto"),
+                                   .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
     ]
 )

@@ -10,9 +10,13 @@ public struct TokenSet: Sendable, Equatable, Codable {
     public var tokenType: String
     /// `scope` as granted, when the provider returned it.
     public var scope: String?
+    /// `expires_in` as granted, so the refresh margin can be a fraction of the token's lifetime.
+    public var accessTokenLifetime: Int64?
 
     public init(accessToken: String, refreshToken: String? = nil, idToken: String? = nil,
-                accessTokenExpiresAt: Int64? = nil, tokenType: String = "Bearer", scope: String? = nil) {
+                accessTokenExpiresAt: Int64? = nil, tokenType: String = "Bearer", scope: String? = nil,
+                accessTokenLifetime: Int64? = nil) {
+        self.accessTokenLifetime = accessTokenLifetime
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.idToken = idToken

@@ -1,0 +1,55 @@
+import Foundation
+import GatehouseCore
+import GatehouseOIDC
+import HTTPServer
+
+/// `POST /backchannel-logout`: OpenID Connect Back-Channel Logout 1.0 §2.5–2.8. The provider tells us
+/// a user's session ended; every matching session goes.
+struct BackchannelLogoutEndpoint {
+    let context: GatewayContext
+
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let body: [UInt8]
+        do {
+            body = try await request.body.collect(limit: 64 * 1024)
+        } catch {
+            return invalid("The request body is missing or too large.")
+        }
+        guard let token = QueryParameters(form: body).single("logout_token"), !token.isEmpty else {
+            return invalid("The logout_token form field is missing.")
+        }
+        let clients: ProviderClients
+        do { clients = try await context.provider.clients() } catch {
+            return HTTPResponse.jsonError(status: 503, error: "temporarily_unavailable",
+                                          description: "The provider's metadata is not loaded.")
+        }
+        let now = context.now()
+        let claims: LogoutTokenClaims
+        do {
+            claims = try await clients.logoutTokens.validate(token, now: Date(timeIntervalSince1970: TimeInterval(now)))
+        } catch {
+            context.logger.warning("back-channel logout refused", metadata: ["error": "\(error)"])
+            return invalid("The logout token is not valid.")
+        }
+        do {
+            // §2.6: a jti seen before is a replay.
+            guard try context.store.recordLogoutJTI(claims.jti, expiresAt: now + 3600) else {
+                context.logger.warning("back-channel logout replay refused")
+                return invalid("The logout token was already used.")
+            }
+            var ended = 0
+            if let sid = claims.sid { ended += try context.store.deleteSessions(sid: sid) }
+            else if let sub = claims.sub { ended += try context.store.deleteSessions(sub: sub) }
+            context.sessions.forgetAll()
+            context.logger.info("back-channel logout", metadata: ["sessions.ended": "\(ended)"])
+        } catch {
+            context.logger.error("back-channel logout: storage failed", metadata: ["error": "\(error)"])
+            return HTTPResponse.jsonError(status: 500, error: "server_error", description: "Sessions could not be ended.")
+        }
+        return HTTPResponse(status: 200, headers: ["Cache-Control": "no-store"])
+    }
+
+    private func invalid(_ description: String) -> HTTPResponse {
+        HTTPResponse.jsonError(status: 400, error: "invalid_request", description: description)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import HTTPServer
+
+/// `GET /callback`: completes a login (RFC 6749 §4.1.2, RFC 7636 §4.5, RFC 9207, OIDC Core §3.1.3.7).
+///
+/// The pending login is consumed before anything else is checked, so a state value works once
+/// whatever happens next. Every failure answers a small HTML page; the reason goes to the log.
+struct CallbackEndpoint {
+    let context: GatewayContext
+
+    enum Failure {
+        case missingState, unknownState, wrongBrowser, providerError(String), issuerMismatch, issuerMissing
+        case missingCode, ambiguousParameters, providerUnreachable(String), tokenEndpoint(String)
+        case invalidIDToken(String), missingIDToken, storage(String)
+
+        var reason: String {
+            switch self {
+            case .missingState: "missing_state"
+            case .unknownState: "unknown_or_expired_state"
+            case .wrongBrowser: "login_binding_mismatch"
+            case .providerError: "provider_error"
+            case .issuerMismatch: "iss_mismatch"
+            case .issuerMissing: "iss_missing"
+            case .missingCode: "missing_code"
+            case .ambiguousParameters: "repeated_parameters"
+            case .providerUnreachable: "provider_unreachable"
+            case .tokenEndpoint: "token_endpoint_error"
+            case .invalidIDToken: "invalid_id_token"
+            case .missingIDToken: "missing_id_token"
+            case .storage: "storage_error"
+            }
+        }
+    }
+
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
+        switch await complete(request) {
+        case .success(let response):
+            context.metrics.loginCompleted()
+            return response
+        case .failure(let failure):
+            context.metrics.loginFailed(reason: failure.reason)
+            var detail = ""
+            switch failure {
+            case .providerError(let d), .providerUnreachable(let d), .tokenEndpoint(let d), .invalidIDToken(let d), .storage(let d):
+                detail = d
+            default: break
+            }
+            context.logger.warning("login failed at callback",
+                                   metadata: ["login.failure": "\(failure.reason)", "login.detail": "\(detail)"])
+            return page(for: failure)
+        }
+    }
+
+    private func complete(_ request: HTTPRequest) async -> Result<HTTPResponse, Failure> {
+        let query = QueryParameters(request.head.query)
+        for name in ["state", "code", "iss", "error"] where query.count(name) > 1 {
+            return .failure(.ambiguousParameters)
+        }
+        guard let state = query.single("state"), !state.isEmpty else { return .failure(.missingState) }
+        let now = context.now()
+        let pending: PendingLogin
+        do {
+            guard let found = try context.store.takePendingLogin(stateHash: SecretHash.hex(of: state), now: now) else {
+                return .failure(.unknownState)
+            }
+            pending = found
+        } catch {
+            return .failure(.storage("\(error)"))
+        }
+        // The login must finish in the browser that started it (RFC 9700 §4.7: CSRF on the redirect).
+        let bindings = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
+        guard bindings.contains(where: { constantTimeEquals(SecretHash.hex(of: $0), pending.bindingHash) }) else {
+            return .failure(.wrongBrowser)
+        }
+        if let error = query.single("error") {
+            let safe = String(error.prefix(64).filter { $0.isLetter || $0 == "_" })
+            return .failure(.providerError(safe))
+        }
+        let clients: ProviderClients
+        do { clients = try await context.provider.clients() } catch {
+            return .failure(.providerUnreachable("\(error)"))
+        }
+        // RFC 9207: the authorization response names its issuer, which must be ours (mix-up defence).
+        if let iss = query.single("iss") {
+            guard iss == clients.metadata.issuer else { return .failure(.issuerMismatch) }
+        } else if query.contains("iss") {
+            return .failure(.issuerMismatch)
+        } else if clients.metadata.authorizationResponseIssParameterSupported == true {
+            return .failure(.issuerMissing)
+        }
+        guard let code = query.single("code"), !code.isEmpty else { return .failure(.missingCode) }
+        guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
+
+        let tokens: TokenResponse
+        do {
+            tokens = try await clients.tokens.exchangeCode(code: code, codeVerifier: verifier,
+                                                           redirectURI: context.configuration.redirectURI)
+        } catch {
+            if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
+            return .failure(.tokenEndpoint("\(error)"))
+        }
+        guard let idToken = tokens.idToken else { return .failure(.missingIDToken) }
+        let claims: IDTokenClaims
+        do {
+            claims = try await clients.idTokens.validate(idToken, expectedNonce: pending.nonce,
+                                                         now: Date(timeIntervalSince1970: TimeInterval(now)))
+        } catch {
+            return .failure(.invalidIDToken("\(error)"))
+        }
+
+        // A new session id at every login (session fixation); the browser's previous session goes.
+        let previous = context.sessions.sessionID(in: request.head.headers)
+        let id = SessionID.generate()
+        let config = context.configuration
+        let claimsJSON: [UInt8]
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            claimsJSON = Array(try encoder.encode(claims.all))
+        } catch {
+            return .failure(.storage("claims: \(error)"))
+        }
+        let tokenSet = TokenSet(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: idToken,
+                                accessTokenExpiresAt: tokens.expiresIn.map { now + Int64($0) },
+                                tokenType: tokens.tokenType, scope: tokens.scope,
+                                accessTokenLifetime: tokens.expiresIn.map { Int64($0) })
+        let lifetime = Int64(config.sessionLifetime)
+        let newSession = NewSession(idHash: id.hash, sub: claims.sub, sid: claims.sid, claims: claimsJSON, tokens: tokenSet,
+                                    createdAt: now, idleExpiresAt: min(now + Int64(config.sessionIdle), now + lifetime),
+                                    expiresAt: now + lifetime)
+        do {
+            _ = try context.store.createSession(newSession, replacing: previous?.hash)
+        } catch {
+            return .failure(.storage("\(error)"))
+        }
+        if let previous { context.sessions.forget(previous.hash) }
+        context.logger.info("login completed", metadata: ["session.id": "\(id.hashPrefix)"])
+        return .success(Responses.redirect(pending.returnTo, cookies: [context.cookie.set(id.cookieValue)]))
+    }
+
+    private func page(for failure: Failure) -> HTTPResponse {
+        switch failure {
+        case .providerUnreachable:
+            return HTMLPage.error(status: 502, title: "Sign-in is unavailable",
+                                  message: "The identity provider could not be reached. Please try again.")
+        case .providerError(let code) where code == "access_denied":
+            return HTMLPage.error(status: 400, title: "Sign-in was cancelled",
+                                  message: "The identity provider did not sign you in.")
+        case .unknownState:
+            return HTMLPage.error(status: 400, title: "Sign-in expired",
+                                  message: "This sign-in link is unknown, expired or was already used.")
+        case .wrongBrowser:
+            return HTMLPage.error(status: 400, title: "Sign-in started elsewhere",
+                                  message: "This sign-in was started in another browser or its cookie is missing.")
+        case .storage:
+            return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The session could not be stored.")
+        default:
+            return HTMLPage.error(status: 400, title: "Sign-in failed",
+                                  message: "The sign-in response could not be accepted.")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import HTTPServer
+
+/// `GET /login[?returnTo=/path]`: starts an Authorization Code + PKCE login (RFC 7636, RFC 9700 §2.1.1).
+struct LoginEndpoint {
+    let context: GatewayContext
+
+    /// How long a pending login may wait for its callback.
+    static let pendingLifetime: Int64 = 600
+
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let query = QueryParameters(request.head.query)
+        // `returnTo` must be a local path: an open redirect here would send users anywhere after login.
+        var requested: String?
+        if query.contains("returnTo") {
+            guard let single = query.single("returnTo") else { return invalidReturnTo() }
+            requested = single
+        }
+        guard let returnTo = ReturnTo.validate(requested) else { return invalidReturnTo() }
+
+        let clients: ProviderClients
+        do {
+            clients = try await context.provider.clients()
+        } catch {
+            context.logger.error("login: provider discovery failed", metadata: ["error": "\(error)"])
+            return HTMLPage.error(status: 502, title: "Sign-in is unavailable",
+                                  message: "The identity provider cannot be reached right now. Please try again shortly.")
+        }
+        let (url, secrets) = AuthorizationRequest.make(
+            metadata: clients.metadata, clientID: context.configuration.clientID,
+            redirectURI: context.configuration.redirectURI, scopes: context.configuration.scopes,
+            extraParameters: context.configuration.authParams)
+
+        // One binding value per browser, shared by the logins pending in its tabs.
+        let existing = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
+            .first { LoginBinding.isWellFormed($0) }
+        let binding = existing ?? RandomToken.make(bytes: 32)
+        let now = context.now()
+        let pending = PendingLogin(stateHash: SecretHash.hex(of: secrets.state), bindingHash: SecretHash.hex(of: binding),
+                                   codeVerifier: secrets.codeVerifier.value, nonce: secrets.nonce, returnTo: returnTo,
+                                   createdAt: now, expiresAt: now + Self.pendingLifetime)
+        do {
+            try context.store.savePendingLogin(pending)
+        } catch {
+            context.logger.error("login: cannot store the pending login", metadata: ["error": "\(error)"])
+            return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The login could not be started.")
+        }
+        context.metrics.loginStarted()
+        return Responses.redirect(url, cookies: [context.cookie.setLoginBinding(binding)])
+    }
+
+    private func invalidReturnTo() -> HTTPResponse {
+        HTMLPage.error(status: 400, title: "Invalid sign-in link",
+                       message: "The page to return to after signing in must be a path on this site.")
+    }
+}
+
+/// The short-lived cookie that ties a pending login to the browser that started it.
+enum LoginBinding {
+    static func isWellFormed(_ value: String) -> Bool {
+        value.utf8.count == 43 && value.utf8.allSatisfy { b in
+            (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57) || b == 45 || b == 95
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import HTTPServer
+
+/// `POST /logout` (with the CSRF header) and `GET /logout?sid=…`: ends the session here and at the
+/// provider (RFC 7009 revocation, OpenID RP-Initiated Logout 1.0).
+struct LogoutEndpoint {
+    let context: GatewayContext
+
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let head = request.head
+        let isGET = head.method == "GET"
+        if !isGET {
+            guard CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) else {
+                return Responses.csrfMissing
+            }
+        }
+        let session: Session?
+        if let id = context.sessions.sessionID(in: head.headers) {
+            session = try? context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)
+        } else {
+            session = nil
+        }
+        if isGET {
+            // A top-level GET can be triggered by any site: only the sid from /user makes it ours.
+            guard let sid = QueryParameters(head.query).single("sid"), let session,
+                  constantTimeEquals(sid, LogoutSID.value(for: session)) else {
+                return HTMLPage.error(status: 400, title: "Sign-out refused",
+                                      message: "This sign-out link is not valid for your session.")
+            }
+        }
+        guard let session else {
+            return Responses.redirect("/", cookies: [context.cookie.expire()])
+        }
+        _ = try? context.store.deleteSession(idHash: session.idHash)
+        context.sessions.forget(session.idHash)
+        context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
+
+        let clients = context.provider.current
+        if let clients, clients.metadata.revocationEndpoint != nil, let refresh = session.tokens.refreshToken {
+            do {
+                try await clients.tokens.revoke(token: refresh, tokenTypeHint: .refreshToken)
+            } catch {
+                context.logger.warning("logout: refresh token revocation failed", metadata: ["error": "\(error)"])
+            }
+        }
+        var location = "/"
+        if let clients, let url = EndSessionRequest.url(
+            metadata: clients.metadata, idTokenHint: session.tokens.idToken,
+            postLogoutRedirectURI: context.configuration.postLogoutRedirectURI, clientID: context.configuration.clientID) {
+            location = url
+        }
+        return Responses.redirect(location, cookies: [context.cookie.expire()])
+    }
+}

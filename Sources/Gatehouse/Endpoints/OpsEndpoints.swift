@@ -1,0 +1,33 @@
+import GatehouseCore
+import HTTPServer
+
+/// `/healthz`, `/readyz` and `/metrics`: probes for orchestrators and scrapers.
+enum OpsEndpoints {
+    /// Liveness: the process runs and its loops answer.
+    static func health() -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],
+                     body: "ok\n")
+    }
+
+    /// Readiness: the database answers and the provider's metadata is loaded.
+    static func readiness(_ context: GatewayContext) -> HTTPResponse {
+        do {
+            try context.store.ping()
+        } catch {
+            return HTTPResponse.jsonError(status: 503, error: "database_unavailable",
+                                          description: "The session database does not answer.")
+        }
+        guard context.provider.isLoaded else {
+            return HTTPResponse.jsonError(status: 503, error: "provider_metadata_not_loaded",
+                                          description: "The OpenID provider's discovery document is not loaded yet.")
+        }
+        return Responses.json(200, Array("{\"status\":\"ready\"}".utf8))
+    }
+
+    static func metrics(_ context: GatewayContext) -> HTTPResponse {
+        let active = try? context.store.countActiveSessions(now: context.now())
+        return HTTPResponse(status: 200,
+                            headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
+                            body: context.metrics.render(activeSessions: active))
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import GatehouseCore
+import GatehouseSessions
+import GatehouseStatic
+import HTTPClient
+import HTTPServer
+import Logging
+
+/// The shared parts every endpoint uses. A value: endpoints get what they need, nothing reaches back.
+public struct GatewayContext: Sendable {
+    public let configuration: GatehouseConfiguration
+    public let provider: ProviderConnection
+    public let sessions: SessionResolver
+    public let store: any SessionStore
+    public let metrics: GatewayMetrics
+    public let upstream: UpstreamClient
+    public let staticFiles: StaticFiles
+    public let cookie: SessionCookie
+    public let refresher: TokenRefresher
+    public let logger: Logger
+    /// Unix seconds; injectable for tests.
+    public let now: @Sendable () -> Int64
+
+    public init(configuration: GatehouseConfiguration, provider: ProviderConnection, store: any SessionStore,
+                metrics: GatewayMetrics, upstream: UpstreamClient, staticFiles: StaticFiles, logger: Logger,
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.configuration = configuration
+        self.provider = provider
+        self.store = store
+        self.metrics = metrics
+        self.upstream = upstream
+        self.staticFiles = staticFiles
+        self.logger = logger
+        self.now = now
+        cookie = SessionCookie(configuration: configuration)
+        sessions = SessionResolver(store: store, configuration: configuration, logger: logger)
+        refresher = TokenRefresher(store: store, provider: provider, sessions: sessions, metrics: metrics,
+                                   configuration: configuration, logger: logger)
+    }
+}
+
+/// The gateway's router: picks one handler per request and adds the security headers every
+/// response carries.
+public final class Gateway: HTTPHandler {
+    public let context: GatewayContext
+    private let routes: RouteTable
+
+    public init(context: GatewayContext) {
+        self.context = context
+        routes = context.configuration.routeTable
+    }
+
+    /// Paths the gateway answers itself (never the SPA, never an upstream).
+    static let ownPaths: Set<String> = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
+                                        "/healthz", "/readyz", "/metrics"]
+
+    public func routeClass(of path: Substring) -> RouteClass {
+        switch path {
+        case "/login": return .login
+        case "/callback": return .callback
+        case "/user": return .user
+        case "/logout", "/backchannel-logout": return .logout
+        case "/healthz", "/readyz", "/metrics": return .ops
+        default:
+            return routes.match(path: path) == nil ? .static : .api
+        }
+    }
+
+    // MARK: Fast path (on the event loop, no task)
+
+    public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
+        switch head.path {
+        case "/healthz":
+            return secured(OpsEndpoints.health())
+        case "/readyz":
+            return secured(OpsEndpoints.readiness(context))
+        case "/metrics":
+            return secured(OpsEndpoints.metrics(context))
+        case "/login", "/callback", "/user", "/logout", "/backchannel-logout":
+            return nil
+        default:
+            guard routes.match(path: head.path) == nil else { return nil }
+            if case .response(let response) = context.staticFiles.respond(to: head) {
+                return secured(response)
+            }
+            return nil
+        }
+    }
+
+    // MARK: Everything else (in a task on the same loop)
+
+    public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
+        let head = request.head
+        let secure = SecuredResponseWriter(writer)
+        switch head.path {
+        case "/login":
+            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
+            await secure.respond(await LoginEndpoint(context: context).respond(to: request))
+        case "/callback":
+            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
+            await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
+        case "/user":
+            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
+            await secure.respond(UserEndpoint(context: context).respond(to: request))
+        case "/logout":
+            guard head.method == "GET" || head.method == "POST" else {
+                return await secure.respond(Responses.methodNotAllowed("GET, POST"))
+            }
+            await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
+        case "/backchannel-logout":
+            guard head.method == "POST" else { return await secure.respond(Responses.methodNotAllowed("POST")) }
+            await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
+        case "/healthz", "/readyz", "/metrics":
+            await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
+        default:
+            if let match = routes.match(path: head.path) {
+                await ApiProxy(context: context).forward(request, match: match, writer: secure)
+            } else {
+                await context.staticFiles.serve(head, to: secure)
+            }
+        }
+    }
+
+    func secured(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        SecurityHeaders.apply(to: &response.headers, html: Self.isHTML(response.headers))
+        return response
+    }
+
+    static func isHTML(_ headers: HTTPHeaders) -> Bool {
+        headers["Content-Type"].map { $0.lowercased().hasPrefix("text/html") } ?? false
+    }
+}
+
+/// Adds the security headers to whatever a handler writes (complete or streamed).
+final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
+    private let inner: any HTTPResponseWriter
+
+    init(_ inner: any HTTPResponseWriter) { self.inner = inner }
+
+    var headWritten: Bool { inner.headWritten }
+
+    func respond(_ response: HTTPResponse) async {
+        var response = response
+        SecurityHeaders.apply(to: &response.headers, html: Gateway.isHTML(response.headers))
+        await inner.respond(response)
+    }
+
+    func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
+        var head = head
+        SecurityHeaders.apply(to: &head.headers, html: Gateway.isHTML(head.headers))
+        try await inner.writeHead(head, contentLength: contentLength)
+    }
+
+    func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) { try await inner.writeBody(bytes) }
+    func finish() async throws(HTTPWriteError) { try await inner.finish() }
+    func abort() { inner.abort() }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import GatehouseStatic
+import HTTPClient
+import HTTPServer
+import Logging
+
+/// Errors that stop `gatehouse serve` at start, each with the exit code the contract gives it.
+public enum GatewayStartError: Error, CustomStringConvertible {
+    case configuration(String)
+    case database(String)
+    case bind(String)
+
+    public var exitCode: Int32 {
+        switch self {
+        case .configuration: 64
+        case .database: 69
+        case .bind: 69
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .configuration(let why): why
+        case .database(let why): "database: \(why)"
+        case .bind(let why): "cannot listen: \(why)"
+        }
+    }
+}
+
+/// A running gateway: server, store, provider loader and background maintenance.
+public final class GatewayRuntime: Sendable {
+    public let server: HTTPServer
+    public let context: GatewayContext
+    private let store: SQLiteSessionStore
+    private let maintenance: Task<Void, Never>
+
+    public var port: Int { server.localPort }
+
+    /// Opens the database (applying migrations), starts discovery and the server.
+    public static func start(configuration: GatehouseConfiguration, logger: Logger,
+                             loopCount: Int? = nil) throws(GatewayStartError) -> GatewayRuntime {
+        guard let key = configuration.secretKey else {
+            throw .configuration("GATEHOUSE_SECRET_KEY: required for serve (generate one with `gatehouse keygen`)")
+        }
+        let sealer: TokenSealer
+        do { sealer = try TokenSealer(current: key, previous: configuration.previousSecretKey) } catch {
+            throw .configuration("GATEHOUSE_SECRET_KEY: \(error)")
+        }
+        let store: SQLiteSessionStore
+        do {
+            store = try SQLiteSessionStore(path: configuration.databasePath, sealer: sealer, logger: logger)
+            let applied = try store.migrate()
+            if !applied.isEmpty {
+                logger.info("migrations applied", metadata: ["db.migrations": "\(applied.map(\.version))"])
+            }
+        } catch {
+            throw .database("\(configuration.databasePath): \(error)")
+        }
+        let http = URLSessionProviderClient(timeout: TimeInterval(configuration.providerTimeout))
+        let provider = ProviderConnection(configuration: configuration, http: http, logger: logger)
+        var timeouts = UpstreamClient.Timeouts()
+        timeouts.firstByteNanoseconds = UInt64(configuration.upstreamTimeout) * 1_000_000_000
+        let metrics = GatewayMetrics()
+        let context = GatewayContext(configuration: configuration, provider: provider, store: store, metrics: metrics,
+                                     upstream: UpstreamClient(timeouts: timeouts),
+                                     staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
+                                     logger: logger)
+        let gateway = Gateway(context: context)
+        var serverConfig = HTTPServerConfiguration()
+        serverConfig.host = configuration.listen.host
+        serverConfig.port = configuration.listen.port
+        serverConfig.maxBodyBytes = configuration.maxBody
+        if let loopCount { serverConfig.loopCount = loopCount }
+        var defaults = HTTPHeaders()
+        SecurityHeaders.apply(to: &defaults, html: false)
+        let observer = GatewayObserver(metrics: metrics, logger: logger) { gateway.routeClass(of: $0) }
+        let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
+                                defaultHeaders: defaults, logger: logger)
+        do { try server.start() } catch {
+            try? store.close()
+            throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")
+        }
+        provider.start()
+        let maintenance = Task {
+            // Expired sessions, pending logins and back-channel jtis are purged in the background.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                if let counts = try? store.purgeExpired(now: Int64(Date().timeIntervalSince1970)),
+                   counts.sessions + counts.pendingLogins + counts.logoutJTIs > 0 {
+                    logger.debug("purged expired rows", metadata: ["db.sessions": "\(counts.sessions)",
+                                                                    "db.pending_logins": "\(counts.pendingLogins)"])
+                }
+            }
+        }
+        return GatewayRuntime(server: server, context: context, store: store, maintenance: maintenance)
+    }
+
+    private init(server: HTTPServer, context: GatewayContext, store: SQLiteSessionStore, maintenance: Task<Void, Never>) {
+        self.server = server
+        self.context = context
+        self.store = store
+        self.maintenance = maintenance
+    }
+
+    /// Graceful stop: no new connections, in-flight requests get up to `grace`, then the database is
+    /// checkpointed and closed.
+    public func shutdown(grace: Duration = .seconds(25)) async {
+        let nanos = UInt64(grace.components.seconds) * 1_000_000_000 + UInt64(grace.components.attoseconds / 1_000_000_000)
+        await server.shutdown(graceNanoseconds: nanos)
+        maintenance.cancel()
+        context.provider.stop()
+        do { try store.close() } catch {
+            context.logger.error("database close failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

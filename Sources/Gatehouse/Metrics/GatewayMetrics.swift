@@ -1,0 +1,135 @@
+import HTTPServer
+import Synchronization
+
+/// Which part of the gateway a request went to, for metrics labels.
+public enum RouteClass: Int, CaseIterable, Sendable {
+    case login, callback, user, logout, api, `static`, ops
+
+    public var label: String {
+        switch self {
+        case .login: "login"
+        case .callback: "callback"
+        case .user: "user"
+        case .logout: "logout"
+        case .api: "api"
+        case .static: "static"
+        case .ops: "ops"
+        }
+    }
+}
+
+/// Counters and histograms exposed at `/metrics` in the Prometheus text format (version 0.0.4).
+///
+/// One mutex guards plain integers: an uncontended lock per request costs tens of nanoseconds, and
+/// scraping copies the numbers out under the same lock, so a scrape never slows requests down.
+public final class GatewayMetrics: Sendable {
+    static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    struct Numbers {
+        var requests = [Int](repeating: 0, count: RouteClass.allCases.count * 5)
+        var buckets = [Int](repeating: 0, count: RouteClass.allCases.count * (GatewayMetrics.bucketBounds.count + 1))
+        var durationSum = [Double](repeating: 0, count: RouteClass.allCases.count)
+        var durationCount = [Int](repeating: 0, count: RouteClass.allCases.count)
+        var loginsStarted = 0
+        var loginsCompleted = 0
+        var loginsFailed: [String: Int] = [:]
+        var refreshesOK = 0
+        var refreshesFailed: [String: Int] = [:]
+        var upstreamErrors: [String: Int] = [:]
+        var openConnections = 0
+        var rejectedConnections = 0
+    }
+
+    private let numbers = Mutex(Numbers())
+
+    public init() {}
+
+    public func recordRequest(_ routeClass: RouteClass, status: Int, durationNanoseconds: UInt64) {
+        let statusClass = min(max(status / 100, 1), 5) - 1
+        let seconds = Double(durationNanoseconds) / 1e9
+        var bucket = GatewayMetrics.bucketBounds.count
+        for (i, bound) in GatewayMetrics.bucketBounds.enumerated() where seconds <= bound {
+            bucket = i
+            break
+        }
+        let c = routeClass.rawValue
+        numbers.withLock { n in
+            n.requests[c * 5 + statusClass] += 1
+            n.buckets[c * (GatewayMetrics.bucketBounds.count + 1) + bucket] += 1
+            n.durationSum[c] += seconds
+            n.durationCount[c] += 1
+        }
+    }
+
+    public func loginStarted() { numbers.withLock { $0.loginsStarted += 1 } }
+    public func loginCompleted() { numbers.withLock { $0.loginsCompleted += 1 } }
+    public func loginFailed(reason: String) { numbers.withLock { $0.loginsFailed[reason, default: 0] += 1 } }
+    public func refreshSucceeded() { numbers.withLock { $0.refreshesOK += 1 } }
+    public func refreshFailed(reason: String) { numbers.withLock { $0.refreshesFailed[reason, default: 0] += 1 } }
+    public func upstreamError(kind: String) { numbers.withLock { $0.upstreamErrors[kind, default: 0] += 1 } }
+    public func connectionOpened() { numbers.withLock { $0.openConnections += 1 } }
+    public func connectionClosed() { numbers.withLock { $0.openConnections -= 1 } }
+    public func connectionRejected() { numbers.withLock { $0.rejectedConnections += 1 } }
+
+    /// The exposition text. `activeSessions` is read by the caller (a database count).
+    public func render(activeSessions: Int?) -> String {
+        let n = numbers.withLock { $0 }
+        var out = ""
+        out += "# HELP gatehouse_http_requests_total HTTP requests answered, by route class and status class.\n"
+        out += "# TYPE gatehouse_http_requests_total counter\n"
+        let statusLabels = ["1xx", "2xx", "3xx", "4xx", "5xx"]
+        for route in RouteClass.allCases {
+            for (s, label) in statusLabels.enumerated() {
+                out += "gatehouse_http_requests_total{route=\"\(route.label)\",status=\"\(label)\"} \(n.requests[route.rawValue * 5 + s])\n"
+            }
+        }
+        out += "# HELP gatehouse_http_request_duration_seconds Time from request head to the end of the response.\n"
+        out += "# TYPE gatehouse_http_request_duration_seconds histogram\n"
+        let width = GatewayMetrics.bucketBounds.count + 1
+        for route in RouteClass.allCases {
+            var cumulative = 0
+            for (i, bound) in GatewayMetrics.bucketBounds.enumerated() {
+                cumulative += n.buckets[route.rawValue * width + i]
+                out += "gatehouse_http_request_duration_seconds_bucket{route=\"\(route.label)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            cumulative += n.buckets[route.rawValue * width + width - 1]
+            out += "gatehouse_http_request_duration_seconds_bucket{route=\"\(route.label)\",le=\"+Inf\"} \(cumulative)\n"
+            out += "gatehouse_http_request_duration_seconds_sum{route=\"\(route.label)\"} \(n.durationSum[route.rawValue])\n"
+            out += "gatehouse_http_request_duration_seconds_count{route=\"\(route.label)\"} \(n.durationCount[route.rawValue])\n"
+        }
+        if let activeSessions {
+            out += "# HELP gatehouse_active_sessions Sessions that have not expired.\n"
+            out += "# TYPE gatehouse_active_sessions gauge\n"
+            out += "gatehouse_active_sessions \(activeSessions)\n"
+        }
+        out += "# HELP gatehouse_logins_started_total Logins started at /login.\n"
+        out += "# TYPE gatehouse_logins_started_total counter\n"
+        out += "gatehouse_logins_started_total \(n.loginsStarted)\n"
+        out += "# HELP gatehouse_logins_completed_total Logins that created a session.\n"
+        out += "# TYPE gatehouse_logins_completed_total counter\n"
+        out += "gatehouse_logins_completed_total \(n.loginsCompleted)\n"
+        out += "# HELP gatehouse_logins_failed_total Logins that failed at /callback, by reason.\n"
+        out += "# TYPE gatehouse_logins_failed_total counter\n"
+        for (reason, count) in n.loginsFailed.sorted(by: { $0.key < $1.key }) {
+            out += "gatehouse_logins_failed_total{reason=\"\(reason)\"} \(count)\n"
+        }
+        out += "# HELP gatehouse_token_refreshes_total Access-token refreshes, by result.\n"
+        out += "# TYPE gatehouse_token_refreshes_total counter\n"
+        out += "gatehouse_token_refreshes_total{result=\"ok\"} \(n.refreshesOK)\n"
+        for (reason, count) in n.refreshesFailed.sorted(by: { $0.key < $1.key }) {
+            out += "gatehouse_token_refreshes_total{result=\"failed\",reason=\"\(reason)\"} \(count)\n"
+        }
+        out += "# HELP gatehouse_upstream_errors_total Failed upstream exchanges, by kind.\n"
+        out += "# TYPE gatehouse_upstream_errors_total counter\n"
+        for (kind, count) in n.upstreamErrors.sorted(by: { $0.key < $1.key }) {
+            out += "gatehouse_upstream_errors_total{kind=\"\(kind)\"} \(count)\n"
+        }
+        out += "# HELP gatehouse_open_connections Client connections currently open.\n"
+        out += "# TYPE gatehouse_open_connections gauge\n"
+        out += "gatehouse_open_connections \(n.openConnections)\n"
+        out += "# HELP gatehouse_rejected_connections_total Connections closed at accept (connection limit).\n"
+        out += "# TYPE gatehouse_rejected_connections_total counter\n"
+        out += "gatehouse_rejected_connections_total \(n.rejectedConnections)\n"
+        return out
+    }
+}

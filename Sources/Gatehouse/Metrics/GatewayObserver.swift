@@ -1,0 +1,36 @@
+import HTTPServer
+import Logging
+
+/// Turns the server's per-request records into metrics and the access log (one line per request:
+/// method, path without query, status, bytes, duration, request id — never a query, cookie or token).
+public struct GatewayObserver: HTTPServerObserver {
+    let metrics: GatewayMetrics
+    let classify: @Sendable (Substring) -> RouteClass
+    let logger: Logger
+    let accessLog: Bool
+
+    public init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass) {
+        self.metrics = metrics
+        self.logger = logger
+        self.classify = classify
+        accessLog = logger.logLevel <= .info
+    }
+
+    public func requestCompleted(_ record: HTTPAccessRecord) {
+        metrics.recordRequest(classify(record.path), status: record.status, durationNanoseconds: record.durationNanoseconds)
+        guard accessLog else { return }
+        logger.info("request", metadata: [
+            "request.id": "\(record.requestID)",
+            "http.method": "\(record.method)",
+            "http.path": "\(record.path)",
+            "http.status": "\(record.status)",
+            "http.bytes": "\(record.bytesSent)",
+            "http.duration_ms": "\(Double(record.durationNanoseconds / 1000) / 1000)",
+            "client.ip": "\(record.peer.ip)",
+        ])
+    }
+
+    public func connectionOpened() { metrics.connectionOpened() }
+    public func connectionClosed() { metrics.connectionClosed() }
+    public func connectionRejected() { metrics.connectionRejected() }
+}

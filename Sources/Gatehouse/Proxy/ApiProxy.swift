@@ -1,0 +1,119 @@
+import GatehouseCore
+import GatehouseSessions
+import HTTPClient
+import HTTPServer
+
+/// Forwards an API request of a signed-in browser to its upstream with the session's access token,
+/// streaming both bodies (SPEC "API routes"; the IETF browser-apps BFF pattern).
+struct ApiProxy {
+    let context: GatewayContext
+
+    func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
+        let head = request.head
+        let config = context.configuration
+        // The anti-forgery header first: a cross-site request changes nothing, not even the idle timer.
+        guard CSRFPolicy.check(head.headers, headerName: config.csrfHeader) else {
+            return await writer.respond(Responses.csrfMissing)
+        }
+        guard case .forward(let route, let upstreamPath) = match else {
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
+                                                               description: "The path cannot be routed."))
+        }
+        let now = context.now()
+        guard let id = context.sessions.sessionID(in: head.headers) else {
+            return await writer.respond(Responses.unauthenticated)
+        }
+        let found: Session?
+        do { found = try context.sessions.resolve(idHash: id.hash, now: now) } catch {
+            return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
+                                                               description: "The session store does not answer."))
+        }
+        guard let found else { return await writer.respond(Responses.unauthenticated) }
+        let session: Session
+        switch await context.refresher.ensureFresh(found, now: now) {
+        case .fresh(let fresh): session = fresh
+        case .ended:
+            var response = Responses.unauthenticated
+            response.headers.add("Set-Cookie", context.cookie.expire())
+            return await writer.respond(response)
+        case .unavailable:
+            context.metrics.upstreamError(kind: "token_refresh")
+            return await writer.respond(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
+                                                               description: "The access token could not be refreshed."))
+        }
+
+        let headers = ProxyHeaderPolicy.upstreamRequestHeaders(
+            from: head.headers, peerIP: request.peer.ip, accessToken: session.tokens.accessToken,
+            csrfHeader: config.csrfHeader, publicScheme: config.publicURL.scheme, trustedProxies: config.trustedProxies)
+        var target = upstreamPath
+        if let query = head.query { target += "?" + query }
+        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
+                                              target: target, headers: headers)
+        if route.usesTLS {
+            return await TLSUpstream.forward(upstreamRequest, body: request.body, context: context, writer: writer)
+        }
+        let body: (any HTTPRequestBody)? = request.body.declaredLength == 0 ? nil : request.body
+        let response: UpstreamResponse
+        do {
+            response = try await context.upstream.send(upstreamRequest, body: body)
+        } catch {
+            return await writer.respond(failure(error))
+        }
+        await relay(response, head: head, writer: writer)
+    }
+
+    private func relay(_ response: UpstreamResponse, head: HTTPRequestHead, writer: any HTTPResponseWriter) async {
+        let upstreamHeaders = response.head.headers
+        var length: Int? = nil
+        if !upstreamHeaders.contains("Transfer-Encoding"), let cl = upstreamHeaders["Content-Length"], let n = Int(cl), n >= 0 {
+            length = n
+        }
+        let outgoing = HTTPResponseHead(status: response.head.status,
+                                        headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders))
+        do {
+            try await writer.writeHead(outgoing, contentLength: length)
+        } catch {
+            response.discard()
+            return
+        }
+        while true {
+            let piece: [UInt8]?
+            do {
+                piece = try await response.nextBodyPiece()
+            } catch {
+                // Mid-body failure: the head is gone, so the only honest signal is a cut connection.
+                context.metrics.upstreamError(kind: "body")
+                context.logger.warning("upstream body failed", metadata: ["error": "\(error)"])
+                writer.abort()
+                return
+            }
+            guard let piece else { break }
+            do { try await writer.writeBody(piece) } catch {
+                response.discard()
+                return
+            }
+        }
+        try? await writer.finish()
+    }
+
+    private func failure(_ error: UpstreamError) -> HTTPResponse {
+        switch error {
+        case .connectTimeout, .firstByteTimeout:
+            context.metrics.upstreamError(kind: "timeout")
+            context.logger.warning("upstream timed out", metadata: ["error": "\(error)"])
+            return HTTPResponse.jsonError(status: 504, error: "upstream_timeout",
+                                          description: "The upstream did not answer in time.")
+        case .requestBody(.tooLarge(let limit)):
+            return HTTPResponse.jsonError(status: 413, error: "payload_too_large",
+                                          description: "The request body is larger than \(limit) bytes.")
+        case .requestBody:
+            return HTTPResponse.jsonError(status: 400, error: "invalid_request_body",
+                                          description: "The request body could not be read.")
+        default:
+            context.metrics.upstreamError(kind: "unreachable")
+            context.logger.warning("upstream failed", metadata: ["error": "\(error)"])
+            return HTTPResponse.jsonError(status: 502, error: "upstream_unreachable",
+                                          description: "The upstream could not be reached.")
+        }
+    }
+}

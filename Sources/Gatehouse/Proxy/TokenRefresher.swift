@@ -1,0 +1,156 @@
+import Foundation
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import Logging
+import Synchronization
+
+/// Keeps a session's access token fresh, one refresh per session at a time.
+///
+/// With refresh-token rotation (RFC 9700 §4.14.2) two concurrent refreshes would spend the same
+/// refresh token twice and the provider would revoke the whole family, logging the user out. So:
+/// in this process, concurrent requests of a session await the same refresh task; across processes
+/// sharing the database, a lease row (taken inside `BEGIN IMMEDIATE`) admits one refresher, and the
+/// others wait until the session's version changes. The new tokens are stored before anyone uses them.
+public final class TokenRefresher: Sendable {
+    public enum Outcome: Sendable {
+        /// A session whose access token is valid now.
+        case fresh(Session)
+        /// The provider refused the refresh (`invalid_grant`) or the session is gone: answer 401.
+        case ended
+        /// The provider could not be asked: answer 502, keep the session.
+        case unavailable(String)
+    }
+
+    private let store: any SessionStore
+    private let provider: ProviderConnection
+    private let sessions: SessionResolver
+    private let metrics: GatewayMetrics
+    private let margin: Int64
+    private let logger: Logger
+    private let owner = "gatehouse-\(getpid())-\(UUID().uuidString.prefix(8))"
+    private let inflight = Mutex<[String: Task<Outcome, Never>]>([:])
+
+    public init(store: any SessionStore, provider: ProviderConnection, sessions: SessionResolver,
+                metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger) {
+        self.store = store
+        self.provider = provider
+        self.sessions = sessions
+        self.metrics = metrics
+        margin = Int64(configuration.refreshMargin)
+        self.logger = logger
+    }
+
+    /// Refresh a little before expiry: the configured margin, or a tenth of the token's lifetime when
+    /// that is smaller (a 60 s margin would refresh a 30 s token on every request).
+    func needsRefresh(_ tokens: TokenSet, now: Int64) -> Bool {
+        guard let expiresAt = tokens.accessTokenExpiresAt else { return false }
+        var effective = margin
+        if let lifetime = tokens.accessTokenLifetime, lifetime > 0 { effective = min(margin, lifetime / 10) }
+        return now >= expiresAt - effective
+    }
+
+    /// A session with a usable access token, refreshing it first when needed.
+    public func ensureFresh(_ session: Session, now: Int64) async -> Outcome {
+        guard needsRefresh(session.tokens, now: now) else { return .fresh(session) }
+        guard session.tokens.refreshToken != nil else {
+            if let expiresAt = session.tokens.accessTokenExpiresAt, now >= expiresAt { return .ended }
+            return .fresh(session)
+        }
+        let idHash = session.idHash
+        let task = inflight.withLock { running -> Task<Outcome, Never> in
+            if let task = running[idHash] { return task }
+            let task = Task { [self] in
+                let outcome = await self.refresh(idHash: idHash)
+                _ = self.inflight.withLock { $0.removeValue(forKey: idHash) }
+                return outcome
+            }
+            running[idHash] = task
+            return task
+        }
+        let outcome = await task.value
+        // If the provider is down but the current token has not expired yet, it can still be used.
+        if case .unavailable = outcome, let expiresAt = session.tokens.accessTokenExpiresAt, now < expiresAt {
+            return .fresh(session)
+        }
+        return outcome
+    }
+
+    private func refresh(idHash: String) async -> Outcome {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let now = Int64(Date().timeIntervalSince1970)
+            let acquired: Bool
+            do {
+                acquired = try store.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
+            } catch {
+                return .unavailable("session store: \(error)")
+            }
+            if !acquired {
+                // Another process is refreshing: wait for its result to appear.
+                try? await Task.sleep(for: .milliseconds(100))
+                guard let current = try? store.loadSession(idHash: idHash, now: now) else { return .ended }
+                if !needsRefresh(current.tokens, now: now) {
+                    sessions.update(current)
+                    return .fresh(current)
+                }
+                continue
+            }
+            defer { try? store.releaseRefreshLease(idHash: idHash, owner: owner) }
+            return await refreshHoldingLease(idHash: idHash, now: now)
+        }
+        return .unavailable("timed out waiting for another refresh")
+    }
+
+    private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
+        // Re-read under the lease: someone may have refreshed just before we got it.
+        guard let session = try? store.loadSession(idHash: idHash, now: now) else { return .ended }
+        if !needsRefresh(session.tokens, now: now) {
+            sessions.update(session)
+            return .fresh(session)
+        }
+        guard let refreshToken = session.tokens.refreshToken else { return .ended }
+        let clients: ProviderClients
+        do { clients = try await provider.clients() } catch {
+            metrics.refreshFailed(reason: "provider_unavailable")
+            return .unavailable("\(error)")
+        }
+        let response: TokenResponse
+        do {
+            response = try await clients.tokens.refresh(refreshToken: refreshToken)
+        } catch {
+            if case .oauth(let code, _, _) = error, code == .invalidGrant {
+                metrics.refreshFailed(reason: "invalid_grant")
+                logger.info("refresh refused by the provider; session ended", metadata: ["session.id": "\(idHash.prefix(8))"])
+                _ = try? store.deleteSession(idHash: idHash)
+                sessions.forget(idHash)
+                return .ended
+            }
+            metrics.refreshFailed(reason: "provider_error")
+            logger.warning("refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+            return .unavailable("\(error)")
+        }
+        var tokens = session.tokens
+        tokens.accessToken = response.accessToken
+        tokens.tokenType = response.tokenType
+        if let rotated = response.refreshToken { tokens.refreshToken = rotated }
+        if let idToken = response.idToken { tokens.idToken = idToken }
+        if let scope = response.scope { tokens.scope = scope }
+        tokens.accessTokenExpiresAt = response.expiresIn.map { now + Int64($0) }
+        tokens.accessTokenLifetime = response.expiresIn.map { Int64($0) }
+        do {
+            let stored = try store.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens)
+            guard stored, let updated = try store.loadSession(idHash: idHash, now: now) else {
+                // Lost a race we should not have (the lease expired): use whatever is stored now.
+                guard let current = try store.loadSession(idHash: idHash, now: now) else { return .ended }
+                sessions.update(current)
+                return .fresh(current)
+            }
+            metrics.refreshSucceeded()
+            sessions.update(updated)
+            return .fresh(updated)
+        } catch {
+            return .unavailable("session store: \(error)")
+        }
+    }
+}

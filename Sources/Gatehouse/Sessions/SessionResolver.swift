@@ -1,0 +1,105 @@
+import Foundation
+import GatehouseCore
+import GatehouseSessions
+import HTTPServer
+import Logging
+import Synchronization
+
+/// Finds the session behind a request's cookie, with a short-lived in-memory cache so the proxy's hot
+/// path does not read SQLite on every request.
+///
+/// Cache entries live at most `maximumAge` (0.5 s): a session revoked by the CLI, another process or
+/// back-channel logout is refused within a second. Sliding the idle timeout happens in memory on every
+/// request and is written to the database at most once per `touchInterval` per session (a minute, or
+/// less for short idle timeouts), so steady traffic costs no SQLite writes.
+public final class SessionResolver: Sendable {
+    struct Entry {
+        var session: Session
+        var loadedAt: UInt64
+        /// Idle expiry as slid in memory (≥ the stored one).
+        var idleExpiresAt: Int64
+        var persistedIdleExpiresAt: Int64
+    }
+
+    public let store: any SessionStore
+    private let cookieName: String
+    private let idleSeconds: Int64
+    private let touchInterval: Int64
+    private let maximumAgeNanoseconds: UInt64 = 500_000_000
+    private let cache = Mutex<[String: Entry]>([:])
+    private let logger: Logger
+
+    public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger) {
+        self.store = store
+        cookieName = configuration.cookieName
+        idleSeconds = Int64(configuration.sessionIdle)
+        touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
+        self.logger = logger
+    }
+
+    /// The session id presented by the request, if it is well-formed.
+    public func sessionID(in headers: HTTPHeaders) -> SessionID? {
+        // A planted duplicate cookie must not shadow the real one: try each value.
+        for value in CookieParser.values(named: cookieName, in: headers) {
+            if let id = SessionID(cookieValue: value) { return id }
+        }
+        return nil
+    }
+
+    /// The active session for `idHash`, sliding its idle timeout unless `slide` is false.
+    /// Returns nil when it does not exist or has expired.
+    public func resolve(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Session? {
+        let clock = EventLoop.monotonicNow()
+        var entry: Entry
+        if let cached = cache.withLock({ $0[idHash] }), clock &- cached.loadedAt < maximumAgeNanoseconds {
+            entry = cached
+        } else {
+            guard let loaded = try store.loadSession(idHash: idHash, now: now) else {
+                _ = cache.withLock { $0.removeValue(forKey: idHash) }
+                return nil
+            }
+            let previous = cache.withLock { $0[idHash] }
+            let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
+            entry = Entry(session: loaded, loadedAt: clock, idleExpiresAt: min(slid, loaded.expiresAt),
+                          persistedIdleExpiresAt: loaded.idleExpiresAt)
+        }
+        guard now < entry.idleExpiresAt, now < entry.session.expiresAt else {
+            forget(idHash)
+            _ = try? store.deleteSession(idHash: idHash)
+            return nil
+        }
+        if slide {
+            entry.idleExpiresAt = min(now + idleSeconds, entry.session.expiresAt)
+            // Persist the slide at most once per interval (the hot path stays write-free).
+            if entry.idleExpiresAt - entry.persistedIdleExpiresAt >= touchInterval {
+                if (try? store.touch(idHash: idHash, lastSeen: now, idleExpiresAt: entry.idleExpiresAt)) == true {
+                    entry.persistedIdleExpiresAt = entry.idleExpiresAt
+                }
+            }
+        }
+        var session = entry.session
+        session.idleExpiresAt = entry.idleExpiresAt
+        let stored = entry
+        cache.withLock { $0[idHash] = stored }
+        return session
+    }
+
+    /// Replaces the cached copy after this process changed the session (new tokens).
+    public func update(_ session: Session) {
+        cache.withLock { cache in
+            guard var entry = cache[session.idHash] else { return }
+            entry.session = session
+            entry.loadedAt = EventLoop.monotonicNow()
+            cache[session.idHash] = entry
+        }
+    }
+
+    public func forget(_ idHash: String) {
+        _ = cache.withLock { $0.removeValue(forKey: idHash) }
+    }
+
+    /// Drops every cached session (after bulk deletions such as back-channel logout).
+    public func forgetAll() {
+        cache.withLock { $0.removeAll() }
+    }
+}

@@ -1,0 +1,29 @@
+import GatehouseCore
+import HTTPServer
+
+/// Answers shared by several endpoints.
+enum Responses {
+    static func redirect(_ location: String, cookies: [String] = []) -> HTTPResponse {
+        var headers: HTTPHeaders = ["Location": location, "Cache-Control": "no-store"]
+        for cookie in cookies { headers.add("Set-Cookie", cookie) }
+        return HTTPResponse(status: 302, headers: headers)
+    }
+
+    static func json(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: body)
+    }
+
+    static let csrfMissing = HTTPResponse.jsonError(
+        status: 401, error: "csrf_header_missing",
+        description: "This endpoint requires the anti-forgery header.")
+
+    static let unauthenticated = HTTPResponse.jsonError(
+        status: 401, error: "unauthenticated", description: "No valid session.")
+
+    static func methodNotAllowed(_ allowed: String) -> HTTPResponse {
+        var response = HTTPResponse.jsonError(status: 405, error: "method_not_allowed",
+                                              description: "Use \(allowed) for this endpoint.")
+        response.headers.set("Allow", allowed)
+        return response
+    }
+}

@@ -1,0 +1,228 @@
+import HTTPServer
+import Synchronization
+
+/// The hot-path client for `http://` upstreams: keep-alive connections pooled per event loop, so a
+/// proxied request is written, answered and relayed on the loop that received it, without locks on
+/// the connection or a thread hop.
+///
+/// For example:
+/// ```swift
+/// let response = try await client.send(UpstreamRequest(host: "127.0.0.1", port: 9000, head: head), body: body)
+/// while let piece = try await response.nextBodyPiece() { … }
+/// ```
+public final class UpstreamClient: Sendable {
+    public struct Timeouts: Sendable {
+        public var connectNanoseconds: UInt64 = 5_000_000_000
+        public var firstByteNanoseconds: UInt64 = 30_000_000_000
+        /// Longest silence inside a response body (server-sent events may pause between events).
+        public var bodyIdleNanoseconds: UInt64 = 300_000_000_000
+        public init() {}
+    }
+
+    public let timeouts: Timeouts
+    /// Idle connections kept per loop and upstream.
+    public let maxIdlePerUpstream: Int
+    private let pools = Mutex<[Int: LoopPool]>([:])
+    private let addresses = Mutex<[UpstreamKey: SocketAddress]>([:])
+
+    public init(timeouts: Timeouts = Timeouts(), maxIdlePerUpstream: Int = 64) {
+        self.timeouts = timeouts
+        self.maxIdlePerUpstream = maxIdlePerUpstream
+    }
+
+    /// Sends a request and returns once the response head has arrived. Must run on an event loop
+    /// (a handler task of `HTTPServer`). The request body is streamed from `body` (nil: no body).
+    ///
+    /// A request without a body that fails on a reused connection before any response byte is retried
+    /// once on a new connection (the upstream may have closed the idle connection as we wrote);
+    /// a request with a body is never retried.
+    public func send(_ request: UpstreamRequest, body: (any HTTPRequestBody)?) async throws(UpstreamError) -> UpstreamResponse {
+        guard let loop = EventLoop.current else { throw .connectFailed("not on an event loop") }
+        let key = UpstreamKey(host: request.host, port: request.port)
+        let pool = loopPool(loop)
+        let hasBody = body.map { $0.declaredLength != 0 } ?? false
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection: UpstreamConnection
+            if let pooled = pool.take(key) {
+                connection = pooled
+            } else {
+                let address = try resolve(key)
+                connection = try await UpstreamConnection.open(key, address: address, loop: loop,
+                                                               timeout: timeouts.connectNanoseconds)
+            }
+            let reused = connection.uses > 0
+            connection.uses += 1
+            do {
+                try await connection.write(ResponseHeadEncoder.encodeRequest(request.head(bodyFraming: body)),
+                                           timeout: timeouts.firstByteNanoseconds)
+                if let body, hasBody {
+                    try await stream(body, to: connection, chunked: body.declaredLength == nil)
+                }
+                let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
+                                                                               timeout: timeouts.firstByteNanoseconds)
+                connection.beginBody(framing)
+                return UpstreamResponse(head: head, connection: connection, keepAlive: keepAlive,
+                                        pool: pool, maxIdle: maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
+            } catch {
+                connection.close()
+                if reused && !hasBody && attempt == 1 && error == .connectionClosed { continue }
+                throw error
+            }
+        }
+    }
+
+    private func stream(_ body: any HTTPRequestBody, to connection: UpstreamConnection, chunked: Bool) async throws(UpstreamError) {
+        while true {
+            let piece: [UInt8]?
+            do { piece = try await body.next() } catch { throw .requestBody(error) }
+            guard let piece else { break }
+            if piece.isEmpty { continue }
+            if chunked {
+                var framed = ChunkedEncoder.chunkHeader(piece.count)
+                framed.append(contentsOf: piece)
+                framed.append(contentsOf: ChunkedEncoder.chunkEnd)
+                try await connection.write(framed, timeout: timeouts.firstByteNanoseconds)
+            } else {
+                try await connection.write(piece, timeout: timeouts.firstByteNanoseconds)
+            }
+        }
+        if chunked { try await connection.write(ChunkedEncoder.lastChunk, timeout: timeouts.firstByteNanoseconds) }
+    }
+
+    private func loopPool(_ loop: EventLoop) -> LoopPool {
+        pools.withLock { pools in
+            if let pool = pools[loop.index] { return pool }
+            let pool = LoopPool()
+            pools[loop.index] = pool
+            return pool
+        }
+    }
+
+    /// Resolves once per upstream (getaddrinfo blocks, so the answer is cached).
+    private func resolve(_ key: UpstreamKey) throws(UpstreamError) -> SocketAddress {
+        if let known = addresses.withLock({ $0[key] }) { return known }
+        let resolved: [SocketAddress]
+        do { resolved = try SocketAddress.resolve(host: key.host, port: key.port) } catch {
+            throw .connectFailed("cannot resolve \(key.host): \(error)")
+        }
+        guard let first = resolved.first else { throw .connectFailed("cannot resolve \(key.host)") }
+        addresses.withLock { $0[key] = first }
+        return first
+    }
+}
+
+/// What to send upstream: the origin-form target and headers are already decided by the proxy policy.
+public struct UpstreamRequest: Sendable {
+    public var host: String
+    public var port: Int
+    public var method: String
+    /// Path and query, origin-form.
+    public var target: String
+    public var headers: HTTPHeaders
+
+    public init(host: String, port: Int, method: String, target: String, headers: HTTPHeaders) {
+        self.host = host
+        self.port = port
+        self.method = method
+        self.target = target
+        self.headers = headers
+    }
+
+    /// The head as sent: `Host` for the upstream and framing that matches how the body is relayed.
+    func head(bodyFraming body: (any HTTPRequestBody)?) -> HTTPRequestHead {
+        var headers = headers
+        headers.remove("Host")
+        headers.remove("Content-Length")
+        headers.remove("Transfer-Encoding")
+        let hostValue = host.contains(":") ? "[\(host)]" : host
+        var fields = [HTTPField(name: "Host", value: port == 80 ? hostValue : "\(hostValue):\(port)")]
+        fields.append(contentsOf: headers.fields)
+        var out = HTTPHeaders(fields.map { ($0.name, $0.value) })
+        if let body {
+            if let length = body.declaredLength {
+                if length > 0 || ["POST", "PUT", "PATCH"].contains(method) { out.add("Content-Length", String(length)) }
+            } else {
+                out.add("Transfer-Encoding", "chunked")
+            }
+        }
+        return HTTPRequestHead(method: method, target: target, version: .http1_1, headers: out)
+    }
+}
+
+/// A response whose head has arrived; its body is read piece by piece. Read it to the end (or call
+/// `discard()`) so the connection can go back to the pool.
+public final class UpstreamResponse: @unchecked Sendable {
+    public let head: HTTPResponseHead
+    private let connection: UpstreamConnection
+    private let keepAlive: Bool
+    private let pool: LoopPool
+    private let maxIdle: Int
+    private let idleTimeout: UInt64
+    private var released = false
+
+    init(head: HTTPResponseHead, connection: UpstreamConnection, keepAlive: Bool, pool: LoopPool, maxIdle: Int, idleTimeout: UInt64) {
+        self.head = head
+        self.connection = connection
+        self.keepAlive = keepAlive
+        self.pool = pool
+        self.maxIdle = maxIdle
+        self.idleTimeout = idleTimeout
+        if connection.bodyDone { release() }
+    }
+
+    /// The next piece of the body, nil at its end.
+    public func nextBodyPiece() async throws(UpstreamError) -> [UInt8]? {
+        if released { return nil }
+        do {
+            let piece = try await connection.nextBodyPiece(idleTimeout: idleTimeout)
+            if piece == nil || connection.bodyDone { release() }
+            return piece
+        } catch {
+            released = true
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Gives up on the rest of the body: the connection is closed, never reused half-read.
+    public func discard() {
+        guard !released else { return }
+        released = true
+        connection.close()
+    }
+
+    private func release() {
+        guard !released else { return }
+        released = true
+        if keepAlive && connection.cleanlyFinished {
+            pool.put(connection, limit: maxIdle)
+        } else {
+            connection.close()
+        }
+    }
+}
+
+/// Idle connections of one event loop. Only touched from that loop's thread.
+final class LoopPool: @unchecked Sendable {
+    private var idle: [UpstreamKey: [UpstreamConnection]] = [:]
+
+    func take(_ key: UpstreamKey) -> UpstreamConnection? {
+        while let connection = idle[key]?.popLast() {
+            if connection.isReusable { return connection }
+        }
+        return nil
+    }
+
+    func put(_ connection: UpstreamConnection, limit: Int) {
+        var list = idle[connection.key, default: []]
+        list.removeAll { !$0.isReusable }
+        if list.count >= limit {
+            connection.close()
+        } else {
+            list.append(connection)
+        }
+        idle[connection.key] = list
+    }
+}

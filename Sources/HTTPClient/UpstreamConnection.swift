@@ -1,0 +1,310 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+
+/// Why an upstream exchange failed. `connect*` and `firstByteTimeout` mean the upstream never
+/// answered (the gateway says 502/504); the rest happen mid-exchange.
+public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
+    case connectFailed(String)
+    case connectTimeout
+    case firstByteTimeout
+    case bodyTimeout
+    case invalidResponse(String)
+    case connectionClosed
+    case requestBody(HTTPBodyError)
+
+    public var description: String {
+        switch self {
+        case .connectFailed(let why): "connect failed: \(why)"
+        case .connectTimeout: "connect timed out"
+        case .firstByteTimeout: "no response in time"
+        case .bodyTimeout: "response body stalled"
+        case .invalidResponse(let why): "invalid response: \(why)"
+        case .connectionClosed: "upstream closed the connection"
+        case .requestBody(let error): "request body: \(error)"
+        }
+    }
+}
+
+/// One keep-alive connection to an upstream, confined to the event loop that opened it.
+///
+/// Every async method must be called from a task running on that loop (the proxy's handler task is);
+/// readiness callbacks resume the waiting continuation directly on the loop.
+final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
+    let fd: Int32
+    let loop: EventLoop
+    let key: UpstreamKey
+    private var input = ReadBuffer(capacity: 16 * 1024)
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var readable = false
+    private var writable = false
+    private var peerClosed = false
+    private(set) var closed = false
+    private var waiter: UnsafeContinuation<Bool, Never>?
+    private var waitingFor: Wait = .nothing
+    private var timer: TimerID?
+    private var timedOut = false
+    /// Requests this connection carried; > 0 means it came from the pool.
+    var uses = 0
+
+    private enum Wait { case nothing, readable, writable }
+
+    init(fd: Int32, loop: EventLoop, key: UpstreamKey) {
+        self.fd = fd
+        self.loop = loop
+        self.key = key
+    }
+
+    deinit { input.deallocate() }
+
+    /// Opens a connection, waiting at most `timeout` nanoseconds for the handshake.
+    static func open(_ key: UpstreamKey, address: SocketAddress, loop: EventLoop, timeout: UInt64) async throws(UpstreamError) -> UpstreamConnection {
+        let started: (fd: Int32, inProgress: Bool)
+        do {
+            started = try Sockets.connect(to: address)
+        } catch {
+            throw .connectFailed("\(error)")
+        }
+        let connection = UpstreamConnection(fd: started.fd, loop: loop, key: key)
+        do {
+            try loop.register(started.fd, connection)
+        } catch {
+            Glibc.close(started.fd)
+            throw .connectFailed("\(error)")
+        }
+        if started.inProgress {
+            let ready = await connection.wait(for: .writable, timeout: timeout)
+            if !ready {
+                connection.close()
+                throw connection.timedOut ? .connectTimeout : .connectFailed("connection refused")
+            }
+            let pending = Sockets.pendingError(started.fd)
+            if pending != 0 {
+                connection.close()
+                throw .connectFailed(SocketError(call: "connect(\(address))", errno: pending).description)
+            }
+        }
+        connection.writable = true
+        return connection
+    }
+
+    // MARK: Readiness
+
+    func socketReadable() {
+        readable = true
+        if waitingFor == .readable { resumeWaiter(true) }
+        else if waitingFor == .nothing && uses > 0 && !closed { checkIdleClose() }
+    }
+
+    func socketWritable() {
+        writable = true
+        if waitingFor == .writable { resumeWaiter(true) }
+    }
+
+    func socketHangup() {
+        peerClosed = true
+        readable = true
+        if waiter != nil { resumeWaiter(waitingFor == .readable) } else if uses > 0 { close() }
+    }
+
+    private func resumeWaiter(_ value: Bool) {
+        guard let waiter else { return }
+        self.waiter = nil
+        waitingFor = .nothing
+        if let timer { loop.cancelTimer(timer); self.timer = nil }
+        waiter.resume(returning: value)
+    }
+
+    /// Waits for readiness; false on timeout or close.
+    private func wait(for what: Wait, timeout: UInt64?) async -> Bool {
+        if closed { return false }
+        return await withUnsafeContinuation { continuation in
+            waiter = continuation
+            waitingFor = what
+            timedOut = false
+            if let timeout {
+                timer = loop.scheduleTimer(afterNanoseconds: timeout) { [weak self] in
+                    guard let self else { return }
+                    self.timer = nil
+                    self.timedOut = true
+                    self.resumeWaiter(false)
+                }
+            }
+        }
+    }
+
+    /// An idle pooled connection became readable: the upstream closed it (or sent garbage). Either way
+    /// it is no longer reusable.
+    private func checkIdleClose() {
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK))
+        if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || n > 0 {
+            peerClosed = true
+            close()
+        }
+    }
+
+    /// True when a pooled connection still looks usable.
+    var isReusable: Bool { !closed && !peerClosed }
+
+    // MARK: Writing
+
+    /// Sends bytes, waiting while the socket buffer is full (back-pressure towards the client).
+    func write(_ bytes: [UInt8], timeout: UInt64) async throws(UpstreamError) {
+        output.append(contentsOf: bytes)
+        while outputOffset < output.count {
+            if closed { throw .connectionClosed }
+            let n = output.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 { outputOffset += n; continue }
+            let err = errno
+            if n < 0 && err == EINTR { continue }
+            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
+                writable = false
+                if !(await wait(for: .writable, timeout: timeout)) {
+                    throw timedOut ? .bodyTimeout : .connectionClosed
+                }
+                continue
+            }
+            peerClosed = true
+            throw .connectionClosed
+        }
+        output.removeAll(keepingCapacity: true)
+        outputOffset = 0
+    }
+
+    // MARK: Reading
+
+    /// Reads more bytes into the buffer, waiting up to `timeout`. Returns false at EOF.
+    private func fill(timeout: UInt64?, onTimeout: UpstreamError) async throws(UpstreamError) -> Bool {
+        while true {
+            if closed { throw .connectionClosed }
+            if peerClosed && !readable { return false }
+            let space = input.prepareForWrite(minimum: 4096, limit: 1 << 20)
+            let n = input.read(from: fd, maximum: space)
+            if n > 0 { return true }
+            if n == 0 { peerClosed = true; readable = false; return false }
+            let err = errno
+            if err == EINTR { continue }
+            if err == EAGAIN || err == EWOULDBLOCK {
+                readable = false
+                if peerClosed { return false }
+                if !(await wait(for: .readable, timeout: timeout)) {
+                    if timedOut { throw onTimeout }
+                    if closed { throw .connectionClosed }
+                }
+                continue
+            }
+            peerClosed = true
+            return false
+        }
+    }
+
+    /// Reads the final response head (1xx answers are skipped).
+    func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, BodyFraming, keepAlive: Bool) {
+        var parser = ResponseHeadParser()
+        let deadline = EventLoop.monotonicNow() &+ timeout
+        while true {
+            if !input.isEmpty {
+                let result: HeadParseResult<HTTPResponseHead>
+                do { result = try parser.parse(input.readable) } catch { throw .invalidResponse("\(error)") }
+                if case .complete(let head, let consumed) = result {
+                    input.consume(consumed)
+                    let version = parser.lastVersion
+                    parser.reset()
+                    if (100..<200).contains(head.status) && head.status != 101 { continue }
+                    let framing: BodyFraming
+                    do {
+                        framing = try BodyFramingRules.response(head, requestMethod: requestMethod, version: version)
+                    } catch {
+                        throw .invalidResponse("\(error)")
+                    }
+                    let tokens = head.headers.tokens("Connection")
+                    let keepAlive = version == .http1_1 ? !tokens.contains("close") : tokens.contains("keep-alive")
+                    return (head, framing, keepAlive && framing != .untilClose)
+                }
+            }
+            let now = EventLoop.monotonicNow()
+            guard now < deadline else { throw .firstByteTimeout }
+            if !(try await fill(timeout: deadline - now, onTimeout: .firstByteTimeout)) {
+                throw input.isEmpty ? .connectionClosed : .invalidResponse("truncated head")
+            }
+        }
+    }
+
+    /// Body state of the response being read.
+    private var framing: BodyFraming = .none
+    private var remaining = 0
+    private var decoder = ChunkedDecoder()
+    private(set) var bodyDone = true
+
+    func beginBody(_ framing: BodyFraming) {
+        self.framing = framing
+        switch framing {
+        case .none: bodyDone = true
+        case .contentLength(let n): remaining = n; bodyDone = n == 0
+        case .chunked: decoder = ChunkedDecoder(); bodyDone = false
+        case .untilClose: bodyDone = false
+        }
+    }
+
+    /// The next piece of the response body; nil at its end.
+    func nextBodyPiece(idleTimeout: UInt64) async throws(UpstreamError) -> [UInt8]? {
+        while !bodyDone {
+            if !input.isEmpty {
+                switch framing {
+                case .contentLength:
+                    let n = min(remaining, input.readableCount)
+                    let piece = Array(UnsafeRawBufferPointer(rebasing: input.readable[0..<n]))
+                    input.consume(n)
+                    remaining -= n
+                    if remaining == 0 { bodyDone = true }
+                    return piece
+                case .chunked:
+                    var piece: [UInt8] = []
+                    do {
+                        let used = try decoder.decode(input.readable) { piece.append(contentsOf: $0) }
+                        input.consume(used)
+                    } catch {
+                        throw .invalidResponse("\(error)")
+                    }
+                    if decoder.isComplete { bodyDone = true }
+                    if !piece.isEmpty { return piece }
+                    if bodyDone { return nil }
+                case .untilClose:
+                    let piece = Array(input.readable)
+                    input.consume(piece.count)
+                    return piece
+                case .none:
+                    bodyDone = true
+                    return nil
+                }
+            }
+            if !(try await fill(timeout: idleTimeout, onTimeout: .bodyTimeout)) {
+                if framing == .untilClose { bodyDone = true; return nil }
+                throw .connectionClosed
+            }
+        }
+        return nil
+    }
+
+    /// True when the response ended exactly at its framing boundary with nothing extra buffered.
+    var cleanlyFinished: Bool { bodyDone && input.isEmpty && !peerClosed && !closed }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        loop.deregister(fd)
+        Glibc.close(fd)
+        resumeWaiter(false)
+    }
+}
+
+/// Where an upstream connection goes.
+struct UpstreamKey: Hashable, Sendable {
+    var host: String
+    var port: Int
+}

@@ -1,0 +1,89 @@
+/// The secrets of one pending login, kept server-side until `/callback` (SPEC `/login`).
+/// Its description is redacted.
+public struct PendingLoginSecrets: Sendable, Equatable, CustomStringConvertible {
+    public let state: String
+    public let nonce: String
+    public let codeVerifier: CodeVerifier
+
+    public init(state: String, nonce: String, codeVerifier: CodeVerifier) {
+        self.state = state
+        self.nonce = nonce
+        self.codeVerifier = codeVerifier
+    }
+
+    public var description: String { "PendingLoginSecrets(redacted)" }
+}
+
+/// The Authorization Code request with PKCE (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1).
+public enum AuthorizationRequest {
+    /// Parameters Gatehouse sets itself. `GATEHOUSE_AUTH_PARAMS` may not override them, nor switch
+    /// the flow (`response_mode`: the callback is a GET with a query; `request`/`request_uri`: a
+    /// request object would replace the signed-off parameters).
+    public static let reservedParameterNames: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
+        "code_challenge", "code_challenge_method", "response_mode", "request", "request_uri",
+    ]
+
+    /// Builds the URL the browser is redirected to, and the secrets to store as the pending login.
+    ///
+    /// For example:
+    /// `let (url, login) = AuthorizationRequest.make(metadata: m, clientID: "spa", redirectURI: "https://app/callback", scopes: ["profile"], extraParameters: [])`
+    ///
+    /// - Parameters:
+    ///   - scopes: requested scopes; `openid` is always sent first, duplicates and empty entries dropped.
+    ///   - extraParameters: `GATEHOUSE_AUTH_PARAMS`; names in ``reservedParameterNames`` are ignored
+    ///     (configuration validation should refuse them; see ``refusedExtraParameterNames(_:)``).
+    ///   - random: the CSPRNG for `state`, `nonce` (32 bytes each) and the 32-byte verifier.
+    public static func make(metadata: ProviderMetadata, clientID: String, redirectURI: String, scopes: [String],
+                            extraParameters: [(String, String)],
+                            random: RandomBytes = .system) -> (url: String, login: PendingLoginSecrets) {
+        let login = PendingLoginSecrets(state: RandomToken.make(bytes: 32, random: random),
+                                        nonce: RandomToken.make(bytes: 32, random: random),
+                                        codeVerifier: CodeVerifier.make(random: random))
+        let challenge = CodeChallenge.s256(for: login.codeVerifier)
+        var parameters: [(String, String)] = [
+            ("response_type", "code"),
+            ("client_id", clientID),
+            ("redirect_uri", redirectURI),
+            ("scope", scopeValue(scopes)),
+            ("state", login.state),
+            ("nonce", login.nonce),
+            ("code_challenge", challenge.value),
+            ("code_challenge_method", challenge.method.rawValue),
+        ]
+        parameters += extraParameters.filter { !reservedParameterNames.contains($0.0) }
+        return (PercentEncoding.appendingQuery(parameters, to: metadata.authorizationEndpoint), login)
+    }
+
+    /// The names among `extraParameters` that ``make(metadata:clientID:redirectURI:scopes:extraParameters:random:)``
+    /// would ignore, for configuration validation to report.
+    public static func refusedExtraParameterNames(_ extraParameters: [(String, String)]) -> [String] {
+        extraParameters.map(\.0).filter { reservedParameterNames.contains($0) }
+    }
+
+    /// The `scope` value: `openid` first, then each other scope once, in the given order.
+    public static func scopeValue(_ scopes: [String]) -> String {
+        var seen: Set<String> = ["openid"]
+        var ordered = ["openid"]
+        for scope in scopes.flatMap({ $0.split(whereSeparator: { $0 == " " || $0 == "\t" }) }).map(String.init)
+        where seen.insert(scope).inserted {
+            ordered.append(scope)
+        }
+        return ordered.joined(separator: " ")
+    }
+}
+
+/// RP-Initiated Logout (OpenID Connect RP-Initiated Logout 1.0 §2).
+public enum EndSessionRequest {
+    /// The provider's `end_session_endpoint` with `id_token_hint`, `post_logout_redirect_uri` and
+    /// `client_id`, or `nil` when the provider has no such endpoint (SPEC: then redirect to `/`).
+    public static func url(metadata: ProviderMetadata, idTokenHint: String?, postLogoutRedirectURI: String,
+                           clientID: String) -> String? {
+        guard let endpoint = metadata.endSessionEndpoint else { return nil }
+        var parameters: [(String, String)] = []
+        if let idTokenHint { parameters.append(("id_token_hint", idTokenHint)) }
+        parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI))
+        parameters.append(("client_id", clientID))
+        return PercentEncoding.appendingQuery(parameters, to: endpoint)
+    }
+}

@@ -1,0 +1,17 @@
+/// How Gatehouse authenticates to the token and revocation endpoints (`GATEHOUSE_CLIENT_AUTH_METHOD`,
+/// names from the OAuth Dynamic Client Registration registry, RFC 7591 §2).
+public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
+    /// HTTP Basic with the form-urlencoded client id and secret (RFC 6749 §2.3.1).
+    case clientSecretBasic = "client_secret_basic"
+    /// `client_id` and `client_secret` in the form body (RFC 6749 §2.3.1, "NOT RECOMMENDED" but common).
+    case clientSecretPost = "client_secret_post"
+    /// No authentication: a public client that sends only `client_id`.
+    case none = "none"
+
+    /// SPEC default: `client_secret_basic` when a secret is configured, else `none`.
+    public static func `default`(hasSecret: Bool) -> ClientAuthMethod {
+        hasSecret ? .clientSecretBasic : .none
+    }
+
+    public var requiresSecret: Bool { self != .none }
+}

@@ -1,0 +1,30 @@
+/// Why the provider's discovery document (OpenID Connect Discovery 1.0) cannot be used.
+/// Each description says what the operator should check.
+public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    case transport(ProviderTransportError)
+    case unexpectedStatus(Int, url: String)
+    case malformedDocument(String)
+    case issuerMismatch(expected: String, actual: String)
+    case missingField(String)
+    case invalidEndpoint(field: String, value: String, reason: String)
+    case s256NotSupported(advertised: [String])
+
+    public var description: String {
+        switch self {
+        case .transport(let error):
+            "cannot fetch the discovery document: \(error); check GATEHOUSE_ISSUER and the network path to the provider"
+        case .unexpectedStatus(let status, let url):
+            "discovery document \(url) answered HTTP \(status); check GATEHOUSE_ISSUER (discovery is at {issuer}/.well-known/openid-configuration)"
+        case .malformedDocument(let reason):
+            "the discovery document is not valid JSON metadata: \(reason)"
+        case .issuerMismatch(let expected, let actual):
+            "the discovery document's issuer \"\(actual)\" differs from GATEHOUSE_ISSUER \"\(expected)\"; set GATEHOUSE_ISSUER to exactly the provider's issuer (mind a trailing slash)"
+        case .missingField(let field):
+            "the discovery document lacks \(field)"
+        case .invalidEndpoint(let field, let value, let reason):
+            "the discovery document's \(field) \"\(value)\" \(reason)"
+        case .s256NotSupported(let advertised):
+            "the provider's code_challenge_methods_supported (\(advertised.joined(separator: ", "))) lacks S256; Gatehouse requires PKCE with S256"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Validates ID tokens as OpenID Connect Core §3.1.3.7 requires.
+///
+/// For example:
+/// `let claims = try await validator.validate(tokens.idToken, expectedNonce: pending.nonce, now: Date())`
+public struct IDTokenValidator: Sendable {
+    public let issuer: String
+    public let clientID: String
+    public let keySet: KeySet
+    /// Tolerance for `exp`, `iat` and `nbf`, bounded to 0…300 s.
+    public let clockSkew: TimeInterval
+
+    public init(issuer: String, clientID: String, keySet: KeySet, clockSkew: TimeInterval = 60) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.keySet = keySet
+        self.clockSkew = ClockSkew.bounded(clockSkew)
+    }
+
+    /// Validates the ID token of a code exchange: signature (JWKS, `kid`, allow-listed `alg`),
+    /// `iss`, `aud`, `azp`, `exp`, `iat`, `nbf`, `sub`, and `nonce` equal (constant-time) to the
+    /// nonce stored with the pending login.
+    /// - Throws: ``IDTokenError`` naming the failed check.
+    public func validate(_ jwt: String, expectedNonce: String, now: Date) async throws(IDTokenError) -> IDTokenClaims {
+        let claims = try await validatedClaims(jwt, now: now)
+        guard let nonce = claims.nonce else { throw .missingClaim("nonce") }
+        guard !expectedNonce.isEmpty, ConstantTime.equals(nonce, expectedNonce) else { throw .nonceMismatch }
+        return claims
+    }
+
+    /// Validates an ID token returned by a refresh (OIDC Core §12.2): the same checks without
+    /// the nonce, and `sub` must be the session's subject.
+    public func validateRefreshed(_ jwt: String, expectedSubject: String, now: Date) async throws(IDTokenError) -> IDTokenClaims {
+        let claims = try await validatedClaims(jwt, now: now)
+        guard claims.sub == expectedSubject else { throw .subjectMismatch }
+        return claims
+    }
+
+    private func validatedClaims(_ jwt: String, now: Date) async throws(IDTokenError) -> IDTokenClaims {
+        let verified: VerifiedJWS
+        do {
+            verified = try await keySet.verify(jwt)
+        } catch {
+            throw .signature(error)
+        }
+        if let typ = verified.type, typ.lowercased() == "logout+jwt" { throw .unexpectedTokenType(typ) }
+        do {
+            return try check(verified.claims, now: now)
+        } catch let error as IDTokenError {
+            throw error
+        } catch let problem as ClaimProblem {
+            throw IDTokenError(problem)
+        } catch {
+            throw .invalidClaim("?", reason: "\(error)")
+        }
+    }
+
+    /// The claim checks, in the order of §3.1.3.7 (the signature is already verified).
+    func check(_ claims: [String: JSONValue], now: Date) throws -> IDTokenClaims {
+        let reader = ClaimReader(claims: claims)
+        let iss = try reader.requiredString("iss")
+        guard iss == issuer else { throw IDTokenError.issuerMismatch(expected: issuer, actual: iss) }
+        let audiences = try reader.audiences()
+        guard audiences.contains(clientID) else {
+            throw IDTokenError.audienceMismatch(clientID: clientID, audiences: audiences)
+        }
+        let azp = try reader.optionalString("azp")
+        if audiences.count > 1 && azp == nil { throw IDTokenError.authorizedPartyMissing(audiences: audiences) }
+        if let azp, azp != clientID { throw IDTokenError.authorizedPartyMismatch(clientID: clientID, azp: azp) }
+        let exp = try reader.requiredDate("exp")
+        guard exp > now.addingTimeInterval(-clockSkew) else { throw IDTokenError.expired(exp: exp, now: now) }
+        let iat = try reader.requiredDate("iat")
+        guard iat <= now.addingTimeInterval(clockSkew) else { throw IDTokenError.issuedInFuture(iat: iat, now: now) }
+        if let nbf = try reader.optionalDate("nbf"), nbf > now.addingTimeInterval(clockSkew) {
+            throw IDTokenError.notYetValid(nbf: nbf, now: now)
+        }
+        let sub = try reader.requiredString("sub")
+        return IDTokenClaims(issuer: iss, sub: sub, audiences: audiences, sid: try reader.optionalString("sid"),
+                             exp: exp, iat: iat, nonce: try reader.optionalString("nonce"), all: claims)
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import JWTKit
+
+/// A signature-verified JWS: the algorithm and key that verified it, and its claims (not yet checked).
+public struct VerifiedJWS: Sendable, Equatable {
+    public let algorithm: SigningAlgorithm
+    public let keyID: String?
+    /// The `typ` header, if any (e.g. `logout+jwt`).
+    public let type: String?
+    public let claims: [String: JSONValue]
+}
+
+/// The provider's signing keys (`jwks_uri`), cached, with one rate-limited refetch on an unknown `kid`.
+///
+/// Keys rotate: a token signed with a new key carries a `kid` the cache has not seen, so the set
+/// is fetched again — at most once per ``minimumRefetchInterval`` (default 30 s), so forged tokens
+/// with random `kid`s sent to the unauthenticated back-channel endpoint cannot make Gatehouse
+/// hammer the provider (OIDC Core §10.1.1). Concurrent callers share one fetch.
+///
+/// For example: `let jws = try await keySet.verify(idToken)`.
+public actor KeySet {
+    public nonisolated let jwksURI: String
+    public nonisolated let allowedAlgorithms: Set<SigningAlgorithm>
+    public nonisolated let minimumRefetchInterval: TimeInterval
+    private let http: any ProviderHTTPClient
+    private let now: @Sendable () -> Date
+
+    private var keys: [ProviderKey]?
+    private var lastError: KeySetError?
+    private var appliedGeneration = 0
+    private var lastFetchStarted: Date?
+    private var inFlight: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>?
+    private var verifiers: [String: JWTKeyCollection] = [:]
+    /// How many times `jwks_uri` was requested (for tests and metrics).
+    public private(set) var fetchCount = 0
+
+    /// - Parameters:
+    ///   - allowedAlgorithms: usually ``SigningAlgorithm/allowList(advertised:)``.
+    ///   - minimumRefetchInterval: the least time between two fetches (default 30 s).
+    ///   - now: the clock, injected for tests.
+    public init(jwksURI: String, http: any ProviderHTTPClient, allowedAlgorithms: Set<SigningAlgorithm>,
+                minimumRefetchInterval: TimeInterval = 30, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.jwksURI = jwksURI
+        self.http = http
+        self.allowedAlgorithms = allowedAlgorithms
+        self.minimumRefetchInterval = max(0, minimumRefetchInterval)
+        self.now = now
+    }
+
+    /// Uses the metadata's `jwks_uri` and its `id_token_signing_alg_values_supported` ∩ asymmetric algorithms.
+    public init(metadata: ProviderMetadata, http: any ProviderHTTPClient, minimumRefetchInterval: TimeInterval = 30,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(jwksURI: metadata.jwksURI, http: http,
+                  allowedAlgorithms: SigningAlgorithm.allowList(advertised: metadata.idTokenSigningAlgValuesSupported),
+                  minimumRefetchInterval: minimumRefetchInterval, now: now)
+    }
+
+    /// Fetches the key set now, ignoring the rate limit (for start-up and readiness).
+    public func refresh() async throws(KeySetError) {
+        if case .failure(let error)? = await fetch(force: true) { throw error }
+    }
+
+    /// Verifies the signature of a compact JWS with a provider key and returns its claims.
+    ///
+    /// Refuses `alg: none` and HMAC before looking at any key, refuses algorithms outside
+    /// ``allowedAlgorithms``, selects keys by `kid` (every type-compatible key when the token has
+    /// none), and refetches the set once (rate-limited) when no key matches.
+    /// - Throws: ``JWSVerificationError``.
+    public func verify(_ token: String) async throws(JWSVerificationError) -> VerifiedJWS {
+        let header = try CompactJWSHeader(token: token)
+        if SigningAlgorithm.isForbidden(header.alg) { throw .forbiddenAlgorithm(header.alg) }
+        guard let algorithm = SigningAlgorithm(rawValue: header.alg), allowedAlgorithms.contains(algorithm) else {
+            throw .algorithmNotAllowed(header.alg, allowed: allowedAlgorithms.map(\.rawValue).sorted())
+        }
+        if let crit = header.crit { throw .unsupportedCriticalHeader(crit) }
+
+        if keys == nil {
+            switch await fetch(force: false) {
+            case .failure(let error)?: throw .keySetUnavailable(error)
+            case nil where keys == nil: throw .keySetUnavailable(lastError ?? .noUsableKeys)
+            default: break
+            }
+        }
+        var candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
+        if candidates.isEmpty, case .success? = await fetch(force: false) {
+            candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
+        }
+        guard !candidates.isEmpty else { throw .unknownKey(kid: header.kid) }
+
+        for key in candidates {
+            guard let collection = await verifier(for: key, algorithm: algorithm) else { continue }
+            do {
+                let payload = try await collection.verify(token, as: RawClaims.self)
+                return VerifiedJWS(algorithm: algorithm, keyID: header.kid, type: header.typ, claims: payload.claims)
+            } catch let error as JWTError where error.errorType == .malformedToken {
+                throw .malformed("the payload is not a JSON object")
+            } catch {
+                continue
+            }
+        }
+        throw .invalidSignature(kid: header.kid)
+    }
+
+    private func matchingKeys(kid: String?, algorithm: SigningAlgorithm) -> [ProviderKey] {
+        (keys ?? []).filter { key in
+            key.kty == algorithm.keyType
+                && (algorithm.curve == nil || key.crv == algorithm.curve)
+                && (key.alg == nil || key.alg == algorithm.rawValue)
+                && (kid == nil || key.kid == kid)
+        }
+    }
+
+    /// A one-key jwt-kit collection whose JWK is pinned to `algorithm`, so jwt-kit can never pick
+    /// another key (its default-key fallback) or another algorithm for it.
+    private func verifier(for key: ProviderKey, algorithm: SigningAlgorithm) async -> JWTKeyCollection? {
+        let cacheKey = "\(key.index)|\(algorithm.rawValue)"
+        if let cached = verifiers[cacheKey] { return cached }
+        var jwk = key.jwk
+        jwk.algorithm = JWK.Algorithm(rawValue: algorithm.rawValue)
+        jwk.keyIdentifier = JWKIdentifier(string: "provider-key")
+        let collection = JWTKeyCollection()
+        do {
+            try await collection.add(jwk: jwk, isDefault: true)
+        } catch {
+            return nil
+        }
+        verifiers[cacheKey] = collection
+        return collection
+    }
+
+    /// Fetches unless rate-limited (`nil`), joining a fetch already under way.
+    private func fetch(force: Bool) async -> Result<Void, KeySetError>? {
+        let task: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>
+        if let inFlight {
+            task = inFlight
+        } else {
+            let started = now()
+            if !force, let last = lastFetchStarted, started.timeIntervalSince(last) < minimumRefetchInterval {
+                return nil
+            }
+            lastFetchStarted = started
+            fetchCount += 1
+            let generation = fetchCount
+            let (http, jwksURI) = (self.http, self.jwksURI)
+            task = Task { (generation, await Self.download(jwksURI, http: http)) }
+            inFlight = task
+        }
+        let (generation, result) = await task.value
+        if generation > appliedGeneration {
+            appliedGeneration = generation
+            inFlight = nil
+            switch result {
+            case .success(let newKeys):
+                keys = newKeys
+                verifiers = [:]
+                lastError = nil
+            case .failure(let error):
+                lastError = error
+            }
+        }
+        return result.map { _ in () }
+    }
+
+    private static func download(_ jwksURI: String, http: any ProviderHTTPClient) async -> Result<[ProviderKey], KeySetError> {
+        let response: ProviderHTTPResponse
+        do {
+            response = try await http.send(ProviderHTTPRequest(
+                method: .get, url: jwksURI,
+                headers: [ProviderHTTPHeader("Accept", "application/jwk-set+json, application/json")]))
+        } catch {
+            return .failure(.transport(error))
+        }
+        guard response.status == 200 else { return .failure(.unexpectedStatus(response.status)) }
+        return Result { () throws(KeySetError) in try ProviderKey.parseSet(response.body) }
+    }
+}
+
+/// One usable key of the provider's JWKS (RFC 7517 §4–5).
+struct ProviderKey: Sendable {
+    let index: Int
+    let jwk: JWK
+    let kid: String?
+    let kty: String
+    let alg: String?
+    let crv: String?
+
+    /// Keeps the keys Gatehouse can verify with and skips the rest (encryption keys, symmetric
+    /// keys, unknown types), so one exotic key does not break the whole set.
+    static func parseSet(_ body: [UInt8]) throws(KeySetError) -> [ProviderKey] {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body)),
+              let entries = value.objectValue?["keys"]?.arrayValue else {
+            throw .malformed("not a JSON object with a \"keys\" array")
+        }
+        var keys: [ProviderKey] = []
+        for entry in entries {
+            guard let object = entry.objectValue, let kty = object["kty"]?.stringValue,
+                  ["RSA", "EC", "OKP"].contains(kty) else { continue }
+            if let use = object["use"], use.stringValue != "sig" { continue }
+            let alg = object["alg"]?.stringValue
+            if let alg, SigningAlgorithm(rawValue: alg) == nil { continue }
+            guard let data = try? JSONEncoder().encode(entry), let jwk = try? JSONDecoder().decode(JWK.self, from: data) else {
+                continue
+            }
+            keys.append(ProviderKey(index: keys.count, jwk: jwk, kid: object["kid"]?.stringValue, kty: kty, alg: alg,
+                                    crv: object["crv"]?.stringValue))
+        }
+        guard !keys.isEmpty else { throw .noUsableKeys }
+        return keys
+    }
+}
+
+/// Every claim of a token, for jwt-kit to decode once the signature has verified. Its `verify`
+/// does nothing: the validators check claims themselves, with the operator-facing errors.
+struct RawClaims: JWTPayload {
+    let claims: [String: JSONValue]
+
+    init(from decoder: any Decoder) throws {
+        claims = try decoder.singleValueContainer().decode([String: JSONValue].self)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(claims)
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

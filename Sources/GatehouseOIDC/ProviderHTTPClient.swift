@@ -1,0 +1,88 @@
+/// One header field of a provider request or response.
+public struct ProviderHTTPHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A request to the OpenID provider (discovery, JWKS, token, revocation).
+///
+/// Its description names only the method and URL: bodies carry codes, verifiers and secrets.
+public struct ProviderHTTPRequest: Sendable, Equatable, CustomStringConvertible {
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    public var method: Method
+    public var url: String
+    public var headers: [ProviderHTTPHeader]
+    public var body: [UInt8]
+
+    public init(method: Method, url: String, headers: [ProviderHTTPHeader] = [], body: [UInt8] = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of `name`, compared without ASCII case.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var description: String { "\(method.rawValue) \(url)" }
+}
+
+/// The provider's answer, with the body already read (and capped by the client).
+public struct ProviderHTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [ProviderHTTPHeader]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [ProviderHTTPHeader] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of `name`, compared without ASCII case.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Why a provider call produced no HTTP response. `unreachable` and `timeout` map to `502`
+/// at `/callback` (SPEC); the others are operator problems worth a log line.
+public enum ProviderTransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No connection (DNS, refused, TLS failure, connection lost); the text says which.
+    case unreachable(String)
+    /// No complete answer within `GATEHOUSE_PROVIDER_TIMEOUT`.
+    case timeout
+    /// The answer's body exceeded the client's cap; the provider is misbehaving or hostile.
+    case responseTooLarge(limit: Int)
+    /// The URL could not be used (it comes from discovery or configuration).
+    case invalidURL(String)
+    /// The calling task was cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): "provider unreachable: \(reason)"
+        case .timeout: "provider did not answer in time (GATEHOUSE_PROVIDER_TIMEOUT)"
+        case .responseTooLarge(let limit): "provider response larger than \(limit) bytes"
+        case .invalidURL(let url): "invalid provider URL \(url)"
+        case .cancelled: "provider call cancelled"
+        }
+    }
+}
+
+/// Sends one request to the OpenID provider. Implementations follow no redirects and cap the
+/// body, so a provider (or whoever answers in its place) cannot steer or exhaust the gateway.
+public protocol ProviderHTTPClient: Sendable {
+    func send(_ request: ProviderHTTPRequest) async throws(ProviderTransportError) -> ProviderHTTPResponse
+}

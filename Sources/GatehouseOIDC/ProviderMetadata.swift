@@ -1,0 +1,133 @@
+import Foundation
+
+/// The OpenID provider's metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2), validated.
+///
+/// For example: `let metadata = try await ProviderMetadata.discover(issuer: issuer, http: client)`.
+public struct ProviderMetadata: Sendable, Equatable, Codable {
+    public var issuer: String
+    public var authorizationEndpoint: String
+    public var tokenEndpoint: String
+    public var jwksURI: String
+    public var userinfoEndpoint: String?
+    public var endSessionEndpoint: String?
+    public var revocationEndpoint: String?
+    public var codeChallengeMethodsSupported: [String]?
+    public var idTokenSigningAlgValuesSupported: [String]?
+    public var authorizationResponseIssParameterSupported: Bool?
+    public var backchannelLogoutSupported: Bool?
+    public var tokenEndpointAuthMethodsSupported: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case jwksURI = "jwks_uri"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case backchannelLogoutSupported = "backchannel_logout_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+    }
+
+    public init(issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String,
+                userinfoEndpoint: String? = nil, endSessionEndpoint: String? = nil,
+                revocationEndpoint: String? = nil, codeChallengeMethodsSupported: [String]? = nil,
+                idTokenSigningAlgValuesSupported: [String]? = nil,
+                authorizationResponseIssParameterSupported: Bool? = nil,
+                backchannelLogoutSupported: Bool? = nil, tokenEndpointAuthMethodsSupported: [String]? = nil) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.jwksURI = jwksURI
+        self.userinfoEndpoint = userinfoEndpoint
+        self.endSessionEndpoint = endSessionEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
+        self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
+        self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
+        self.backchannelLogoutSupported = backchannelLogoutSupported
+        self.tokenEndpointAuthMethodsSupported = tokenEndpointAuthMethodsSupported
+    }
+
+    /// `{issuer}/.well-known/openid-configuration` (Discovery §4: a trailing `/` of the issuer is
+    /// removed before appending).
+    public static func discoveryURL(issuer: String) -> String {
+        var base = issuer
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + "/.well-known/openid-configuration"
+    }
+
+    /// Decodes and validates a discovery document.
+    ///
+    /// - Parameters:
+    ///   - data: the document's bytes.
+    ///   - expectedIssuer: `GATEHOUSE_ISSUER`; the document's `issuer` must equal it exactly
+    ///     (Discovery §4.3, a defence against mix-up attacks, RFC 9700 §4.4).
+    /// - Throws: ``DiscoveryError`` naming the field and what is wrong.
+    public static func decode(_ data: [UInt8], expectedIssuer: String) throws(DiscoveryError) -> ProviderMetadata {
+        let metadata: ProviderMetadata
+        do {
+            metadata = try JSONDecoder().decode(ProviderMetadata.self, from: Data(data))
+        } catch let error as DecodingError {
+            throw Self.discoveryError(for: error)
+        } catch {
+            throw .malformedDocument("\(error)")
+        }
+        try metadata.validate(expectedIssuer: expectedIssuer)
+        return metadata
+    }
+
+    /// Fetches `{issuer}/.well-known/openid-configuration` and validates it (see ``decode(_:expectedIssuer:)``).
+    public static func discover(issuer: String, http: any ProviderHTTPClient) async throws(DiscoveryError) -> ProviderMetadata {
+        let url = discoveryURL(issuer: issuer)
+        let response: ProviderHTTPResponse
+        do {
+            response = try await http.send(ProviderHTTPRequest(method: .get, url: url,
+                                                               headers: [ProviderHTTPHeader("Accept", "application/json")]))
+        } catch {
+            throw .transport(error)
+        }
+        guard response.status == 200 else { throw .unexpectedStatus(response.status, url: url) }
+        return try decode(response.body, expectedIssuer: issuer)
+    }
+
+    func validate(expectedIssuer: String) throws(DiscoveryError) {
+        guard issuer == expectedIssuer else { throw .issuerMismatch(expected: expectedIssuer, actual: issuer) }
+        let required = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
+                        ("jwks_uri", jwksURI)]
+        let optional = [("userinfo_endpoint", userinfoEndpoint), ("end_session_endpoint", endSessionEndpoint),
+                        ("revocation_endpoint", revocationEndpoint)]
+        for (field, value) in required + optional.compactMap({ pair in pair.1.map { (pair.0, $0) } }) {
+            if let reason = ProviderURL.problem(with: value) {
+                throw .invalidEndpoint(field: field, value: value, reason: reason)
+            }
+        }
+        if let methods = codeChallengeMethodsSupported, !methods.contains(PKCEMethod.s256.rawValue) {
+            throw .s256NotSupported(advertised: methods)
+        }
+    }
+
+    /// Whether the provider accepts `method` at the token endpoint. Discovery §3: when the list is
+    /// absent, the default is `client_secret_basic`.
+    public func supportsTokenEndpointAuthMethod(_ method: ClientAuthMethod) -> Bool {
+        (tokenEndpointAuthMethodsSupported ?? [ClientAuthMethod.clientSecretBasic.rawValue]).contains(method.rawValue)
+    }
+
+    private static func discoveryError(for error: DecodingError) -> DiscoveryError {
+        switch error {
+        case .keyNotFound(let key, _):
+            return .missingField(key.stringValue)
+        case .valueNotFound(_, let context):
+            return .missingField(context.codingPath.map(\.stringValue).joined(separator: "."))
+        case .typeMismatch(let type, let context):
+            return .malformedDocument("\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not a \(type)")
+        case .dataCorrupted(let context):
+            return .malformedDocument(context.debugDescription)
+        @unknown default:
+            return .malformedDocument("\(error)")
+        }
+    }
+}

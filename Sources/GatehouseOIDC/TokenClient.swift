@@ -1,0 +1,124 @@
+import Foundation
+
+/// Calls the provider's token endpoint (code exchange, refresh) and revocation endpoint.
+///
+/// Every call is a form-encoded `POST` (RFC 6749 §4.1.3, §6; RFC 7009 §2.1) authenticated as
+/// configured. For example:
+/// `let tokens = try await client.exchangeCode(code: code, codeVerifier: verifier, redirectURI: redirect)`
+public struct TokenClient: Sendable {
+    public let tokenEndpoint: String
+    public let revocationEndpoint: String?
+    public let clientID: String
+    public let authMethod: ClientAuthMethod
+    private let clientSecret: String?
+    private let http: any ProviderHTTPClient
+
+    /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when `authMethod` needs a secret
+    ///   and none is given.
+    public init(tokenEndpoint: String, revocationEndpoint: String?, clientID: String, clientSecret: String?,
+                authMethod: ClientAuthMethod, http: any ProviderHTTPClient) throws(TokenEndpointError) {
+        if authMethod.requiresSecret && (clientSecret ?? "").isEmpty {
+            throw .invalidConfiguration("\(authMethod.rawValue) needs GATEHOUSE_CLIENT_SECRET")
+        }
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.clientID = clientID
+        self.clientSecret = authMethod.requiresSecret ? clientSecret : nil
+        self.authMethod = authMethod
+        self.http = http
+    }
+
+    /// Takes the token and revocation endpoints from validated provider metadata.
+    public init(metadata: ProviderMetadata, clientID: String, clientSecret: String?, authMethod: ClientAuthMethod,
+                http: any ProviderHTTPClient) throws(TokenEndpointError) {
+        try self.init(tokenEndpoint: metadata.tokenEndpoint, revocationEndpoint: metadata.revocationEndpoint,
+                      clientID: clientID, clientSecret: clientSecret, authMethod: authMethod, http: http)
+    }
+
+    /// Exchanges an authorization code (RFC 6749 §4.1.3 with RFC 7636 §4.5 `code_verifier`).
+    /// The response must carry an `id_token` (OIDC Core §3.1.3.3); validating it is the caller's job.
+    public func exchangeCode(code: String, codeVerifier: CodeVerifier, redirectURI: String) async throws(TokenEndpointError) -> TokenResponse {
+        let response = try await postForTokens([
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirectURI),
+            ("code_verifier", codeVerifier.value),
+        ])
+        guard response.idToken != nil else { throw .invalidResponse("no id_token in the code exchange response") }
+        return response
+    }
+
+    /// Refreshes the access token (RFC 6749 §6). A response without `refresh_token` means the old
+    /// one stays valid; `.oauth(code: .invalidGrant, …)` means the session must end.
+    public func refresh(refreshToken: String, scope: String? = nil) async throws(TokenEndpointError) -> TokenResponse {
+        var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let scope { parameters.append(("scope", scope)) }
+        return try await postForTokens(parameters)
+    }
+
+    /// The `token_type_hint` of RFC 7009 §2.1.
+    public enum TokenTypeHint: String, Sendable {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+    }
+
+    /// Revokes a token (RFC 7009 §2.1). `200` is success, whether or not the token was valid (§2.2).
+    /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when the provider has no `revocation_endpoint`.
+    public func revoke(token: String, tokenTypeHint: TokenTypeHint? = .refreshToken) async throws(TokenEndpointError) {
+        guard let revocationEndpoint else {
+            throw .invalidConfiguration("the provider advertises no revocation_endpoint")
+        }
+        var parameters = [("token", token)]
+        if let tokenTypeHint { parameters.append(("token_type_hint", tokenTypeHint.rawValue)) }
+        let response = try await post(to: revocationEndpoint, parameters)
+        guard response.status == 200 else { throw Self.failure(response) }
+    }
+
+    private func postForTokens(_ parameters: [(String, String)]) async throws(TokenEndpointError) -> TokenResponse {
+        let response = try await post(to: tokenEndpoint, parameters)
+        guard response.status == 200 else { throw Self.failure(response) }
+        return try TokenResponse.decode(response.body)
+    }
+
+    /// The request as sent, with client authentication applied (exposed for tests of request shape).
+    func request(to url: String, _ parameters: [(String, String)]) -> ProviderHTTPRequest {
+        var parameters = parameters
+        var headers = [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
+                       ProviderHTTPHeader("Accept", "application/json")]
+        switch authMethod {
+        case .clientSecretBasic:
+            // RFC 6749 §2.3.1: each part form-urlencoded before the Basic encoding.
+            let credentials = PercentEncoding.encodeFormComponent(clientID) + ":"
+                + PercentEncoding.encodeFormComponent(clientSecret ?? "")
+            headers.append(ProviderHTTPHeader("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()))
+        case .clientSecretPost:
+            parameters += [("client_id", clientID), ("client_secret", clientSecret ?? "")]
+        case .none:
+            parameters.append(("client_id", clientID))
+        }
+        return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
+    }
+
+    private func post(to url: String, _ parameters: [(String, String)]) async throws(TokenEndpointError) -> ProviderHTTPResponse {
+        do {
+            return try await http.send(request(to: url, parameters))
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    /// An OAuth error body (RFC 6749 §5.2) when there is one, else the bare status.
+    static func failure(_ response: ProviderHTTPResponse) -> TokenEndpointError {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)),
+              let code = value.objectValue?["error"]?.stringValue, !code.isEmpty else {
+            return .unexpectedStatus(response.status)
+        }
+        let description = value.objectValue?["error_description"]?.stringValue.map(logSafe)
+        return .oauth(code: OAuthErrorCode(logSafe(code)), description: description, httpStatus: response.status)
+    }
+
+    /// Provider text destined for logs: printable ASCII only (RFC 6749 §5.2 allows no more), bounded.
+    static func logSafe(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.prefix(300).filter { $0.value >= 0x20 && $0.value < 0x7f }))
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GatehouseOIDC
+import Testing
+
+/// A throwaway HTTP server (Python's http.server) on a free loopback port.
+final class LocalTestServer: Sendable {
+    static let script = #"""
+import http.server, json, socketserver, sys, time
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, headers=()):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def echo(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode()
+        answer = {"method": self.command, "body": body,
+                  "content_type": self.headers.get("Content-Type"),
+                  "authorization": self.headers.get("Authorization")}
+        self.reply(200, json.dumps(answer).encode(), [("Content-Type", "application/json"), ("X-Test", "yes")])
+
+    def route(self):
+        if self.path == "/echo":
+            self.echo()
+        elif self.path == "/redirect":
+            self.reply(302, b"", [("Location", "/echo")])
+        elif self.path == "/big":
+            self.reply(200, b"x" * (2 * 1024 * 1024))
+        elif self.path == "/slow":
+            time.sleep(3)
+            self.reply(200, b"late")
+        else:
+            self.reply(404, b"")
+
+    do_GET = route
+    do_POST = route
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+server = Server(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""#
+
+    let process: Process
+    let port: Int
+
+    init() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.script]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.terminate()
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        self.process = process
+        self.port = port
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    static var pythonAvailable: Bool {
+        ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":")
+            .contains { FileManager.default.isExecutableFile(atPath: "\($0)/python3") } ?? false
+    }
+}
+
+@Suite("URLSession provider client against a local server", .enabled(if: LocalTestServer.pythonAvailable), .serialized)
+struct URLSessionProviderClientTests {
+    @Test("A POST sends method, headers and body, and returns status, headers and body")
+    func postRoundTrip() async throws {
+        let server = try LocalTestServer()
+        defer { server.stop() }
+        let client = URLSessionProviderClient(timeout: 5)
+        let response = try await client.send(ProviderHTTPRequest(
+            method: .post, url: server.url("/echo"),
+            headers: [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
+                      ProviderHTTPHeader("Authorization", "Basic YTpi")],
+            body: Array("grant_type=refresh_token&refresh_token=r".utf8)))
+        #expect(response.status == 200)
+        #expect(response.header("x-test") == "yes")
+        let echo = try JSONDecoder().decode([String: String?].self, from: Data(response.body))
+        #expect(echo["method"] == "POST")
+        #expect(echo["body"] == "grant_type=refresh_token&refresh_token=r")
+        #expect(echo["content_type"] == "application/x-www-form-urlencoded")
+        #expect(echo["authorization"] == "Basic YTpi")
+    }
+
+    @Test("Redirects are returned, not followed (RFC 9700 §4.11)")
+    func noRedirects() async throws {
+        let server = try LocalTestServer()
+        defer { server.stop() }
+        let response = try await URLSessionProviderClient(timeout: 5).send(
+            ProviderHTTPRequest(method: .post, url: server.url("/redirect"), body: Array("code=secret".utf8)))
+        #expect(response.status == 302)
+        #expect(response.header("Location") == "/echo")
+    }
+
+    @Test("A body above the cap is refused")
+    func sizeCap() async throws {
+        let server = try LocalTestServer()
+        defer { server.stop() }
+        await #expect(throws: ProviderTransportError.responseTooLarge(limit: 1 << 20)) {
+            try await URLSessionProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: server.url("/big")))
+        }
+    }
+
+    @Test("No answer within the timeout is .timeout")
+    func timeout() async throws {
+        let server = try LocalTestServer()
+        defer { server.stop() }
+        await #expect(throws: ProviderTransportError.timeout) {
+            try await URLSessionProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: server.url("/slow")))
+        }
+    }
+
+    @Test("A refused connection is .unreachable")
+    func unreachable() async throws {
+        let server = try LocalTestServer()
+        let url = server.url("/echo")
+        server.stop()
+        do {
+            _ = try await URLSessionProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: url))
+            Issue.record("expected a transport error")
+        } catch {
+            guard case .unreachable = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test("A URL that is not http(s) is refused without a request")
+    func invalidURL() async {
+        await #expect(throws: ProviderTransportError.invalidURL("file:///etc/passwd")) {
+            try await URLSessionProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: "file:///etc/passwd"))
+        }
+    }
+}

@@ -11,7 +11,7 @@ import HTTPServer
 struct CallbackEndpoint {
     let context: GatewayContext
 
-    enum Failure {
+    enum Failure: Error {
         case missingState, unknownState, wrongBrowser, providerError(String), issuerMismatch, issuerMissing
         case missingCode, ambiguousParameters, providerUnreachable(String), tokenEndpoint(String)
         case invalidIDToken(String), missingIDToken, storage(String)

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import HTTPServer
+import Logging
+
+/// `gatehouse check`: everything `serve` needs, verified without serving.
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate the configuration, reach the provider's discovery document, the database and the upstreams.",
+        discussion: environmentHelp([]))
+
+    func run() async throws {
+        let config = try loadConfiguration(requireSecretKey: true)
+        print("ok   configuration (\(GatehouseConfiguration.variables.count) variables checked)")
+        var unavailable = false
+
+        let http = URLSessionProviderClient(timeout: TimeInterval(config.providerTimeout))
+        do {
+            let metadata = try await ProviderMetadata.discover(issuer: config.issuer, http: http)
+            print("ok   provider discovery: \(metadata.issuer)")
+            print("     authorization: \(metadata.authorizationEndpoint)")
+            print("     token:         \(metadata.tokenEndpoint)")
+            print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /)")")
+            print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
+        } catch {
+            print("FAIL provider discovery at \(ProviderMetadata.discoveryURL(issuer: config.issuer)): \(error)")
+            unavailable = true
+        }
+
+        do {
+            let db = try SQLiteSessionMaintenance(path: config.databasePath, logger: Logger(label: "gatehouse"))
+            defer { try? db.close() }
+            _ = try db.migrate()
+            try db.ping()
+            print("ok   database \(config.databasePath) (writable, migrations applied)")
+        } catch {
+            print("FAIL database \(config.databasePath): \(error)")
+            unavailable = true
+        }
+
+        for route in config.routes {
+            do {
+                _ = try SocketAddress.resolve(host: route.host, port: route.port)
+                print("ok   route \(route.prefix) → \(route.upstream.origin) (resolvable)")
+            } catch {
+                print("FAIL route \(route.prefix) → \(route.host): \(error)")
+                unavailable = true
+            }
+        }
+        if unavailable { throw Exit.unavailable }
+    }
+}

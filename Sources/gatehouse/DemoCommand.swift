@@ -1,0 +1,148 @@
+import ArgumentParser
+import Crypto
+import DevProvider
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Gatehouse
+import GatehouseCore
+import HTTPServer
+import Logging
+
+/// `gatehouse demo`: the whole flow on loopback — a development OpenID provider, a sample API and the
+/// gateway serving the demo SPA. Nothing here is fit for production, and nothing binds beyond 127.0.0.1.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run a local demo: development OpenID provider, sample API and the gateway, all on 127.0.0.1.",
+        discussion: "Reads GATEHOUSE_PUBLIC_DIR (default Public) and GATEHOUSE_LOG_LEVEL; everything else is generated.")
+
+    @Option(help: "Port of the gateway (the URL to open).") var port: Int = 8080
+    @Option(name: .customLong("provider-port"), help: "Port of the development provider.") var providerPort: Int = 9400
+    @Option(name: .customLong("api-port"), help: "Port of the sample API.") var apiPort: Int = 9401
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let level = Logger.Level(rawValue: environment["GATEHOUSE_LOG_LEVEL"] ?? "info") ?? .info
+        LogBootstrap.bootstrap(level: level, format: .text)
+        let logger = Logger(label: "gatehouse.demo")
+
+        // 1. The sample API.
+        let apiServer = HTTPServer(configuration: loopback(port: apiPort), handler: SampleAPI(issuer: "http://127.0.0.1:\(providerPort)"),
+                                   logger: logger)
+        // 2. The development provider.
+        let issuer = "http://127.0.0.1:\(providerPort)"
+        let clientSecret = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
+        let publicURL = "http://127.0.0.1:\(port)"
+        let providerConfig = DevProviderConfiguration(
+            issuer: issuer,
+            clients: [DevClient(id: "gatehouse-demo", secret: clientSecret, redirectURIs: ["\(publicURL)/callback"],
+                                postLogoutRedirectURIs: ["\(publicURL)/"],
+                                backchannelLogoutURI: "\(publicURL)/backchannel-logout")])
+        do { try providerConfig.validate() } catch {
+            report("gatehouse demo: \(error)")
+            throw Exit.usage
+        }
+        let providerServer = HTTPServer(configuration: loopback(port: providerPort),
+                                        handler: DevProvider(configuration: providerConfig, logger: logger), logger: logger)
+        do {
+            try apiServer.start()
+            try providerServer.start()
+        } catch {
+            report("gatehouse demo: cannot listen: \(error) (choose other ports with --provider-port/--api-port)")
+            throw Exit.unavailable
+        }
+
+        // 3. The gateway, with a generated key and a temporary database.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(getpid())")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
+        var gatewayEnvironment: [String: String] = [
+            "GATEHOUSE_ISSUER": issuer,
+            "GATEHOUSE_CLIENT_ID": "gatehouse-demo",
+            "GATEHOUSE_CLIENT_SECRET": clientSecret,
+            "GATEHOUSE_PUBLIC_URL": publicURL,
+            "GATEHOUSE_LISTEN": "127.0.0.1:\(port)",
+            "GATEHOUSE_ROUTES": "/api=http://127.0.0.1:\(apiPort)",
+            "GATEHOUSE_DATABASE": directory.appendingPathComponent("gatehouse.sqlite").path,
+            "GATEHOUSE_SECRET_KEY": key,
+            "GATEHOUSE_PUBLIC_DIR": environment["GATEHOUSE_PUBLIC_DIR"] ?? locatePublicDirectory(),
+            "GATEHOUSE_LOG_LEVEL": level.rawValue,
+            "GATEHOUSE_LOG_FORMAT": "text",
+        ]
+        for name in ["GATEHOUSE_SESSION_IDLE", "GATEHOUSE_SESSION_LIFETIME"] { gatewayEnvironment[name] = environment[name] }
+        let config: GatehouseConfiguration
+        switch GatehouseConfiguration.load(environment: gatewayEnvironment, requireSecretKey: true) {
+        case .success(let loaded): config = loaded
+        case .failure(let errors):
+            report("gatehouse demo: \(errors)")
+            throw Exit.usage
+        }
+        let runtime: GatewayRuntime
+        do { runtime = try GatewayRuntime.start(configuration: config, logger: logger) } catch {
+            report("gatehouse demo: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+        print("""
+
+        Gatehouse demo is running — open \(publicURL)/ in a browser.
+          development provider: \(issuer)   (type any user name to sign in)
+          sample API:           http://127.0.0.1:\(apiPort)   (reached through \(publicURL)/api/...)
+        Press Ctrl-C to stop.
+
+        """)
+        _ = await ShutdownSignal.wait()
+        await runtime.shutdown(grace: .seconds(5))
+        await providerServer.shutdown(graceNanoseconds: 1_000_000_000)
+        await apiServer.shutdown(graceNanoseconds: 1_000_000_000)
+    }
+
+    private func loopback(port: Int) -> HTTPServerConfiguration {
+        var config = HTTPServerConfiguration()
+        config.host = "127.0.0.1"
+        config.port = port
+        config.loopCount = 1
+        return config
+    }
+}
+
+/// `Public/` next to the working directory, or beside the repository the binary was built in.
+func locatePublicDirectory() -> String {
+    let fm = FileManager.default
+    if fm.fileExists(atPath: "Public/index.html") { return "Public" }
+    var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    for _ in 0..<5 {
+        let candidate = url.appendingPathComponent("Public")
+        if fm.fileExists(atPath: candidate.appendingPathComponent("index.html").path) { return candidate.path }
+        url = url.deletingLastPathComponent()
+    }
+    return "Public"
+}
+
+/// The demo's upstream API: says hello to whoever called, asking the provider's userinfo endpoint
+/// with the bearer token the gateway attached (the API never sees a cookie).
+struct SampleAPI: HTTPHandler {
+    let issuer: String
+
+    func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
+        let headers: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
+        guard let authorization = request.head.headers["Authorization"], authorization.hasPrefix("Bearer ") else {
+            return await writer.respond(HTTPResponse(status: 401, headers: headers,
+                                                     body: "{\"error\":\"unauthorized\",\"error_description\":\"No bearer token.\"}"))
+        }
+        var user = "null"
+        if let url = URL(string: issuer + "/userinfo") {
+            var userinfo = URLRequest(url: url, timeoutInterval: 5)
+            userinfo.setValue(authorization, forHTTPHeaderField: "Authorization")
+            if let (data, response) = try? await URLSession.shared.data(for: userinfo),
+               (response as? HTTPURLResponse)?.statusCode == 200 {
+                user = String(decoding: data, as: UTF8.self)
+            }
+        }
+        let body = "{\"message\":\"Hello from the sample API\",\"method\":\(JSONString.quoted(request.head.method)),"
+            + "\"path\":\(JSONString.quoted(String(request.head.path))),\"user\":\(user)}"
+        await writer.respond(HTTPResponse(status: 200, headers: headers, body: body))
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import GatehouseCore
+
+/// `gatehouse`: the command line of the gateway (SPEC "Command line").
+@main
+struct GatehouseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatehouse",
+        abstract: "A Backend-for-Frontend OAuth 2.0 / OpenID Connect gateway for single-page apps.",
+        discussion: """
+        Configuration comes from GATEHOUSE_* environment variables; `gatehouse <command> --help` lists the
+        ones each command reads. Exit codes: 0 success, 64 bad usage or configuration, 69 a required
+        service unavailable, 1 anything else.
+        """,
+        subcommands: [ServeCommand.self, DemoCommand.self, MigrateCommand.self, SessionsCommand.self,
+                      KeygenCommand.self, CheckCommand.self])
+}
+
+/// Exit codes of the contract (sysexits.h names).
+enum Exit {
+    static let usage = ExitCode(64)
+    static let unavailable = ExitCode(69)
+    static let failure = ExitCode(1)
+}
+
+/// Writes a message for the operator to standard error.
+func report(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Loads the configuration or exits 64 listing every problem, each naming its variable.
+func loadConfiguration(requireSecretKey: Bool) throws -> GatehouseConfiguration {
+    let environment = ProcessInfo.processInfo.environment
+    switch GatehouseConfiguration.load(environment: environment, requireSecretKey: requireSecretKey) {
+    case .success(let configuration):
+        for name in GatehouseConfiguration.unknownVariables(in: environment) {
+            report("warning: \(name) is not a Gatehouse variable (typo?)")
+        }
+        return configuration
+    case .failure(let errors):
+        report("gatehouse: invalid configuration:\n" + errors.description)
+        throw Exit.usage
+    }
+}
+
+/// The `--help` text listing environment variables with their defaults.
+func environmentHelp(_ names: [String]) -> String {
+    let table = GatehouseConfiguration.variables.filter { names.isEmpty || names.contains($0.name) }
+    return "Environment:\n" + table.map { "  \($0.name) (default: \($0.default))\n      \($0.meaning)" }.joined(separator: "\n")
+}

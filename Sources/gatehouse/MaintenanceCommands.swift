@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import GatehouseCore
+import GatehouseSessions
+import Logging
+
+/// The database the admin commands work on. They need no provider or secret key, so they read only
+/// GATEHOUSE_DATABASE (WAL lets them run beside a serving gateway).
+func openMaintenance() throws -> SQLiteSessionMaintenance {
+    let path = ProcessInfo.processInfo.environment["GATEHOUSE_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? "gatehouse.sqlite"
+    let logger = Logger(label: "gatehouse")
+    do {
+        let maintenance = try SQLiteSessionMaintenance(path: path, logger: logger)
+        return maintenance
+    } catch {
+        report("gatehouse: cannot open the database \(path): \(error)")
+        throw Exit.unavailable
+    }
+}
+
+func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply pending Migrations/*.sql to the database and exit.",
+        discussion: environmentHelp(["GATEHOUSE_DATABASE"]))
+
+    func run() throws {
+        let db = try openMaintenance()
+        defer { try? db.close() }
+        do {
+            let applied = try db.migrate()
+            print(applied.isEmpty ? "database is up to date"
+                  : "applied: " + applied.map { "\($0.version) \($0.name)" }.joined(separator: ", "))
+        } catch {
+            report("gatehouse: migration failed: \(error)")
+            if case .databaseNewerThanBinary = error { throw Exit.usage }
+            throw Exit.unavailable
+        }
+    }
+}
+
+struct SessionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sessions",
+        abstract: "List, revoke and purge stored sessions (tokens are never printed).",
+        discussion: environmentHelp(["GATEHOUSE_DATABASE"]),
+        subcommands: [List.self, Revoke.self, Purge.self])
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List active sessions.",
+                                                        discussion: environmentHelp(["GATEHOUSE_DATABASE"]))
+        @Flag(help: "Print JSON (one array) instead of a table.") var json = false
+
+        func run() throws {
+            let db = try openMaintenance()
+            defer { try? db.close() }
+            try migrateQuietly(db)
+            let sessions: [SessionSummary]
+            do { sessions = try db.listSessions(now: now()) } catch {
+                report("gatehouse: \(error)")
+                throw Exit.unavailable
+            }
+            if json {
+                let rows = sessions.map { s in
+                    "{\"id\":\(JSONString.quoted(s.idPrefix)),\"sub\":\(JSONString.quoted(s.sub)),\"createdAt\":\(s.createdAt),"
+                        + "\"lastSeenAt\":\(s.lastSeenAt),\"idleExpiresAt\":\(s.idleExpiresAt),\"expiresAt\":\(s.expiresAt)}"
+                }
+                print("[" + rows.joined(separator: ",") + "]")
+                return
+            }
+            print(["ID", "SUB", "CREATED", "LAST SEEN", "IDLE EXPIRES", "EXPIRES"].joined(separator: "\t"))
+            for s in sessions {
+                print([s.idPrefix, s.sub, iso(s.createdAt), iso(s.lastSeenAt), iso(s.idleExpiresAt), iso(s.expiresAt)]
+                    .joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a session by id prefix (from `sessions list`) or every session of a subject.",
+            discussion: environmentHelp(["GATEHOUSE_DATABASE"]))
+        @Argument(help: "Session id prefix (at least 8 hex characters).") var id: String?
+        @Option(help: "Revoke every session of this subject.") var sub: String?
+
+        func validate() throws {
+            if (id == nil) == (sub == nil) { throw ValidationError("give either a session ID or --sub SUB") }
+        }
+
+        func run() throws {
+            let db = try openMaintenance()
+            defer { try? db.close() }
+            try migrateQuietly(db)
+            do {
+                let count = try sub.map { try db.deleteSessions(sub: $0) } ?? db.deleteSessions(idPrefix: id ?? "")
+                print("revoked \(count) session\(count == 1 ? "" : "s")")
+                if count == 0 { throw Exit.failure }
+            } catch let error as SessionStoreError {
+                report("gatehouse: \(error)")
+                switch error {
+                case .invalidIDPrefix, .ambiguousIDPrefix: throw Exit.usage
+                default: throw Exit.unavailable
+                }
+            }
+        }
+    }
+
+    struct Purge: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete expired sessions, pending logins and logout-token records.",
+                                                        discussion: environmentHelp(["GATEHOUSE_DATABASE"]))
+        func run() throws {
+            let db = try openMaintenance()
+            defer { try? db.close() }
+            try migrateQuietly(db)
+            do {
+                let counts = try db.purgeExpired(now: now())
+                print("purged \(counts.sessions) sessions, \(counts.pendingLogins) pending logins, \(counts.logoutJTIs) logout tokens")
+            } catch {
+                report("gatehouse: \(error)")
+                throw Exit.unavailable
+            }
+        }
+    }
+}
+
+private func migrateQuietly(_ db: SQLiteSessionMaintenance) throws {
+    do { _ = try db.migrate() } catch {
+        report("gatehouse: \(error)")
+        throw Exit.unavailable
+    }
+}
+
+private func iso(_ seconds: Int64) -> String {
+    let formatter = ISO8601DateFormatter()
+    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+}

@@ -15,6 +15,7 @@ logged during that test is attached to the report.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -30,7 +31,10 @@ _SESSION_PROVIDER: list[Provider] = []
 
 def pytest_configure(config):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "logs").mkdir(parents=True, exist_ok=True)
+    logs = ARTIFACTS / "logs"
+    if logs.exists() and not hasattr(config, "workerinput"):
+        shutil.rmtree(logs, ignore_errors=True)  # logs of this run only
+    logs.mkdir(parents=True, exist_ok=True)
     config.addinivalue_line("markers", "slow: takes more than ~10 s")
     config.addinivalue_line("markers", "gateway: needs the gatehouse binary")
     config.addinivalue_line("markers", "browser: needs chromium + chromedriver")

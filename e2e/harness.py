@@ -3,6 +3,7 @@ a raw HTTP/1.1 client, shared by conftest.py and the tests."""
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import json
@@ -51,6 +52,31 @@ def safe_name(s: str) -> str:
 # ---------------------------------------------------------------------------
 
 ALL_PROCS: list["Proc"] = []
+
+
+def kill_all_children():
+    """Last-resort cleanup (atexit / SIGTERM): the children run in their own sessions."""
+    for p in ALL_PROCS:
+        if p.popen is not None and p.popen.poll() is None:
+            try:
+                p.popen.kill()
+            except OSError:
+                pass
+
+
+atexit.register(kill_all_children)
+
+
+def _on_sigterm(signum, frame):
+    kill_all_children()
+    raise SystemExit(128 + signum)
+
+
+try:
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+except ValueError:  # not the main thread
+    pass
 
 
 class Proc:

@@ -64,6 +64,9 @@ CONFIG = {
     "fail_refresh": None,  # e.g. "invalid_grant": refresh grants answer that error
     "iss_param": True,  # RFC 9207 iss in the authorization response
     "kid_header": True,  # `kid` in the ID token header
+    # make the next code-exchange answers carry a bad ID token: one of
+    # "aud", "nonce", "iss", "exp", "iat_future", "sig", "alg_none", "other_key", "azp"
+    "id_token_tamper": None,
 }
 DEFAULTS = dict(CONFIG)
 
@@ -157,6 +160,16 @@ def _jwt_config(self, grant, client=None):
 
 
 mock_app.OpenIDCode.get_jwt_config = _jwt_config
+_orig_client_claims = mock_app.OpenIDCode.get_client_claims
+
+
+def _client_claims(self, client):
+    claims = _orig_client_claims(self, client)
+    claims.pop("kid", None)  # authlib copies the whole jwt config into the claims
+    return claims
+
+
+mock_app.OpenIDCode.get_client_claims = _client_claims
 
 # Refresh-token rotation: the refresh grant returns a new refresh token and the
 # old one stops working (when CONFIG["rotate_refresh_tokens"]).
@@ -342,6 +355,9 @@ def build_app(args) -> flask.Flask:
             gt = req.form.get("grant_type", "?")
             if resp.status_code == 200:
                 body = json.loads(resp.get_data())
+                if CONFIG["id_token_tamper"] and body.get("id_token"):
+                    body["id_token"] = _tamper(body["id_token"], CONFIG["id_token_tamper"], storage)
+                    resp.set_data(json.dumps(body))
                 sub = None
                 claims = {}
                 if body.get("id_token"):
@@ -472,6 +488,44 @@ def build_app(args) -> flask.Flask:
         return flask.jsonify({"logout_token": token, "claims": claims})
 
     return app
+
+
+def _tamper(token: str, how: str, storage) -> str:
+    header = json.loads(_b64d(token.split(".")[0]))
+    claims = _jwt_payload(token)
+    key = storage.jwk
+    now = int(time.time())
+    if how == "sig":
+        h, p, sig = token.split(".")
+        return ".".join([h, p, ("A" if sig[0] != "A" else "B") + sig[1:]])
+    if how == "alg_none":
+        enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+        return enc({"alg": "none", "typ": "JWT"}) + "." + enc(claims) + "."
+    if how == "other_key":
+        from authlib import jose
+        key = jose.RSAKey.generate_key(is_private=True)
+    elif how == "aud":
+        claims["aud"] = ["someone-else"]
+    elif how == "azp":
+        claims["aud"] = [claims["aud"][0] if isinstance(claims["aud"], list) else claims["aud"], "other-aud"]
+        claims["azp"] = "other-aud"
+    elif how == "nonce":
+        claims["nonce"] = "not-the-nonce"
+    elif how == "iss":
+        claims["iss"] = "http://127.0.0.1:1"
+    elif how == "exp":
+        claims["exp"] = now - 600
+        claims["iat"] = now - 1200
+    elif how == "iat_future":
+        claims["iat"] = now + 3600
+        claims["exp"] = now + 7200
+    else:
+        raise ValueError(how)
+    return JsonWebToken(["RS256"]).encode(header, claims, key).decode()
+
+
+def _b64d(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
 
 def _active(storage, rec) -> bool:

@@ -204,3 +204,30 @@ def test_sigint_exits_0(gateway_factory):
     gw = gateway_factory()
     gw.proc.signal(signal.SIGINT)
     assert gw.proc.wait(timeout=30) == 0
+
+
+def test_demo_prints_a_working_url(tmp_path):
+    # SPEC: gatehouse demo: one-command local demo on loopback ...; prints the URL to open
+    import re
+    from harness import Proc, gatehouse_bin
+    p = Proc("gatehouse-demo", [str(gatehouse_bin()), "demo"], cwd=tmp_path,
+             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}).start()
+    try:
+        url = None
+        deadline = time.time() + 60
+        while time.time() < deadline and url is None:
+            m = re.search(r"https?://(?:127\.0\.0\.1|localhost|\[::1\]):\d+/?\S*", p.log_text())
+            if m:
+                url = m.group(0)
+            elif not p.alive():
+                break
+            time.sleep(0.2)
+        assert url, f"demo printed no URL:\n{p.log_text()[-3000:]}"
+        assert re.match(r"https?://(127\.0\.0\.1|localhost|\[::1\])", url)
+        r = requests.get(url, timeout=10)
+        assert r.status_code == 200 and "text/html" in r.headers.get("Content-Type", "")
+        origin = re.match(r"https?://[^/]+", url).group(0)
+        assert requests.get(origin + "/login", allow_redirects=False, timeout=10).status_code == 302
+    finally:
+        rc = p.stop(30)
+    assert rc == 0

@@ -85,12 +85,14 @@ def test_code_flow_with_pkce_refresh_rotation_and_revocation(registered):
     jwks = requests.get(p.discovery["jwks_uri"], timeout=5).json()
     header = json.loads(base64.urlsafe_b64decode(t["id_token"].split(".")[0] + "=="))
     assert header["alg"] == "RS256" and header.get("kid")
+    assert header["kid"] in {k["kid"] for k in jwks["keys"]}
     claims = jwt.decode(t["id_token"], JsonWebKey.import_key_set(jwks))
     claims.validate()
     assert claims["iss"] == p.issuer
     assert claims["aud"] == [CLIENT_ID]  # quirk: aud is always an array
     assert claims["sub"] == "alice" and claims["nonce"] == params["nonce"]
     assert claims["email"] == "alice@example.com" and claims["sid"].startswith("sid-")
+    assert "kid" not in claims
     # the code is single-use
     again = token(p, {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
                       "code_verifier": verifier})
@@ -290,3 +292,20 @@ def test_chromium_drives_the_provider_form(registered, upstream):
         assert q1(d.current_url, "code")
     finally:
         d.quit()
+
+
+@pytest.mark.parametrize("how", ["aud", "nonce", "iss", "exp", "sig", "alg_none", "other_key"])
+def test_id_token_tampering_switch(registered, how):
+    p = registered
+    p.config(id_token_tamper=how)
+    code, params, verifier, _ = get_code(p)
+    t = token(p, {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+                  "code_verifier": verifier}).json()
+    jwks = JsonWebKey.import_key_set(requests.get(p.discovery["jwks_uri"], timeout=5).json())
+    try:
+        c = jwt.decode(t["id_token"], jwks)
+        c.validate()
+        bad = (c["aud"] != [CLIENT_ID] or c["nonce"] != params["nonce"] or c["iss"] != p.issuer)
+    except Exception:
+        bad = True
+    assert bad, f"tampering {how} left a valid ID token"

@@ -157,7 +157,9 @@ def test_auth_params_are_added(gateway_factory, provider):
 def test_login_binding_cookie_attributes(gateway):
     # SPEC: binds it to this browser with a short-lived HttpOnly cookie ... always `Lax`
     r, _ = start_login(requests.Session(), gateway)
-    cookies = [parse_cookie(h) for h in set_cookie_headers(r)]
+    cookies = [c for c in (parse_cookie(h) for h in set_cookie_headers(r))
+               if c[1] and not cookie_is_cleared("; ".join([c[0] + "=" + c[1]] + [
+                   k + ("=" + v if v else "") for k, v in c[2].items()]))]
     assert cookies, "GET /login set no binding cookie"
     for name, value, attrs in cookies:
         assert "httponly" in attrs, (name, attrs)
@@ -206,16 +208,17 @@ def test_session_id_rotates_at_each_login(gateway, provider):
 
 def test_replayed_state_is_refused(gateway, provider):
     # SPEC: the pending login ... is consumed whatever happens next; replayed state -> 400 HTML
-    s = login(gateway, provider)
-    cb = s.login_result.callback_url
-    fresh = requests.Session()
-    for c in s.cookies:  # same browser, minus the session it got
-        if c.name != "gatehouse":
-            fresh.cookies.set(c.name, c.value)
-    r = finish_callback(fresh, cb)
+    s = requests.Session()
+    _, url = start_login(s, gateway)
+    cb = provider_authorize(s, url)
+    before_callback = s.cookies.copy()  # the browser as it was when the provider sent it back
+    assert finish_callback(s, cb).status_code == 302
+    replay = requests.Session()
+    replay.cookies.update(before_callback)
+    r = finish_callback(replay, cb)
     assert_html_400(r)
     assert_no_session_set(r)
-    assert gateway.get(fresh, "/user").status_code == 401
+    assert gateway.get(replay, "/user").status_code == 401
 
 
 def test_forged_state_is_refused(gateway, provider):
@@ -271,6 +274,61 @@ def test_missing_iss_refused_when_advertised(gateway, provider):
     cb = provider_authorize(s, url)
     r = finish_callback(s, with_query(cb, iss=None))
     assert_html_400(r)
+
+
+@pytest.mark.parametrize("how", ["aud", "nonce", "iss", "exp", "iat_future", "sig", "alg_none",
+                                 "other_key", "azp"])
+def test_invalid_id_token_is_refused(gateway, provider, how):
+    # SPEC: The ID token is validated: signature against the provider's JWKS, alg never none,
+    # iss, aud contains the client id (and azp when there are several audiences), exp, iat,
+    # and nonce equal to the stored nonce. ... invalid ID token -> 400, never a session.
+    provider.config(id_token_tamper=how)
+    s = requests.Session()
+    _, url = start_login(s, gateway)
+    cb = provider_authorize(s, url)
+    r = finish_callback(s, cb)
+    assert_html_400(r)
+    assert_no_session_set(r)
+    assert gateway.get(s, "/user").status_code == 401
+
+
+def test_client_secret_post(gateway_factory, provider):
+    # SPEC: GATEHOUSE_CLIENT_AUTH_METHOD `client_secret_basic`, `client_secret_post` or `none`
+    gw = gateway_factory({"GATEHOUSE_CLIENT_ID": provider.client_id + "-post",
+                          "GATEHOUSE_CLIENT_AUTH_METHOD": "client_secret_post"})
+    before = provider.stats()["token_auth_methods"].get("client_secret_post", 0)
+    s = login(gw, provider)
+    assert gw.get(s, "/user").status_code == 200
+    assert provider.stats()["token_auth_methods"].get("client_secret_post", 0) == before + 1
+
+
+def test_public_client_without_secret(gateway_factory, provider):
+    # SPEC: GATEHOUSE_CLIENT_SECRET none -> auth method `none` (PKCE alone)
+    gw = gateway_factory({"GATEHOUSE_CLIENT_ID": provider.client_id + "-public",
+                          "GATEHOUSE_CLIENT_SECRET": None})
+    s = login(gw, provider)
+    assert gw.get(s, "/user").json()["sub"] == "alice"
+
+
+def test_provider_unreachable_at_callback_gives_502(gateway_factory, tmp_path):
+    # SPEC: Failures ... answer an HTML error page with status 400 (502 when the provider is
+    # unreachable) ... and never create a session.
+    from harness import Provider
+    own = Provider(tmp_path / "own-provider", name="provider-doomed")
+    try:
+        gw = gateway_factory({"GATEHOUSE_ISSUER": own.issuer, "GATEHOUSE_PROVIDER_TIMEOUT": "2s"},
+                             upstream_=None, register=False)
+        own.register_redirect(gw.url + "/callback")
+        s = requests.Session()
+        _, url = start_login(s, gw)
+        cb = provider_authorize(s, url)
+        own.stop()
+        r = finish_callback(s, cb)
+        assert r.status_code == 502
+        assert r.headers.get("Content-Type", "").startswith("text/html")
+        assert_no_session_set(r)
+    finally:
+        own.stop()
 
 
 @pytest.mark.parametrize("raw", [
@@ -460,7 +518,7 @@ def test_idle_timeout(gateway_factory, provider):
     assert j["session"]["idleExpiresAt"] <= time.time() + 3.5
     time.sleep(1.5)
     assert gw.get(s, "/user?slide=false").status_code == 200
-    time.sleep(2.5)  # 4 s after the last sliding request
+    time.sleep(3.0)  # 4.5 s after the last sliding request (the login)
     r = gw.get(s, "/user?slide=false")
     assert r.status_code == 401 and r.json()["error"] == "unauthenticated"
 
@@ -473,7 +531,7 @@ def test_activity_slides_idle_timeout(gateway_factory, provider):
         time.sleep(1.5)
         assert gw.get(s, "/api/hello").status_code == 200
     assert gw.get(s, "/user").status_code == 200
-    time.sleep(4)
+    time.sleep(4.5)
     assert gw.get(s, "/user").status_code == 401
 
 
@@ -489,3 +547,95 @@ def test_absolute_lifetime(gateway_factory, provider):
         time.sleep(0.5)
     time.sleep(max(0.0, t0 + 5.5 - time.time()))
     assert gw.get(s, "/user").status_code == 401
+
+
+# --------------------------------------------------------------------------- keys, https, logs
+
+
+def test_secret_key_rotation_with_previous_key(gateway_factory, provider):
+    # SPEC: GATEHOUSE_SECRET_KEY_PREVIOUS (optional) still decrypts sessions written under the
+    # previous key
+    from harness import random_secret_key
+    gw = gateway_factory()
+    s = login(gw, provider)
+    assert gw.get(s, "/api/hello").status_code == 200
+    old_key = gw.env["GATEHOUSE_SECRET_KEY"]
+    gw.stop()
+    gw.env["GATEHOUSE_SECRET_KEY"] = random_secret_key()
+    gw.env["GATEHOUSE_SECRET_KEY_PREVIOUS"] = old_key
+    gw.start()
+    r = gw.get(s, "/api/hello")
+    assert r.status_code == 200, "session written under the previous key is lost"
+    assert provider.introspect(r.json()["authorization"].split(" ", 1)[1])["active"]
+
+
+def test_session_unusable_under_a_different_key(gateway_factory, provider):
+    # SPEC: tokens encrypted under GATEHOUSE_SECRET_KEY: another key cannot use them
+    from harness import random_secret_key
+    gw = gateway_factory()
+    s = login(gw, provider)
+    gw.stop()
+    gw.env["GATEHOUSE_SECRET_KEY"] = random_secret_key()
+    gw.start()
+    r = gw.get(s, "/api/hello")
+    assert r.status_code == 401
+
+
+def test_https_public_url_cookie_name_and_secure(gateway_factory, provider):
+    # SPEC: GATEHOUSE_COOKIE_NAME default `__Host-Http-gatehouse` when PUBLIC_URL is https;
+    # plus `Secure` when PUBLIC_URL is https. (Served over http here, as behind a TLS proxy.)
+    gw = gateway_factory({"GATEHOUSE_PUBLIC_URL": "https://127.0.0.1:{port}"})
+    s = requests.Session()
+    r, url = start_login(s, gw)
+    assert q1(url, "redirect_uri") == f"https://127.0.0.1:{gw.port}/callback"
+    binding = [parse_cookie(h) for h in set_cookie_headers(r)]
+    assert binding and all("secure" in a for _, v, a in binding if v)
+    cb = provider_authorize(s, url)
+    assert cb.startswith(f"https://127.0.0.1:{gw.port}/callback?")
+    cookie_header = "; ".join(f"{n}={v}" for n, v, _ in binding if v)
+    r = requests.get(cb.replace("https://", "http://", 1), headers={"Cookie": cookie_header},
+                     allow_redirects=False, timeout=30)
+    assert r.status_code == 302, r.text[:300]
+    h = next((h for h in set_cookie_headers(r) if h.startswith("__Host-Http-gatehouse=")), None)
+    assert h, set_cookie_headers(r)
+    name, value, attrs = parse_cookie(h)
+    assert "secure" in attrs and attrs.get("path") == "/" and "domain" not in attrs
+    u = requests.get(gw.url + "/api/echo", timeout=10,
+                     headers={"Cookie": f"{name}={value}", **CSRF})
+    assert u.status_code == 200
+    fwd = {k.lower(): v for k, v in u.json()["headers"]}
+    assert fwd["x-forwarded-proto"] == "https"
+
+
+def test_logs_hold_no_secrets(gateway_factory, provider):
+    # SPEC: Logs never contain tokens, codes, verifiers, cookies or secrets.
+    gw = gateway_factory({"GATEHOUSE_LOG_LEVEL": "debug"})
+    n = len(provider.tokens())
+    s = login(gw, provider)
+    code = q1(s.login_result.callback_url, "code")
+    gw.get(s, "/api/hello")
+    gw.get(s, "/user")
+    gw.post(s, "/logout")
+    gw.stop()
+    log = gw.proc.log_text()
+    secrets_ = {"session cookie": s.login_result.cookie, "authorization code": code,
+                "client secret": gw.env["GATEHOUSE_CLIENT_SECRET"],
+                "secret key": gw.env["GATEHOUSE_SECRET_KEY"]}
+    for t in tokens_since(provider, n):
+        secrets_[t["kind"]] = t["token"]
+        if t["kind"] == "id_token":
+            secrets_["id_token signature"] = t["token"].split(".")[2]
+    for what, value in secrets_.items():
+        assert value not in log, f"{what} appears in the gateway's log"
+
+
+def test_default_log_format_is_json_lines(gateway_factory, provider):
+    # SPEC: GATEHOUSE_LOG_FORMAT default `json` (one object a line)
+    import json as _json
+    gw = gateway_factory({"GATEHOUSE_LOG_LEVEL": "info"})
+    login(gw, provider)
+    gw.stop()
+    lines = [l for l in gw.proc.log_text().splitlines() if l.strip() and not l.startswith("=== ")]
+    assert lines, "the gateway logged nothing at info level"
+    for l in lines:
+        assert isinstance(_json.loads(l), dict), l

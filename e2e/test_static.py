@@ -108,8 +108,6 @@ def test_if_modified_since(gw):
     r = get(gw, "/app.js")
     lm = r.headers["Last-Modified"]
     assert get(gw, "/app.js", **{"If-Modified-Since": lm}).status_code == 304
-    future = formatdate(time.time() + 3600, usegmt=True)
-    assert get(gw, "/app.js", **{"If-Modified-Since": future}).status_code == 304
     past = formatdate(time.time() - 10 * 365 * 86400, usegmt=True)
     assert get(gw, "/app.js", **{"If-Modified-Since": past}).status_code == 200
 

@@ -62,7 +62,7 @@ def test_keygen_output_is_accepted_by_serve(provider, tmp_path, gateway_factory)
 def test_serve_missing_required_variable_exits_64(provider, tmp_path, var):
     # SPEC: Invalid configuration stops the process at start with exit 64 and a message
     # naming the variable.
-    cp = run_cli(["serve"], env=base_env(provider, tmp_path, **{var: None}), timeout=20)
+    cp = run_cli(["serve"], env=base_env(provider, tmp_path, **{var: None}), timeout=10)
     assert cp.returncode == 64, cp
     assert var in cp.stdout + cp.stderr
 
@@ -76,7 +76,7 @@ def test_serve_missing_required_variable_exits_64(provider, tmp_path, var):
 ])
 def test_serve_invalid_value_exits_64_naming_it(provider, tmp_path, var, value):
     # SPEC: exit 64 bad usage or configuration (the message names the variable and what is wrong)
-    cp = run_cli(["serve"], env=base_env(provider, tmp_path, **{var: value}), timeout=20)
+    cp = run_cli(["serve"], env=base_env(provider, tmp_path, **{var: value}), timeout=10)
     assert cp.returncode == 64, cp
     assert var in cp.stdout + cp.stderr
 

@@ -1,0 +1,582 @@
+"""The OpenID provider used by the end-to-end suite.
+
+It is the third-party `oidc-provider-mock` (PyPI, 0.3.x: Flask + Authlib) run as a
+separate process, with a few things that a real provider has and the mock lacks
+added around it, all with Authlib's own building blocks:
+
+* registered clients only (client id, secret, auth method, exact redirect URIs);
+* PKCE enforced, S256 only (Authlib's ``CodeChallenge`` extension);
+* RFC 7009 token revocation at ``/oauth2/revoke``;
+* RFC 9207 ``iss`` in the authorization response (advertised in discovery);
+* refresh-token rotation (configurable) and separately configurable lifetimes
+  of the first access token and of refreshed ones;
+* a ``sid`` claim in ID tokens and signed back-channel ``logout_token``s.
+
+Test-only endpoints under ``/_test/`` expose counters and every issued token
+so that the tests can check what the gateway did without seeing its memory.
+
+Run: ``python provider_server.py --port 0 --port-file F`` (prints nothing
+useful on stdout; logs every request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+import json
+import logging
+import os
+import secrets
+import sys
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
+
+import flask  # noqa: E402
+import werkzeug.serving  # noqa: E402
+from authlib.jose import JsonWebToken  # noqa: E402
+from authlib.oauth2.rfc6749 import InvalidRequestError  # noqa: E402
+from authlib.oauth2.rfc6750 import BearerTokenGenerator  # noqa: E402
+from authlib.oauth2.rfc7009 import RevocationEndpoint  # noqa: E402
+from authlib.oauth2.rfc7636 import CodeChallenge  # noqa: E402
+from authlib.common.security import generate_token  # noqa: E402
+
+import oidc_provider_mock  # noqa: E402
+from oidc_provider_mock import _app as mock_app  # noqa: E402
+from oidc_provider_mock._storage import Client, User  # noqa: E402
+
+log = logging.getLogger("provider")
+
+# --------------------------------------------------------------------------
+# Runtime configuration, changeable through POST /_test/config
+# --------------------------------------------------------------------------
+
+CONFIG = {
+    "access_ttl": 3600,  # lifetime of the access token from the code exchange
+    "refresh_access_ttl": 3600,  # lifetime of access tokens from refresh grants
+    "rotate_refresh_tokens": True,  # refresh grant returns a new refresh token, old one dies
+    "token_delay_ms": 0,  # delay of refresh_token grants (to make refreshes overlap)
+    "fail_refresh": None,  # e.g. "invalid_grant": refresh grants answer that error
+    "iss_param": True,  # RFC 9207 iss in the authorization response
+    "kid_header": True,  # `kid` in the ID token header
+    # make the next code-exchange answers carry a bad ID token: one of
+    # "aud", "nonce", "iss", "exp", "iat_future", "sig", "alg_none", "other_key", "azp"
+    "id_token_tamper": None,
+}
+DEFAULTS = dict(CONFIG)
+
+LOCK = threading.Lock()
+STATS: dict = {}
+TOKENS: list[dict] = []  # every token issued: kind, token, sub, client_id, grant_type, ...
+CHALLENGES: dict[str, tuple[str, str | None]] = {}  # auth code -> (challenge, method)
+SIDS: dict[str, str] = {}  # access token -> sid of the ID token issued with it
+
+
+def reset_stats():
+    with LOCK:
+        STATS.clear()
+        STATS.update(
+            {
+                "token_requests": {},  # grant_type -> count (every POST /oauth2/token)
+                "token_errors": {},  # grant_type -> count of non-200
+                "token_auth_methods": {},  # client_secret_basic/post/none -> count
+                "authorize_requests": [],  # query params of each GET /oauth2/authorize
+                "revocations": [],  # each POST /oauth2/revoke
+                "end_session": [],  # params of each end_session call
+                "userinfo": 0,
+            }
+        )
+
+
+reset_stats()
+
+
+def _now() -> float:
+    return time.time()
+
+
+# --------------------------------------------------------------------------
+# PKCE: S256 only, required for every authorization request
+# --------------------------------------------------------------------------
+
+
+class S256Only(CodeChallenge):
+    DEFAULT_CODE_CHALLENGE_METHOD = "S256"
+    SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]
+
+    def validate_code_challenge(self, grant, redirect_uri):
+        data = grant.request.payload.data
+        if not data.get("code_challenge"):
+            raise InvalidRequestError("Missing 'code_challenge' (PKCE is required)")
+        if data.get("code_challenge_method") != "S256":
+            raise InvalidRequestError("code_challenge_method must be S256")
+        return super().validate_code_challenge(grant, redirect_uri)
+
+    def get_authorization_code_challenge(self, authorization_code):
+        return CHALLENGES.get(authorization_code.code, (None, None))[0]
+
+    def get_authorization_code_challenge_method(self, authorization_code):
+        return CHALLENGES.get(authorization_code.code, (None, None))[1]
+
+
+_orig_save_code = mock_app.AuthorizationCodeGrant.save_authorization_code
+
+
+def _save_code(self, code, request):
+    data = request.payload.data
+    CHALLENGES[code] = (data.get("code_challenge"), data.get("code_challenge_method"))
+    return _orig_save_code(self, code, request)
+
+
+mock_app.AuthorizationCodeGrant.save_authorization_code = _save_code
+
+# ID tokens get a fresh `sid` (session id at the provider) for back-channel logout.
+_orig_user_info = mock_app.OpenIDCode.generate_user_info
+
+
+def _user_info(self, user, scope):
+    info = dict(_orig_user_info(self, user, scope))
+    info["sid"] = "sid-" + secrets.token_urlsafe(12)
+    return info
+
+
+mock_app.OpenIDCode.generate_user_info = _user_info
+
+# The mock signs ID tokens without a `kid` header although its JWKS has one (the
+# key's RFC 7638 thumbprint). Real providers send it; so do we unless --no-kid.
+_orig_jwt_config = mock_app.OpenIDCode.get_jwt_config
+
+
+def _jwt_config(self, grant, client=None):
+    conf = _orig_jwt_config(self, grant, client)
+    if CONFIG["kid_header"]:
+        conf["kid"] = mock_app.storage.jwk.thumbprint()
+    return conf
+
+
+mock_app.OpenIDCode.get_jwt_config = _jwt_config
+_orig_client_claims = mock_app.OpenIDCode.get_client_claims
+
+
+def _client_claims(self, client):
+    claims = _orig_client_claims(self, client)
+    claims.pop("kid", None)  # authlib copies the whole jwt config into the claims
+    return claims
+
+
+mock_app.OpenIDCode.get_client_claims = _client_claims
+
+# Refresh-token rotation: the refresh grant returns a new refresh token and the
+# old one stops working (when CONFIG["rotate_refresh_tokens"]).
+_orig_revoke_old = mock_app.RefreshTokenGrant.revoke_old_credential
+
+
+def _revoke_old(self, refresh_token):
+    _orig_revoke_old(self, refresh_token)
+    if CONFIG["rotate_refresh_tokens"]:
+        mock_app.storage.remove_refresh_token(refresh_token.token)
+
+
+mock_app.RefreshTokenGrant.revoke_old_credential = _revoke_old
+
+
+def _issue_token(self, user, refresh_token):
+    scope = self.request.payload.scope or refresh_token.get_scope()
+    return self.generate_token(
+        user=user, scope=scope, include_refresh_token=bool(CONFIG["rotate_refresh_tokens"])
+    )
+
+
+mock_app.RefreshTokenGrant.issue_token = _issue_token
+
+
+# --------------------------------------------------------------------------
+# RFC 7009 revocation
+# --------------------------------------------------------------------------
+
+
+class Revocation(RevocationEndpoint):
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+    def query_token(self, token_string, token_type_hint):
+        st = mock_app.storage
+        if token_type_hint == "access_token":
+            return st.get_access_token(token_string) or st.get_refresh_token(token_string)
+        return st.get_refresh_token(token_string) or _AccessAsRevocable.wrap(
+            st.get_access_token(token_string)
+        )
+
+    def revoke_token(self, token, request):
+        st = mock_app.storage
+        if isinstance(token, _AccessAsRevocable):
+            st.remove_access_token(token.inner.token)
+            return
+        if hasattr(token, "access_token"):  # a RefreshToken: revoke it and its access token
+            st.remove_refresh_token(token.token)
+            st.remove_access_token(token.access_token)
+        else:
+            st.remove_access_token(token.token)
+
+
+class _AccessAsRevocable:
+    """Access tokens of the mock cannot say which client they belong to; we allow
+    any authenticated client to revoke them (RFC 7009 leaves that open)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    @classmethod
+    def wrap(cls, inner):
+        return cls(inner) if inner is not None else None
+
+    def check_client(self, client):
+        return True
+
+
+# --------------------------------------------------------------------------
+# App
+# --------------------------------------------------------------------------
+
+
+def build_app(args) -> flask.Flask:
+    users = [
+        User(sub="alice", claims={"email": "alice@example.com", "email_verified": True,
+                                  "name": "Alice Example", "preferred_username": "alice"}),
+        User(sub="bob", claims={"email": "bob@example.com", "name": "Bob Example"}),
+    ]
+    app = oidc_provider_mock.app(
+        require_client_registration=True,
+        require_nonce=True,
+        issue_refresh_token=True,
+        access_token_max_age=timedelta(seconds=args.id_token_ttl),
+        user_claims=users,
+    )
+
+    # Reach the per-app objects the mock keeps in closures.
+    with app.test_request_context("/"):
+        app.preprocess_request()
+        server = flask.g._authlib_authorization_server
+        storage = flask.g.oidc_provider_mock_storage
+
+    # PKCE on the authorization-code grant.
+    for grant_cls, exts in server._authorization_grants:
+        if grant_cls is mock_app.AuthorizationCodeGrant:
+            exts.append(S256Only(required=True))
+
+    # Token lifetimes from CONFIG, read at issuance.
+    def expires_in(client, grant_type):
+        if grant_type == "refresh_token":
+            return int(CONFIG["refresh_access_ttl"])
+        return int(CONFIG["access_ttl"])
+
+    server.register_token_generator(
+        "default",
+        BearerTokenGenerator(
+            lambda *a, **k: generate_token(42), lambda *a, **k: generate_token(48), expires_in
+        ),
+    )
+    server.register_endpoint(Revocation)
+
+    for spec in args.client:
+        cid, secret, method = (spec.split(":") + ["client_secret_basic"])[:3]
+        storage.store_client(
+            Client(id=cid, secret=secret, redirect_uris=list(args.redirect_uri),
+                   allowed_scopes=Client.SCOPES_SUPPORTED, token_endpoint_auth_method=method)
+        )
+
+    def issuer() -> str:
+        return flask.request.host_url.rstrip("/")
+
+    # ---- request hooks -------------------------------------------------
+
+    @app.before_request
+    def _before():
+        req = flask.request
+        if req.path == "/oauth2/token" and req.method == "POST":
+            gt = req.form.get("grant_type", "?")
+            method = "client_secret_basic" if req.authorization else (
+                "client_secret_post" if req.form.get("client_secret") else "none")
+            with LOCK:
+                STATS["token_requests"][gt] = STATS["token_requests"].get(gt, 0) + 1
+                STATS["token_auth_methods"][method] = STATS["token_auth_methods"].get(method, 0) + 1
+            if gt == "refresh_token":
+                if CONFIG["token_delay_ms"]:
+                    time.sleep(CONFIG["token_delay_ms"] / 1000)
+                if CONFIG["fail_refresh"]:
+                    with LOCK:
+                        STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
+                    return flask.jsonify({"error": CONFIG["fail_refresh"],
+                                          "error_description": "refused by test config"}), 400
+        elif req.path == "/oauth2/authorize" and req.method == "GET":
+            with LOCK:
+                STATS["authorize_requests"].append(dict(req.args.items(multi=False)))
+        elif req.path == "/oauth2/end_session":
+            with LOCK:
+                STATS["end_session"].append(dict(req.values.items(multi=False)))
+        elif req.path == "/userinfo":
+            with LOCK:
+                STATS["userinfo"] += 1
+
+    @app.after_request
+    def _after(resp: flask.Response):
+        req = flask.request
+        if req.path == "/.well-known/openid-configuration" and resp.status_code == 200:
+            doc = json.loads(resp.get_data())
+            doc["revocation_endpoint"] = issuer() + "/oauth2/revoke"
+            doc["revocation_endpoint_auth_methods_supported"] = [
+                "client_secret_basic", "client_secret_post", "none"]
+            doc["token_endpoint_auth_methods_supported"] = [
+                "client_secret_basic", "client_secret_post", "none"]
+            doc["code_challenge_methods_supported"] = ["S256"]
+            doc["claims_supported"] = ["sub", "iss", "aud", "exp", "iat", "nonce", "sid",
+                                       "email", "name", "preferred_username"]
+            doc["backchannel_logout_supported"] = True
+            doc["backchannel_logout_session_supported"] = True
+            if CONFIG["iss_param"]:
+                doc["authorization_response_iss_parameter_supported"] = True
+            resp.set_data(json.dumps(doc, indent=2))
+        elif req.path == "/oauth2/authorize" and resp.status_code in (301, 302, 303, 307):
+            loc = resp.headers.get("Location", "")
+            parts = urlsplit(loc)
+            q = parse_qsl(parts.query, keep_blank_values=True)
+            names = {k for k, _ in q}
+            # The mock's "deny" answer forgets `state`; RFC 6749 4.1.2.1 wants it.
+            if "error" in names and "state" not in names and req.args.get("state"):
+                q.append(("state", req.args["state"]))
+            if CONFIG["iss_param"] and "iss" not in names:
+                q.append(("iss", issuer()))
+            resp.headers["Location"] = urlunsplit(parts._replace(query=urlencode(q)))
+        elif req.path == "/oauth2/token" and req.method == "POST":
+            gt = req.form.get("grant_type", "?")
+            if resp.status_code == 200:
+                body = json.loads(resp.get_data())
+                if CONFIG["id_token_tamper"] and body.get("id_token"):
+                    body["id_token"] = _tamper(body["id_token"], CONFIG["id_token_tamper"], storage)
+                    resp.set_data(json.dumps(body))
+                sub = None
+                claims = {}
+                if body.get("id_token"):
+                    claims = _jwt_payload(body["id_token"])
+                    sub = claims.get("sub")
+                at = storage.get_access_token(body.get("access_token", ""))
+                if at is not None:
+                    sub = sub or at.user_id
+                cid = req.authorization.username if req.authorization else req.form.get("client_id")
+                rec = {"grant_type": gt, "sub": sub, "client_id": cid, "at": _now(),
+                       "expires_in": body.get("expires_in")}
+                with LOCK:
+                    for kind in ("access_token", "refresh_token", "id_token"):
+                        if body.get(kind):
+                            TOKENS.append({**rec, "kind": kind, "token": body[kind],
+                                           "sid": claims.get("sid")})
+            else:
+                with LOCK:
+                    STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
+                log.warning("token endpoint error %s: %s", resp.status_code, resp.get_data(as_text=True))
+        elif req.path == "/oauth2/revoke":
+            with LOCK:
+                STATS["revocations"].append({
+                    "status": resp.status_code,
+                    "token_type_hint": req.form.get("token_type_hint"),
+                    "token": req.form.get("token"),
+                    "auth": "client_secret_basic" if req.authorization else (
+                        "client_secret_post" if req.form.get("client_secret") else "none"),
+                    "at": _now(),
+                })
+        return resp
+
+    @app.post("/oauth2/revoke")
+    def revoke():
+        return server.create_endpoint_response("revocation")
+
+    # ---- test-only endpoints -------------------------------------------
+
+    @app.get("/_test/stats")
+    def t_stats():
+        with LOCK:
+            return flask.jsonify(STATS)
+
+    @app.post("/_test/reset")
+    def t_reset():
+        reset_stats()
+        CONFIG.update(DEFAULTS)
+        return flask.jsonify(CONFIG)
+
+    @app.route("/_test/config", methods=["GET", "POST"])
+    def t_config():
+        if flask.request.method == "POST":
+            body = flask.request.get_json(force=True)
+            unknown = set(body) - set(CONFIG)
+            if unknown:
+                return flask.jsonify({"error": f"unknown keys {sorted(unknown)}"}), 400
+            CONFIG.update(body)
+        return flask.jsonify(CONFIG)
+
+    @app.get("/_test/tokens")
+    def t_tokens():
+        out = []
+        with LOCK:
+            items = list(TOKENS)
+        for t in items:
+            out.append({**t, "active": _active(storage, t)})
+        return flask.jsonify(out)
+
+    @app.post("/_test/introspect")
+    def t_introspect():
+        token = flask.request.form.get("token") or flask.request.get_json(force=True).get("token")
+        at = storage.get_access_token(token)
+        rt = storage.get_refresh_token(token)
+        if rt is not None:
+            return flask.jsonify({"active": True, "kind": "refresh_token", "sub": rt.user_id})
+        if at is not None:
+            return flask.jsonify({"active": not at.is_expired(), "kind": "access_token",
+                                  "sub": at.user_id,
+                                  "exp": at.expires_at.timestamp()})
+        return flask.jsonify({"active": False})
+
+    @app.post("/_test/clients")
+    def t_clients():
+        """Register or extend a client: {client_id, client_secret, auth_method, redirect_uris}."""
+        body = flask.request.get_json(force=True)
+        cid = body["client_id"]
+        old = storage.get_client(cid)
+        uris = list(old.redirect_uris) if old else []
+        for u in body.get("redirect_uris", []):
+            if u not in uris:
+                uris.append(u)
+        client = Client(
+            id=cid,
+            secret=body.get("client_secret", old.secret if old else ""),
+            redirect_uris=uris,
+            allowed_scopes=Client.SCOPES_SUPPORTED,
+            token_endpoint_auth_method=body.get(
+                "auth_method", old.token_endpoint_auth_method if old else "client_secret_basic"),
+        )
+        storage.store_client(client)
+        return flask.jsonify({"client_id": cid, "redirect_uris": uris,
+                              "auth_method": client.token_endpoint_auth_method})
+
+    @app.post("/_test/logout_token")
+    def t_logout_token():
+        """A signed back-channel logout token. Body: claims to set/override;
+        a claim given as null is removed; "alg" may be given to pick the header alg."""
+        body = flask.request.get_json(force=True)
+        now = int(time.time())
+        claims = {
+            "iss": issuer(),
+            "aud": body.get("aud"),
+            "iat": now,
+            "exp": now + 120,
+            "jti": str(uuid.uuid4()),
+            "events": {"http://schemas.openid.net/event/backchannel-logout": {}},
+        }
+        for k, v in body.items():
+            if k == "alg":
+                continue
+            if v is None:
+                claims.pop(k, None)
+            else:
+                claims[k] = v
+        key = storage.jwk
+        header = {"alg": "RS256", "kid": key.as_dict().get("kid"), "typ": "logout+jwt"}
+        token = JsonWebToken(["RS256"]).encode(header, claims, key).decode()
+        return flask.jsonify({"logout_token": token, "claims": claims})
+
+    return app
+
+
+def _tamper(token: str, how: str, storage) -> str:
+    header = json.loads(_b64d(token.split(".")[0]))
+    claims = _jwt_payload(token)
+    key = storage.jwk
+    now = int(time.time())
+    if how == "sig":
+        h, p, sig = token.split(".")
+        return ".".join([h, p, ("A" if sig[0] != "A" else "B") + sig[1:]])
+    if how == "alg_none":
+        enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+        return enc({"alg": "none", "typ": "JWT"}) + "." + enc(claims) + "."
+    if how == "other_key":
+        from authlib import jose
+        key = jose.RSAKey.generate_key(is_private=True)
+    elif how == "aud":
+        claims["aud"] = ["someone-else"]
+    elif how == "azp":
+        claims["aud"] = [claims["aud"][0] if isinstance(claims["aud"], list) else claims["aud"], "other-aud"]
+        claims["azp"] = "other-aud"
+    elif how == "nonce":
+        claims["nonce"] = "not-the-nonce"
+    elif how == "iss":
+        claims["iss"] = "http://127.0.0.1:1"
+    elif how == "exp":
+        claims["exp"] = now - 600
+        claims["iat"] = now - 1200
+    elif how == "iat_future":
+        claims["iat"] = now + 3600
+        claims["exp"] = now + 7200
+    else:
+        raise ValueError(how)
+    return JsonWebToken(["RS256"]).encode(header, claims, key).decode()
+
+
+def _b64d(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def _active(storage, rec) -> bool:
+    if rec["kind"] == "access_token":
+        at = storage.get_access_token(rec["token"])
+        return at is not None and not at.is_expired()
+    if rec["kind"] == "refresh_token":
+        return storage.get_refresh_token(rec["token"]) is not None
+    return True
+
+
+def _jwt_payload(token: str) -> dict:
+    part = token.split(".")[1]
+    part += "=" * (-len(part) % 4)
+    return json.loads(base64.urlsafe_b64decode(part))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--port-file", help="write the bound port here once listening")
+    p.add_argument("--client", action="append", default=[],
+                   help="ID:SECRET[:AUTH_METHOD] of a registered client (repeatable)")
+    p.add_argument("--redirect-uri", action="append", default=[],
+                   help="redirect URI registered for every --client (repeatable)")
+    p.add_argument("--id-token-ttl", type=int, default=3600)
+    p.add_argument("--access-ttl", type=int, default=3600)
+    p.add_argument("--no-iss-param", action="store_true")
+    p.add_argument("--no-rotate", action="store_true")
+    p.add_argument("--no-kid", action="store_true", help="ID tokens without `kid` (the mock's own way)")
+    args = p.parse_args(argv)
+
+    CONFIG["access_ttl"] = DEFAULTS["access_ttl"] = args.access_ttl
+    CONFIG["iss_param"] = DEFAULTS["iss_param"] = not args.no_iss_param
+    CONFIG["rotate_refresh_tokens"] = DEFAULTS["rotate_refresh_tokens"] = not args.no_rotate
+    CONFIG["kid_header"] = DEFAULTS["kid_header"] = not args.no_kid
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = build_app(args)
+    srv = werkzeug.serving.make_server(args.host, args.port, app, threaded=True)
+    port = srv.server_port
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(str(port))
+        os.replace(tmp, args.port_file)
+    log.info("provider listening on http://%s:%d", args.host, port)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

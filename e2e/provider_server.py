@@ -134,6 +134,10 @@ def _save_code(self, code, request):
 
 
 mock_app.AuthorizationCodeGrant.save_authorization_code = _save_code
+# Public clients (token_endpoint_auth_method "none", PKCE only) exchange codes and refresh too; the
+# mock's grants only accept client_secret_basic/post.
+for _grant in (mock_app.AuthorizationCodeGrant, mock_app.RefreshTokenGrant):
+    _grant.TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 
 # ID tokens get a fresh `sid` (session id at the provider) for back-channel logout.
 _orig_user_info = mock_app.OpenIDCode.generate_user_info

@@ -210,6 +210,7 @@ final class LoopPool: @unchecked Sendable {
 
     func take(_ key: UpstreamKey) -> UpstreamConnection? {
         while let connection = idle[key]?.popLast() {
+            connection.idleInPool = false
             if connection.isReusable { return connection }
         }
         return nil
@@ -221,6 +222,7 @@ final class LoopPool: @unchecked Sendable {
         if list.count >= limit {
             connection.close()
         } else {
+            connection.idleInPool = true
             list.append(connection)
         }
         idle[connection.key] = list

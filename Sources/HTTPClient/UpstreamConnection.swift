@@ -46,8 +46,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     private var waitingFor: Wait = .nothing
     private var timer: TimerID?
     private var timedOut = false
-    /// Requests this connection carried; > 0 means it came from the pool.
+    /// Requests this connection carried; > 0 means it was reused.
     var uses = 0
+    /// True while the connection sits idle in a pool (then any readiness means it is unusable).
+    var idleInPool = false
 
     private enum Wait { case nothing, readable, writable }
 
@@ -95,7 +97,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     func socketReadable() {
         readable = true
         if waitingFor == .readable { resumeWaiter(true) }
-        else if waitingFor == .nothing && uses > 0 && !closed { checkIdleClose() }
+        else if idleInPool && !closed { checkIdleClose() }
     }
 
     func socketWritable() {
@@ -106,7 +108,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     func socketHangup() {
         peerClosed = true
         readable = true
-        if waiter != nil { resumeWaiter(waitingFor == .readable) } else if uses > 0 { close() }
+        if waiter != nil { resumeWaiter(waitingFor == .readable) } else if idleInPool { close() }
     }
 
     private func resumeWaiter(_ value: Bool) {

@@ -24,7 +24,8 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let level = Logger.Level(rawValue: environment["GATEHOUSE_LOG_LEVEL"] ?? "info") ?? .info
+        // Quiet by default: the banner with the URL to open is what a person needs to see first.
+        let level = Logger.Level(rawValue: environment["GATEHOUSE_LOG_LEVEL"] ?? "warning") ?? .warning
         LogBootstrap.bootstrap(level: level, format: .text)
         let logger = Logger(label: "gatehouse.demo")
 
@@ -93,6 +94,7 @@ struct DemoCommand: AsyncParsableCommand {
         Press Ctrl-C to stop.
 
         """)
+        fflush(nil)
         _ = await ShutdownSignal.wait()
         await runtime.shutdown(grace: .seconds(5))
         await providerServer.shutdown(graceNanoseconds: 1_000_000_000)

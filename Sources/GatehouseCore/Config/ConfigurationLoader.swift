@@ -40,10 +40,9 @@ extension GatehouseConfiguration {
         let previousKey = r.secretKey("GATEHOUSE_SECRET_KEY_PREVIOUS", required: false)
         let idle = r.duration("GATEHOUSE_SESSION_IDLE", default: 3_600, allowZero: false)
         let lifetime = r.duration("GATEHOUSE_SESSION_LIFETIME", default: 86_400, allowZero: false)
-        if let idle, let lifetime, idle > lifetime {
-            r.fail("GATEHOUSE_SESSION_IDLE",
-                   "(\(idle)s) must not be longer than GATEHOUSE_SESSION_LIFETIME (\(lifetime)s)")
-        }
+        // An idle timeout longer than the lifetime is harmless: the absolute lifetime ends the session
+        // first (the default idle of 1h with a short lifetime must stay a valid combination).
+        _ = (idle, lifetime)
 
         // Proxy
         let routes = r.routes()

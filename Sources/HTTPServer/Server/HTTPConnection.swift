@@ -309,7 +309,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         var headers = response.headers
         let bodyAllowed = !(response.status == 204 || response.status == 304 || (100..<200).contains(response.status))
         if bodyAllowed {
-            headers.set("Content-Length", String(response.body.count))
+            // A HEAD answer may announce the length the GET would have (RFC 9110 §9.3.2).
+            if !(isHEAD && response.body.isEmpty && headers.contains("Content-Length")) {
+                headers.set("Content-Length", String(response.body.count))
+            }
         } else {
             headers.remove("Content-Length")
         }

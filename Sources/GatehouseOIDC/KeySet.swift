@@ -82,8 +82,12 @@ public actor KeySet {
             }
         }
         var candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
-        if candidates.isEmpty, case .success? = await fetch(force: false) {
-            candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
+        if candidates.isEmpty {
+            switch await fetch(force: false) {
+            case .success?: candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
+            case .failure(let error)?: throw .keySetUnavailable(error)
+            case nil: break
+            }
         }
         guard !candidates.isEmpty else { throw .unknownKey(kid: header.kid) }
 

@@ -8,6 +8,14 @@ public struct LogoutTokenClaims: Sendable, Equatable {
     public let sid: String?
     public let jti: String
     public let iat: Date
+
+    public init(iss: String, sub: String?, sid: String?, jti: String, iat: Date) {
+        self.iss = iss
+        self.sub = sub
+        self.sid = sid
+        self.jti = jti
+        self.iat = iat
+    }
 }
 
 /// Why a logout token was refused (§2.6), naming the claim.

@@ -34,7 +34,7 @@ public struct CodeChallenge: Sendable, Equatable {
 
     /// `BASE64URL(SHA256(ASCII(code_verifier)))` (RFC 7636 §4.2).
     ///
-    /// For example: the App. B verifier `dBjftJeZ4CVP-mJ92K9qkBrJ5ZGt6JiT7tkVIKQvXYs` gives
+    /// For example: the App. B verifier `dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk` gives
     /// `E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM`.
     public static func s256(for verifier: CodeVerifier) -> CodeChallenge {
         CodeChallenge(value: Base64URL.encode(Array(SHA256.hash(data: Array(verifier.value.utf8)))), method: .s256)

@@ -83,3 +83,20 @@ struct AuthorizationRequestTests {
             == "https://idp.example.com/logout?id_token_hint=h.p.s&post_logout_redirect_uri=https%3A%2F%2Fa%2F&client_id=c")
     }
 }
+
+@Suite("Authorization response iss (RFC 9207)")
+struct AuthorizationResponseIssuerTests {
+    @Test("iss must equal the issuer when present, and is required when advertised")
+    func issuerParameter() throws {
+        var metadata = TestProvider.metadata
+        try AuthorizationResponseIssuer.check(nil, metadata: metadata)
+        try AuthorizationResponseIssuer.check(TestProvider.issuer, metadata: metadata)
+        #expect(throws: AuthorizationResponseIssuer.Problem.mismatch(expected: TestProvider.issuer, actual: "https://evil.example")) {
+            try AuthorizationResponseIssuer.check("https://evil.example", metadata: metadata)
+        }
+        metadata.authorizationResponseIssParameterSupported = true
+        #expect(throws: AuthorizationResponseIssuer.Problem.missing) {
+            try AuthorizationResponseIssuer.check(nil, metadata: metadata)
+        }
+    }
+}

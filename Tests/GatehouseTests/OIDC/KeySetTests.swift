@@ -199,3 +199,22 @@ struct KeySetTests {
         await #expect(throws: JWSVerificationError.malformed("the payload is not a JSON object")) { try await keys.verify(forged) }
     }
 }
+
+@Suite("JWKS key set: refetch failures")
+struct KeySetRefetchFailureTests {
+    @Test("A failed refetch for an unknown kid reports the key set as unavailable")
+    func failedRefetch() async throws {
+        let provider = TestProvider()
+        let clock = TestClock()
+        let http = provider.http()
+        let keys = KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256], now: { clock.now })
+        _ = try await keys.verify(provider.signRS256(["sub": .string("a")]))
+        http.fail(TestProvider.jwksURI, with: .unreachable("connection refused"))
+        clock.advance(by: 31)
+        await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.unreachable("connection refused")))) {
+            try await keys.verify(provider.signRS256(["sub": .string("a")], kid: "rsa-9"))
+        }
+        // The keys already known keep working.
+        _ = try await keys.verify(provider.signRS256(["sub": .string("a")]))
+    }
+}

@@ -1,4 +1,6 @@
 import CryptoExtras
+
+typealias TestRSAKey = JWTKit.Insecure.RSA.PrivateKey
 import Foundation
 import GatehouseOIDC
 import JWTKit
@@ -74,12 +76,12 @@ struct TestProvider {
     static let jwksURI = "https://idp.example.com/jwks"
 
     /// Generated once per test process (2048-bit RSA generation is slow).
-    static let rsaKey: Insecure.RSA.PrivateKey = {
-        do { return try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)) }
+    static let rsaKey: TestRSAKey = {
+        do { return try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)) }
         catch { fatalError("RSA key generation failed: \(error)") }
     }()
-    static let otherRSAKey: Insecure.RSA.PrivateKey = {
-        do { return try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)) }
+    static let otherRSAKey: TestRSAKey = {
+        do { return try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)) }
         catch { fatalError("RSA key generation failed: \(error)") }
     }()
     let ecKey = ES256PrivateKey()
@@ -91,7 +93,7 @@ struct TestProvider {
                          idTokenSigningAlgValuesSupported: ["RS256", "ES256"])
     }
 
-    static func rsaJWK(_ key: Insecure.RSA.PrivateKey, kid: String, alg: String? = "RS256") -> [String: JSONValue] {
+    static func rsaJWK(_ key: TestRSAKey, kid: String, alg: String? = "RS256") -> [String: JSONValue] {
         let primitives: (modulus: Data, publicExponent: Data)
         do { primitives = try key.publicKey.getKeyPrimitives() } catch { fatalError("\(error)") }
         var jwk: [String: JSONValue] = ["kty": .string("RSA"), "kid": .string(kid), "use": .string("sig"),
@@ -124,7 +126,7 @@ struct TestProvider {
         return http
     }
 
-    func signRS256(_ claims: [String: JSONValue], kid: String? = "rsa-1", key: Insecure.RSA.PrivateKey = TestProvider.rsaKey,
+    func signRS256(_ claims: [String: JSONValue], kid: String? = "rsa-1", key: TestRSAKey = TestProvider.rsaKey,
                    header: JWTHeader = JWTHeader()) async throws -> String {
         let signers = JWTKeyCollection()
         await signers.add(rsa: key, digestAlgorithm: .sha256)

@@ -4,9 +4,16 @@ import Testing
 
 @Suite("PKCE (RFC 7636) and random tokens")
 struct PKCETests {
+    // RFC 7636 App. B's verifier is dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk (the 32 octets below);
+    // "dBjftJeZ4CVP-mJ92K9qkBrJ5ZGt6JiT7tkVIKQvXYs", quoted in some write-ups, is not it and hashes
+    // to frNpY2AfdWQsduZPKZXgKOQOxYAsdapsYYNT-z960Lo.
+    static let appendixBOctets: [UInt8] = [116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186,
+                                           22, 212, 37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121]
+
     @Test("S256 challenge matches RFC 7636 App. B")
     func s256MatchesAppendixB() throws {
-        let verifier = try #require(CodeVerifier("dBjftJeZ4CVP-mJ92K9qkBrJ5ZGt6JiT7tkVIKQvXYs"))
+        let verifier = CodeVerifier.make(random: RandomBytes { _ in Self.appendixBOctets })
+        #expect(verifier.value == "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
         let challenge = CodeChallenge.s256(for: verifier)
         #expect(challenge.value == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
         #expect(challenge.method == .s256)

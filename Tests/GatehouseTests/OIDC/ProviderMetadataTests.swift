@@ -63,7 +63,7 @@ struct ProviderMetadataTests {
         ("token_endpoint", "http://[::1]:9000/token", true),
     ])
     func endpointURLs(field: String, value: String, accepted: Bool) {
-        let result = Result { try ProviderMetadata.decode(Self.document([field: .string(value)]), expectedIssuer: Self.issuer) }
+        let result = Result { () throws(DiscoveryError) in try ProviderMetadata.decode(Self.document([field: .string(value)]), expectedIssuer: Self.issuer) }
         switch result {
         case .success: #expect(accepted)
         case .failure(let error):
@@ -88,7 +88,7 @@ struct ProviderMetadataTests {
     @Test("Not JSON, or a wrongly typed field, is a malformed document")
     func malformed() {
         #expect(throws: DiscoveryError.self) { try ProviderMetadata.decode(Array("<html>".utf8), expectedIssuer: Self.issuer) }
-        let result = Result { try ProviderMetadata.decode(Self.document(["jwks_uri": .number(3)]), expectedIssuer: Self.issuer) }
+        let result = Result { () throws(DiscoveryError) in try ProviderMetadata.decode(Self.document(["jwks_uri": .number(3)]), expectedIssuer: Self.issuer) }
         guard case .failure(.malformedDocument) = result else {
             Issue.record("expected malformedDocument, got \(result)")
             return

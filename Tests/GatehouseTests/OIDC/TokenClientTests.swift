@@ -6,7 +6,7 @@ import Testing
 struct TokenClientTests {
     static let tokenURL = "https://idp.example.com/token"
     static let revokeURL = "https://idp.example.com/revoke"
-    static let verifier = CodeVerifier("dBjftJeZ4CVP-mJ92K9qkBrJ5ZGt6JiT7tkVIKQvXYs")!
+    static let verifier = CodeVerifier("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")!
     static let okBody = #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-1","id_token":"h.p.s","scope":"openid profile"}"#
 
     private func client(_ method: ClientAuthMethod, secret: String? = "s3cr:t+ é", http: FakeProviderHTTP) throws -> TokenClient {
@@ -27,7 +27,7 @@ struct TokenClientTests {
         #expect(request.header("Accept") == "application/json")
         let expected = Data("my+client:s3cr%3At%2B+%C3%A9".utf8).base64EncodedString()
         #expect(request.header("Authorization") == "Basic \(expected)")
-        #expect(form(request) == "grant_type=authorization_code&code=c%2F1+2&redirect_uri=https%3A%2F%2Fapp.example%2Fcallback&code_verifier=dBjftJeZ4CVP-mJ92K9qkBrJ5ZGt6JiT7tkVIKQvXYs")
+        #expect(form(request) == "grant_type=authorization_code&code=c%2F1+2&redirect_uri=https%3A%2F%2Fapp.example%2Fcallback&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
         #expect(tokens == TokenResponse(accessToken: "at-1", tokenType: "Bearer", expiresIn: 3600, refreshToken: "rt-1",
                                         idToken: "h.p.s", scope: "openid profile"))
     }

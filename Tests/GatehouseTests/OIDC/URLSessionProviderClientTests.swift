@@ -69,7 +69,7 @@ server.serve_forever()
             line += chunk
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw CocoaError(.fileReadCorruptFile)
         }
         self.process = process
@@ -78,8 +78,9 @@ server.serve_forever()
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// SIGKILL: the child inherits the test runner's signal mask, in which SIGTERM may be blocked.
     func stop() {
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 

@@ -26,6 +26,7 @@ public final class SessionResolver: Sendable {
     private let idleSeconds: Int64
     private let touchInterval: Int64
     private let maximumAgeNanoseconds: UInt64 = 500_000_000
+    static let maximumEntries = 100_000
     private let cache = Mutex<[String: Entry]>([:])
     private let logger: Logger
 
@@ -80,7 +81,11 @@ public final class SessionResolver: Sendable {
         var session = entry.session
         session.idleExpiresAt = entry.idleExpiresAt
         let stored = entry
-        cache.withLock { $0[idHash] = stored }
+        cache.withLock { cache in
+            // Bounded: entries are only a 0.5 s shortcut, so dropping them all costs one read each.
+            if cache.count >= Self.maximumEntries && cache[idHash] == nil { cache.removeAll(keepingCapacity: true) }
+            cache[idHash] = stored
+        }
         return session
     }
 

@@ -16,7 +16,11 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run a local demo: development OpenID provider, sample API and the gateway, all on 127.0.0.1.",
-        discussion: "Reads GATEHOUSE_PUBLIC_DIR (default Public) and GATEHOUSE_LOG_LEVEL; everything else is generated.")
+        discussion: """
+        Reads GATEHOUSE_PUBLIC_DIR (default Public), GATEHOUSE_LOG_LEVEL (default warning), and optionally
+        GATEHOUSE_ROUTES, GATEHOUSE_SESSION_IDLE, GATEHOUSE_SESSION_LIFETIME, GATEHOUSE_LOG_FORMAT (text);
+        everything else (keys, client, database in a temporary folder) is generated.
+        """)
 
     @Option(help: "Port of the gateway (the URL to open).") var port: Int = 8080
     @Option(name: .customLong("provider-port"), help: "Port of the development provider.") var providerPort: Int = 9400
@@ -73,7 +77,11 @@ struct DemoCommand: AsyncParsableCommand {
             "GATEHOUSE_LOG_LEVEL": level.rawValue,
             "GATEHOUSE_LOG_FORMAT": "text",
         ]
-        for name in ["GATEHOUSE_SESSION_IDLE", "GATEHOUSE_SESSION_LIFETIME"] { gatewayEnvironment[name] = environment[name] }
+        // A few settings may be overridden, e.g. GATEHOUSE_ROUTES to put the demo in front of another API
+        // (the benchmark does this).
+        for name in ["GATEHOUSE_SESSION_IDLE", "GATEHOUSE_SESSION_LIFETIME", "GATEHOUSE_ROUTES", "GATEHOUSE_LOG_FORMAT"] {
+            if let value = environment[name], !value.isEmpty { gatewayEnvironment[name] = value }
+        }
         let config: GatehouseConfiguration
         switch GatehouseConfiguration.load(environment: gatewayEnvironment, requireSecretKey: true) {
         case .success(let loaded): config = loaded

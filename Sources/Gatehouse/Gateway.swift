@@ -62,7 +62,7 @@ public final class Gateway: HTTPHandler {
         case "/logout", "/backchannel-logout": return .logout
         case "/healthz", "/readyz", "/metrics": return .ops
         default:
-            return routes.match(path: path) == nil ? .static : .api
+            return routes.covers(path: path) ? .api : .static
         }
     }
 
@@ -79,7 +79,7 @@ public final class Gateway: HTTPHandler {
         case "/login", "/callback", "/user", "/logout", "/backchannel-logout":
             return nil
         default:
-            guard routes.match(path: head.path) == nil else { return nil }
+            guard !routes.covers(path: head.path) else { return nil }
             if case .response(let response) = context.staticFiles.respond(to: head) {
                 return secured(response)
             }

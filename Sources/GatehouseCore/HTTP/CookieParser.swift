@@ -20,16 +20,36 @@ public enum CookieParser {
         headers.values("Cookie").flatMap { values(named: name, inHeader: $0) }
     }
 
+    /// Scans the bytes once (this runs on every API request): pairs are split at `;`, names and
+    /// values trimmed of spaces and tabs, a quoted value unquoted.
     static func values(named name: String, inHeader header: String) -> [String] {
         var found: [String] = []
-        for pair in header.split(separator: ";", omittingEmptySubsequences: true) {
-            guard let eq = pair.firstIndex(of: "=") else { continue }
-            let key = pair[..<eq].trimmingASCIIWhitespace()
-            guard key == name else { continue }
-            var value = pair[pair.index(after: eq)...].trimmingASCIIWhitespace()
-            if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
-            found.append(String(value))
+        let bytes = header.utf8
+        let target = name.utf8
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        while i < end {
+            var pairEnd = i
+            while pairEnd < end && bytes[pairEnd] != UInt8(ascii: ";") { pairEnd = bytes.index(after: pairEnd) }
+            if let eq = bytes[i..<pairEnd].firstIndex(of: UInt8(ascii: "=")) {
+                let key = trimmed(bytes[i..<eq])
+                if key.elementsEqual(target) {
+                    var value = trimmed(bytes[bytes.index(after: eq)..<pairEnd])
+                    if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                        value = value.dropFirst().dropLast()
+                    }
+                    found.append(String(Substring(value)))
+                }
+            }
+            i = pairEnd < end ? bytes.index(after: pairEnd) : end
         }
         return found
+    }
+
+    private static func trimmed(_ slice: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+        var s = slice
+        while let first = s.first, first == 0x20 || first == 0x09 { s = s.dropFirst() }
+        while let last = s.last, last == 0x20 || last == 0x09 { s = s.dropLast() }
+        return s
     }
 }

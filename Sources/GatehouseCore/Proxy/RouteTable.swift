@@ -45,20 +45,66 @@ public struct RouteTable: Sendable, Equatable {
         return nil
     }
 
+    /// True when `path` falls under some route's prefix (whole segments), without building the
+    /// upstream path: the cheap test the router and the metrics use to tell API from static paths.
+    public func covers(path: Substring) -> Bool {
+        for route in routes {
+            let prefix = route.prefix.utf8
+            guard path.utf8.starts(with: prefix) else { continue }
+            let rest = path.utf8.dropFirst(prefix.count)
+            if rest.isEmpty || rest.first == UInt8(ascii: "/") { return true }
+        }
+        return false
+    }
+
     /// False when `rest` holds a dot segment (`.`, `..`, also as `%2e`, or followed by `;params`
     /// as some servers strip them), an encoded slash or backslash, a raw backslash, or a control
     /// character — anything an upstream might resolve outside the prefix.
+    ///
+    /// One pass over the bytes without allocating: it runs on every proxied request.
     static func isSafeRemainder(_ rest: Substring) -> Bool {
-        for b in rest.utf8 where b < 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { return false }
-        let lower = rest.lowercased()
-        if lower.contains("%2f") || lower.contains("%5c") || lower.contains("%00") { return false }
-        for segment in rest.split(separator: "/", omittingEmptySubsequences: false) where isDotSegment(segment) {
-            return false
-        }
-        return true
+        if let verdict = rest.utf8.withContiguousStorageIfAvailable({ isSafeRemainder(bytes: $0) }) { return verdict }
+        return Array(rest.utf8).withUnsafeBufferPointer { isSafeRemainder(bytes: $0) }
     }
 
-    /// `.` or `..`, with dots possibly percent-encoded and a `;parameter` tail ignored.
+    private static func isSafeRemainder(bytes p: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = p.count
+        var i = 0
+        // Per segment: how many (possibly encoded) dots, whether anything else, whether in `;params`.
+        var dots = 0, other = false, params = false
+        while i < n {
+            let b = p[i]
+            if b < 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { return false }
+            if b == UInt8(ascii: "/") {
+                if !other && (dots == 1 || dots == 2) { return false }
+                dots = 0; other = false; params = false
+                i += 1
+                continue
+            }
+            if b == UInt8(ascii: "%"), i + 2 < n {
+                // ASCII letters fold to lower case with 0x20; digits are unchanged by it.
+                let high = p[i + 1] | 0x20, low = p[i + 2] | 0x20
+                if (high == UInt8(ascii: "2") && low == UInt8(ascii: "f"))
+                    || (high == UInt8(ascii: "5") && low == UInt8(ascii: "c"))
+                    || (high == UInt8(ascii: "0") && low == UInt8(ascii: "0")) { return false }
+                if !params {
+                    if high == UInt8(ascii: "2") && low == UInt8(ascii: "e") { dots += 1 } else { other = true }
+                }
+                i += 3
+                continue
+            }
+            if b == UInt8(ascii: ";") {
+                params = true
+            } else if !params {
+                if b == UInt8(ascii: ".") { dots += 1 } else { other = true }
+            }
+            i += 1
+        }
+        return !(!other && (dots == 1 || dots == 2))
+    }
+
+    /// `.` or `..`, with dots possibly percent-encoded and a `;parameter` tail ignored (used when
+    /// validating configured prefixes).
     static func isDotSegment(_ segment: Substring) -> Bool {
         var s = segment
         if let semicolon = s.firstIndex(of: ";") { s = s[..<semicolon] }

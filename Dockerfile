@@ -1,0 +1,74 @@
+# Gatehouse container image.
+#
+#   docker build -t gatehouse .
+#   docker run -p 8080:8080 -v gatehouse-data:/data \
+#     -e GATEHOUSE_ISSUER=https://id.example.com -e GATEHOUSE_CLIENT_ID=... \
+#     -e GATEHOUSE_SECRET_KEY="$(docker run --rm gatehouse keygen)" \
+#     -e GATEHOUSE_PUBLIC_URL=https://app.example.com -e GATEHOUSE_ROUTES=/api=http://api:9000 gatehouse
+#
+# Tests/GatehouseTests/Docker/DockerfileShapeTests.swift checks the shape of this file.
+
+# ---- build: the same Swift minor version the project is developed with ---------------------------
+FROM swift:6.3-bookworm AS build
+
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /src
+
+# Dependencies first, so that editing a source file does not fetch them again.
+COPY Package.swift ./
+RUN swift package resolve
+
+COPY Sources ./Sources
+COPY Tests ./Tests
+COPY Migrations ./Migrations
+COPY Public ./Public
+
+# The Swift runtime and Foundation are linked in; what stays dynamic are the system libraries
+# installed in the runtime stage (SQLite, zlib, libcurl for FoundationNetworking, libstdc++).
+RUN swift build -c release --static-swift-stdlib --product gatehouse \
+    && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/gatehouse" /out/gatehouse
+
+# ---- runtime -------------------------------------------------------------------------------------
+FROM debian:bookworm-slim
+
+# curl serves the HEALTHCHECK; libcurl4 is what FoundationNetworking loads for https to the provider.
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends \
+        ca-certificates libcurl4 libsqlite3-0 libstdc++6 zlib1g tzdata curl \
+    && rm -rf /var/lib/apt/lists/*
+
+# A fixed numeric id, so that `runAsNonRoot` (Kubernetes) can verify the user without /etc/passwd.
+RUN groupadd --system --gid 10001 gatehouse \
+    && useradd --system --uid 10001 --gid gatehouse --home-dir /app --no-create-home \
+        --shell /usr/sbin/nologin gatehouse \
+    && mkdir -p /data \
+    && chown gatehouse:gatehouse /data
+
+WORKDIR /app
+COPY --from=build /out/gatehouse /app/gatehouse
+COPY Public /app/Public
+# Also embedded in the binary; shipped so an operator can read what `gatehouse migrate` applies.
+COPY Migrations /app/Migrations
+
+ENV GATEHOUSE_LISTEN=0.0.0.0:8080 \
+    GATEHOUSE_DATABASE=/data/gatehouse.sqlite \
+    GATEHOUSE_PUBLIC_DIR=/app/Public
+
+# The SQLite database (and its -wal/-shm files) lives here; mount a volume to keep sessions.
+VOLUME /data
+EXPOSE 8080
+
+USER 10001:10001
+
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["curl", "-fsS", "-o", "/dev/null", "http://127.0.0.1:8080/healthz"]
+
+# serve drains in-flight requests for up to 25 s on SIGTERM; `docker stop -t 30` leaves it the time.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/app/gatehouse"]
+CMD ["serve"]

@@ -11,9 +11,11 @@
 # ---- build: the same Swift minor version the project is developed with ---------------------------
 FROM swift:6.3-bookworm AS build
 
+# libcurl4-openssl-dev: with --static-swift-stdlib, FoundationNetworking links `-lcurl` (the swift
+# image ships it; named here so the build does not depend on that).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libcurl4-openssl-dev binutils \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -27,15 +29,18 @@ COPY Tests ./Tests
 COPY Migrations ./Migrations
 COPY Public ./Public
 
-# The Swift runtime and Foundation are linked in; what stays dynamic are the system libraries
-# installed in the runtime stage (SQLite, zlib, libcurl for FoundationNetworking, libstdc++).
+# The Swift runtime and Foundation are linked in. What stays dynamic (ldd of this build) is
+# libsqlite3.so.0, libcurl.so.4, libz.so.1, libstdc++.so.6, libgcc_s, libm and libc: the runtime
+# stage installs exactly those. Stripping takes the binary from ~110 MB to ~70 MB.
 RUN swift build -c release --static-swift-stdlib --product gatehouse \
-    && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/gatehouse" /out/gatehouse
+    && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/gatehouse" /out/gatehouse \
+    && strip /out/gatehouse
 
 # ---- runtime -------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# curl serves the HEALTHCHECK; libcurl4 is what FoundationNetworking loads for https to the provider.
+# curl serves the HEALTHCHECK; libcurl4 is what FoundationNetworking loads for https to the provider;
+# libgcc-s1 and libc6 come with the base image.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends \

@@ -12,9 +12,10 @@ struct SessionLifetimeTests {
             try await idle.login()
             try await busy.login()
             // SPEC Session cookie: "A session ends at its idle timeout"; /user: "Every authenticated
-            // request slides the idle timeout".
-            for _ in 0..<5 {
-                try await Task.sleep(for: .milliseconds(700))
+            // request slides the idle timeout". The gateway counts whole seconds, so a slide at t keeps
+            // the session until at least t+1: polling every 0.4 s keeps it alive.
+            for _ in 0..<8 {
+                try await Task.sleep(for: .milliseconds(400))
                 #expect(try await busy.get("/user", csrf: true).status == 200)
             }
             let expired = try await idle.get("/user", csrf: true)
@@ -26,7 +27,8 @@ struct SessionLifetimeTests {
 
     @Test("GET /user?slide=false reports the session without extending idleExpiresAt")
     func slideFalse() async throws {
-        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "3s"])) { harness in
+        // 4 s idle: the two polls below happen within 2.5 s of the login even on a busy machine.
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "4s"])) { harness in
             let browser = harness.browser()
             try await browser.login()
             func idleExpiresAt(_ target: String) async throws -> Int? {

@@ -89,6 +89,26 @@ struct LogoutTests {
         }
     }
 
+    @Test("back-channel logout naming one provider session (sid) ends only that session")
+    func backchannelLogoutBySid() async throws {
+        try await GatewayHarness.with { harness in
+            let laptop = harness.browser()
+            let phone = harness.browser()
+            try await laptop.login()
+            try await phone.login()
+            let laptopUser = try await laptop.get("/user", csrf: true)
+            let sid = try #require((laptopUser.json?["claims"] as? [String: Any])?["sid"] as? String)
+            let phoneUser = try await phone.get("/user", csrf: true)
+            #expect((phoneUser.json?["claims"] as? [String: Any])?["sid"] as? String != sid)
+            // SPEC /backchannel-logout: "with … sid and/or sub … Deletes the matching sessions".
+            try await harness.provider.backchannelLogout(sub: "alice", sid: sid)
+            #expect(harness.provider.statistics.backchannelLogoutsDelivered == 1)
+            try await Task.sleep(for: .milliseconds(600))  // past the resolver's 0.5 s cache
+            #expect(try await laptop.get("/user", csrf: true).status == 401)
+            #expect(try await phone.get("/user", csrf: true).status == 200)
+        }
+    }
+
     @Test("a replayed logout token is refused with 400; a malformed one too")
     func backchannelReplay() async throws {
         try await GatewayHarness.with { harness in

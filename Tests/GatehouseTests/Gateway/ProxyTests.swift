@@ -112,6 +112,23 @@ struct ProxyTests {
         }
     }
 
+    @Test("a body over GATEHOUSE_MAX_BODY is refused with 413 and never reaches the upstream")
+    func bodyTooLarge() async throws {
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_MAX_BODY": "64k"])) { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            // SPEC HTTP/1.1 server behaviour: "413 for bodies over the limit (… configurable by GATEHOUSE_MAX_BODY)".
+            let sized = try await browser.send("POST", "/api/upload", csrf: true, body: .bytes([UInt8](repeating: 1, count: 100_000)))
+            #expect(sized.status == 413)
+            let chunked = try await browser.send("POST", "/api/upload", csrf: true,
+                                                 body: .chunked([[UInt8]](repeating: [UInt8](repeating: 2, count: 20_000), count: 5)))
+            #expect(chunked.status == 413)
+            #expect(!harness.upstream.requests.contains { $0.bodyLength > 64 * 1024 })
+            let fits = try await browser.send("POST", "/api/upload", csrf: true, body: .bytes([UInt8](repeating: 3, count: 60_000)))
+            #expect(fits.status == 200)
+        }
+    }
+
     @Test("Set-Cookie from the upstream never reaches the browser; other headers do")
     func setCookieRemoved() async throws {
         try await GatewayHarness.with { harness in

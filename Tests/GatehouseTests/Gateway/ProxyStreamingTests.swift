@@ -56,4 +56,32 @@ struct ProxyStreamingTests {
             #expect(actual == BigBody.sha256(mebibytes: 64))
         }
     }
+
+    @Test("a download to a slow reader arrives intact: back-pressure pauses the upstream, never cuts it")
+    func slowReader() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            let digest = Mutex(SHA256())
+            let received = Mutex(0)
+            // The reader pauses after every piece, so the gateway's writes to it block while the upstream
+            // keeps sending: the relay must wait, not drop the upstream connection.
+            let response: TestResponse
+            do {
+                response = try await browser.send("GET", "/api/big?mib=8", csrf: true, timeoutSeconds: 60,
+                                                  collectBody: false) { piece in
+                    digest.withLock { $0.update(data: piece) }
+                    received.withLock { $0 += piece.count }
+                    usleep(2_000)
+                }
+            } catch {
+                Issue.record("download failed: \(error); gateway log: \(harness.logLines().filter { !$0.contains("\"info\"") })")
+                return
+            }
+            #expect(response.status == 200)
+            #expect(received.withLock { $0 } == 8 << 20)
+            let actual = digest.withLock { $0.finalize() }.map { String(format: "%02x", $0) }.joined()
+            #expect(actual == BigBody.sha256(mebibytes: 8))
+        }
+    }
 }

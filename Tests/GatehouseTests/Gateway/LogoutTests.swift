@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// `POST /logout`, `GET /logout?sid=` and `POST /backchannel-logout`.
+@Suite("Gateway: logout")
+struct LogoutTests {
+    @Test("POST /logout: 302 to end_session with the hint, cookie expired, refresh token revoked, session gone")
+    func postLogout() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            let cookie = try await browser.login().sessionCookie
+            let idToken = try #require(harness.tap.issuedTokens.last)
+            let response = try await browser.send("POST", "/logout", csrf: true)
+            // SPEC logout: "Deletes the session, revokes the refresh token at the provider's
+            // revocation_endpoint …, expires the cookie, and answers 302 to the provider's
+            // end_session_endpoint with id_token_hint, post_logout_redirect_uri and client_id".
+            #expect(response.status == 302)
+            let location = try #require(response.location)
+            #expect(location.hasPrefix(harness.issuer + "/logout?"))
+            #expect(Browser.queryValue("id_token_hint", in: location) == idToken)
+            #expect(Browser.queryValue("post_logout_redirect_uri", in: location) == harness.publicURL + "/")
+            #expect(Browser.queryValue("client_id", in: location) == GatewayHarness.clientID)
+            let expired = response.setCookies(named: harness.cookieName)
+            #expect(expired.count == 1)
+            #expect(expired.first.map { LoginTests.attributes(of: $0).contains("max-age=0") } == true)
+            #expect(harness.provider.statistics.revocations == 1)
+            let user = try await harness.send("GET", "/user", headers: [("X-CSRF", "1"), ("Cookie", "\(harness.cookieName)=\(cookie)")])
+            #expect(user.status == 401)
+            // The provider accepts the hint and sends the browser back to the registered URI.
+            let atProvider = try await RawHTTPClient.send(port: harness.providerPort, method: "GET",
+                                                          target: try Browser.target(of: location, expectingPort: harness.providerPort))
+            #expect(atProvider.status == 302)
+            #expect(atProvider.location?.hasPrefix(harness.publicURL + "/") == true)
+        }
+    }
+
+    @Test("POST /logout without the CSRF header: 401 and the session stays")
+    func postLogoutWithoutCSRF() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            let response = try await browser.send("POST", "/logout")
+            #expect(response.status == 401)
+            #expect(response.json?["error"] as? String == "csrf_header_missing")
+            #expect(try await browser.get("/user", csrf: true).status == 200)
+            #expect(harness.provider.statistics.revocations == 0)
+        }
+    }
+
+    @Test("GET /logout with a wrong sid: 400 and the session stays; with the sid from /user: 302")
+    func getLogoutNeedsSid() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            // SPEC logout: "A GET without the right sid is refused with 400 (no cross-site logout)."
+            let wrong = try await browser.get("/logout?sid=wrong")
+            #expect(wrong.status == 400)
+            let missing = try await browser.get("/logout")
+            #expect(missing.status == 400)
+            #expect(try await browser.get("/user", csrf: true).status == 200)
+            let user = try await browser.get("/user", csrf: true)
+            let logoutURL = try #require(user.json?["logoutUrl"] as? String)
+            let right = try await browser.get(logoutURL)
+            #expect(right.status == 302)
+            #expect(right.location?.hasPrefix(harness.issuer + "/logout?") == true)
+            #expect(try await browser.get("/user", csrf: true).status == 401)
+        }
+    }
+
+    @Test("back-channel logout from the provider ends the session within a second")
+    func backchannelLogout() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            #expect(try await browser.get("/user", csrf: true).status == 200)
+            // SPEC /backchannel-logout: "Deletes the matching sessions; 200 on success".
+            try await harness.provider.backchannelLogout(sub: "alice", sid: nil)
+            #expect(harness.provider.statistics.backchannelLogoutsDelivered == 1)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(1)
+            var status = 200
+            while clock.now < deadline {
+                status = try await browser.get("/user", csrf: true).status
+                if status == 401 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(status == 401)
+            #expect(try await browser.get("/api/echo", csrf: true).status == 401)
+        }
+    }
+
+    @Test("back-channel logout naming one provider session (sid) ends only that session")
+    func backchannelLogoutBySid() async throws {
+        try await GatewayHarness.with { harness in
+            let laptop = harness.browser()
+            let phone = harness.browser()
+            try await laptop.login()
+            try await phone.login()
+            let laptopUser = try await laptop.get("/user", csrf: true)
+            let sid = try #require((laptopUser.json?["claims"] as? [String: Any])?["sid"] as? String)
+            let phoneUser = try await phone.get("/user", csrf: true)
+            #expect((phoneUser.json?["claims"] as? [String: Any])?["sid"] as? String != sid)
+            // SPEC /backchannel-logout: "with … sid and/or sub … Deletes the matching sessions".
+            try await harness.provider.backchannelLogout(sub: "alice", sid: sid)
+            #expect(harness.provider.statistics.backchannelLogoutsDelivered == 1)
+            try await Task.sleep(for: .milliseconds(600))  // past the resolver's 0.5 s cache
+            #expect(try await laptop.get("/user", csrf: true).status == 401)
+            #expect(try await phone.get("/user", csrf: true).status == 200)
+        }
+    }
+
+    @Test("a replayed logout token is refused with 400; a malformed one too")
+    func backchannelReplay() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            try await harness.provider.backchannelLogout(sub: "alice", sid: nil)
+            let delivered = try #require(harness.backchannel.bodies.first)
+            // SPEC /backchannel-logout: "400 on an invalid token; a replayed jti is refused."
+            let replay = try await harness.send("POST", "/backchannel-logout",
+                                                headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                body: .bytes(delivered))
+            #expect(replay.status == 400)
+            let garbage = try await harness.send("POST", "/backchannel-logout",
+                                                 headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                 body: .bytes(Array("logout_token=eyJhbGciOiJub25lIn0.e30.".utf8)))
+            #expect(garbage.status == 400)
+        }
+    }
+}

@@ -185,9 +185,22 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         while true {
             if closed { throw .connectionClosed }
             if peerClosed && !readable { return false }
+            // Edge-triggered: no readiness event since the last drained read means no data yet, so
+            // wait instead of spending a read(2) on EAGAIN (one syscall saved per proxied request).
+            if !readable {
+                if !(await wait(for: .readable, timeout: timeout)) {
+                    if timedOut { throw onTimeout }
+                    if closed { throw .connectionClosed }
+                }
+                continue
+            }
             let space = input.prepareForWrite(minimum: 4096, limit: 1 << 20)
             let n = input.read(from: fd, maximum: space)
-            if n > 0 { return true }
+            if n > 0 {
+                // A short read drained the socket; the next edge will announce more.
+                if n < space { readable = false }
+                return true
+            }
             if n == 0 { peerClosed = true; readable = false; return false }
             let err = errno
             if err == EINTR { continue }

@@ -231,3 +231,45 @@ def test_demo_prints_a_working_url(tmp_path):
     finally:
         rc = p.stop(30)
     assert rc == 0
+
+
+def test_sigterm_lets_an_sse_stream_finish_and_closes_the_database(gateway_factory, provider):
+    # SPEC: SIGTERM/SIGINT: stop accepting, let in-flight requests finish (up to 25 s),
+    # close the database, exit 0. A stream in flight (server-sent events) completes; afterwards the
+    # WAL holds nothing that needs recovery.
+    import os
+    import sqlite3
+
+    gw = gateway_factory()
+    s = login(gw, provider)
+    events = []
+    failure = {}
+
+    def stream():
+        try:
+            with s.get(gw.url + "/api/sse", headers={"X-CSRF": "1"}, stream=True, timeout=30) as r:
+                for line in r.iter_lines():
+                    if line.startswith(b"data:"):
+                        events.append(line)
+        except Exception as e:  # noqa: BLE001
+            failure["e"] = e
+
+    t = threading.Thread(target=stream)
+    t.start()
+    deadline = time.time() + 10
+    while not events and time.time() < deadline:
+        time.sleep(0.05)
+    assert events, "the stream never started"
+    gw.proc.signal(signal.SIGTERM)
+    t.join(30)
+    assert "e" not in failure, failure.get("e")
+    assert len(events) == 5, events
+    assert gw.proc.wait(timeout=30) == 0
+    wal = gw.db + "-wal"
+    assert not os.path.exists(wal) or os.path.getsize(wal) == 0, "the WAL was left with frames to recover"
+    con = sqlite3.connect(gw.db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert con.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+    finally:
+        con.close()

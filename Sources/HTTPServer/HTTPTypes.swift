@@ -95,18 +95,19 @@ public struct HTTPRequestHead: Sendable, Equatable {
 
     /// The target up to `?`, still percent-encoded.
     public var path: Substring {
-        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[..<q] }
         return target[...]
     }
 
     /// The bytes after the first `?`, untouched; nil when there is no `?`.
     public var query: Substring? {
-        guard let q = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: q)...]
+        guard let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return target[target.utf8.index(after: q)...]
     }
 
     /// RFC 9112 §9.3: HTTP/1.1 persists unless `Connection: close`; HTTP/1.0 only with `keep-alive`.
     public var keepAlive: Bool {
+        guard headers.contains("Connection") else { return version != .http1_0 }
         let tokens = headers.tokens("Connection")
         if version == .http1_0 { return tokens.contains("keep-alive") }
         return !tokens.contains("close")

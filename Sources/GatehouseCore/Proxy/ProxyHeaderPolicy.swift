@@ -11,6 +11,12 @@ public enum ProxyHeaderPolicy {
                                                "transfer-encoding", "upgrade", "proxy-authorization",
                                                "proxy-authenticate"]
 
+    /// Never forwarded upstream: hop-by-hop, the browser's credentials, and what the gateway sets itself.
+    static let upstreamDropped: Set<String> = hopByHop.union(["cookie", "authorization", "host", "expect", "forwarded",
+                                                              "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"])
+    /// Never passed back to the browser: hop-by-hop, cookies of the upstream, and the framing we redo.
+    static let downstreamDropped: Set<String> = hopByHop.union(["set-cookie", "set-cookie2", "content-length"])
+
     /// The headers to send upstream.
     ///
     /// Removes hop-by-hop fields and every field named in `Connection`, `Cookie`, the browser's
@@ -23,13 +29,14 @@ public enum ProxyHeaderPolicy {
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, accessToken: String,
                                               csrfHeader: String, publicScheme: String,
                                               trustedProxies: [CIDR]) -> HTTPHeaders {
-        var removed = hopByHop
-        for token in incoming.tokens("Connection") where token != "content-length" { removed.insert(token) }
-        removed.formUnion(["cookie", "authorization", "host", "expect", "forwarded", "x-forwarded-for",
-                           "x-forwarded-proto", "x-forwarded-host", csrfHeader.lowercased()])
-
+        // Sets are built once; per request only the names listed in `Connection` (rare) are added.
+        let named: Set<String> = incoming.contains("Connection")
+            ? Set(incoming.tokens("Connection").filter { $0 != "content-length" }) : []
+        let csrf = csrfHeader.lowercased()
         var out = HTTPHeaders()
-        for field in incoming where !removed.contains(field.name.lowercased()) {
+        for field in incoming {
+            let name = field.name.lowercased()
+            if upstreamDropped.contains(name) || name == csrf || named.contains(name) { continue }
             out.add(field.name, field.value)
         }
 
@@ -53,11 +60,11 @@ public enum ProxyHeaderPolicy {
     /// named in `Connection`, `Set-Cookie` (the browser's only cookie is Gatehouse's), and
     /// `Content-Length`/`Transfer-Encoding` (the server re-frames the body).
     public static func downstreamResponseHeaders(from upstream: HTTPHeaders) -> HTTPHeaders {
-        var removed = hopByHop
-        for token in upstream.tokens("Connection") { removed.insert(token) }
-        removed.formUnion(["set-cookie", "set-cookie2", "content-length"])
+        let named: Set<String> = upstream.contains("Connection") ? Set(upstream.tokens("Connection")) : []
         var out = HTTPHeaders()
-        for field in upstream where !removed.contains(field.name.lowercased()) {
+        for field in upstream {
+            let name = field.name.lowercased()
+            if downstreamDropped.contains(name) || named.contains(name) { continue }
             out.add(field.name, field.value)
         }
         return out

@@ -6,46 +6,22 @@ import Logging
 /// Metadata keys are flattened with dots; every string is JSON-escaped, so a message or value
 /// carrying newlines cannot forge extra log lines. Metadata keys that would collide with the
 /// fixed fields (`ts`, `level`, `msg`, `label`, `error`) are written as `metadata.<key>`.
-public struct JSONLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public let label: String
-    private let output: LogOutput
-    private let timestamp: @Sendable () -> String
+public typealias JSONLogHandler = LineLogHandler<JSONLogFormat>
 
+public enum JSONLogFormat: LogLineFormat {
     static let reservedKeys: Set<String> = ["ts", "level", "msg", "label", "error"]
 
-    public init(label: String, level: Logger.Level = .info, output: LogOutput = .standardError,
-                metadataProvider: Logger.MetadataProvider? = nil,
-                timestamp: @escaping @Sendable () -> String = LogTimestamp.now) {
-        self.label = label
-        self.logLevel = level
-        self.output = output
-        self.metadataProvider = metadataProvider
-        self.timestamp = timestamp
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        guard event.level >= logLevel else { return }
-        output.write(render(event))
-    }
-
-    func render(_ event: LogEvent) -> String {
+    public static func render(_ event: LogEvent, label: String, timestamp: String,
+                       metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
         var line = "{\"ts\":"
-        line += JSONString.quoted(timestamp())
+        line += JSONString.quoted(timestamp)
         line += ",\"level\":" + JSONString.quoted(event.level.rawValue)
         line += ",\"msg\":" + JSONString.quoted(event.message.description)
         line += ",\"label\":" + JSONString.quoted(label)
         if let error = event.error {
             line += ",\"error\":" + JSONString.quoted(String(describing: error))
         }
-        let merged = LogMetadata.merge(handler: metadata, provider: metadataProvider, event: event.metadata)
+        let merged = LogMetadata.merge(handler: metadata, provider: provider, event: event.metadata)
         for (key, value) in LogMetadata.flatten(merged) {
             let name = Self.reservedKeys.contains(key) ? "metadata.\(key)" : key
             line += "," + JSONString.quoted(name) + ":"

@@ -5,38 +5,14 @@ import Logging
 ///
 /// Control characters in the message and values are escaped (`\n`, `\u{1b}`), so one event is
 /// always exactly one line.
-public struct TextLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public let label: String
-    private let output: LogOutput
-    private let timestamp: @Sendable () -> String
+public typealias TextLogHandler = LineLogHandler<TextLogFormat>
 
-    public init(label: String, level: Logger.Level = .info, output: LogOutput = .standardError,
-                metadataProvider: Logger.MetadataProvider? = nil,
-                timestamp: @escaping @Sendable () -> String = LogTimestamp.now) {
-        self.label = label
-        self.logLevel = level
-        self.output = output
-        self.metadataProvider = metadataProvider
-        self.timestamp = timestamp
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        guard event.level >= logLevel else { return }
-        output.write(render(event))
-    }
-
-    func render(_ event: LogEvent) -> String {
-        var line = "\(timestamp()) \(event.level.rawValue) \(Self.escape(label)): \(Self.escape(event.message.description))"
+public enum TextLogFormat: LogLineFormat {
+    public static func render(_ event: LogEvent, label: String, timestamp: String,
+                       metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
+        var line = "\(timestamp) \(event.level.rawValue) \(Self.escape(label)): \(Self.escape(event.message.description))"
         if let error = event.error { line += " error=" + Self.word(String(describing: error)) }
-        let merged = LogMetadata.merge(handler: metadata, provider: metadataProvider, event: event.metadata)
+        let merged = LogMetadata.merge(handler: metadata, provider: provider, event: event.metadata)
         for (key, value) in LogMetadata.flatten(merged) {
             line += " \(Self.escape(key))=\(Self.render(value))"
         }

@@ -12,7 +12,7 @@ public enum JSONLogFormat: LogLineFormat {
     static let reservedKeys: Set<String> = ["ts", "level", "msg", "label", "error"]
 
     public static func render(_ event: LogEvent, label: String, timestamp: String,
-                       metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
+                              metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
         var line = "{\"ts\":"
         line += JSONString.quoted(timestamp)
         line += ",\"level\":" + JSONString.quoted(event.level.rawValue)

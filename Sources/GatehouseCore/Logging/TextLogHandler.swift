@@ -9,7 +9,7 @@ public typealias TextLogHandler = LineLogHandler<TextLogFormat>
 
 public enum TextLogFormat: LogLineFormat {
     public static func render(_ event: LogEvent, label: String, timestamp: String,
-                       metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
+                              metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
         var line = "\(timestamp) \(event.level.rawValue) \(Self.escape(label)): \(Self.escape(event.message.description))"
         if let error = event.error { line += " error=" + Self.word(String(describing: error)) }
         let merged = LogMetadata.merge(handler: metadata, provider: provider, event: event.metadata)

@@ -242,6 +242,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             continueSent = true
             output.append(contentsOf: HTTPConnection.continueLine)
             flush()
+            // A failed send closes the connection (and frees its fd number): do not read it now.
+            if state == .closed { return .failure(.connectionClosed) }
         }
         if readReady {
             readSocket(limit: 64 * 1024)

@@ -43,6 +43,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var framing: BodyFraming = .none
     private var bodyRemaining = 0
     private var bodyReceived = 0
+    /// Unread body discarded after the response (bounded by `maxDrainBytes`).
+    private var drainedBytes = 0
     private var chunkDecoder = ChunkedDecoder()
     private var bodyComplete = true
     private var bodyFailed: HTTPBodyError?
@@ -179,7 +181,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         bodyReceived = 0
         bodyFailed = nil
-        expectContinue = head.headers["Expect"].map { $0.asciiCaseInsensitiveEquals("100-continue") } ?? false
+        // RFC 9110 §10.1.1: an HTTP/1.0 server ignores the expectation (1.0 has no interim responses).
+        expectContinue = head.version == .http1_1
+            && (head.headers["Expect"].map { $0.asciiCaseInsensitiveEquals("100-continue") } ?? false)
         continueSent = false
         keepAlive = head.keepAlive && !shuttingDown
         isHEAD = head.method == "HEAD"
@@ -232,10 +236,14 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if let piece = takeBufferedBody() { return piece }
         if bodyComplete { return .success(nil) }
         if state == .closed { return .failure(.connectionClosed) }
-        if expectContinue && !continueSent {
+        // Once a final head is out, an interim one would land inside that response's body: the
+        // client has its answer and sends the body or not (the connection closes afterwards).
+        if expectContinue && !continueSent && !responseStarted {
             continueSent = true
             output.append(contentsOf: HTTPConnection.continueLine)
             flush()
+            // A failed send closes the connection (and frees its fd number): do not read it now.
+            if state == .closed { return .failure(.connectionClosed) }
         }
         if readReady {
             readSocket(limit: 64 * 1024)
@@ -338,6 +346,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         if !keepAlive {
             headers.add("Connection", "close")
+        } else if version == .http1_0 {
+            // RFC 9112 §C.2.2: an HTTP/1.0 client keeps the connection only if the answer says so.
+            headers.add("Connection", "keep-alive")
         }
     }
 
@@ -457,6 +468,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         if !bodyComplete {
             state = .draining
+            drainedBytes = 0
             setDeadline(.progress, after: config.progressTimeoutNanoseconds)
             drainBody()
             return
@@ -466,7 +478,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     private func readyForNextRequest() {
         state = .awaitingHead
-        if input.isEmpty {
+        if outputOffset < output.count {
+            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+        } else if input.isEmpty {
             setDeadline(.idle, after: config.idleTimeoutNanoseconds)
         } else {
             setDeadline(.head, after: config.headTimeoutNanoseconds)
@@ -486,8 +500,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         while state == .draining {
             switch takeBufferedBody() {
             case .some(.success(.some(let piece))):
-                bodyReceived += piece.count
-                if bodyReceived > config.maxDrainBytes + config.maxBodyBytes { close(); return }
+                // Only what is discarded here counts: a chunked body's size is unknown when the
+                // response goes out, so a large one is cut off here rather than read to the end.
+                drainedBytes += piece.count
+                if drainedBytes > config.maxDrainBytes { close(); return }
                 continue
             case .some(.success(.none)):
                 readyForNextRequest()
@@ -507,6 +523,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     // MARK: Writing
 
     private func flush() {
+        let startOffset = outputOffset
         while outputOffset < output.count {
             let n = output.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
@@ -518,7 +535,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             let err = errno
             if n < 0 && err == EINTR { continue }
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
-                if drainWaiter != nil || deadlineKind == .none {
+                // Output is waiting for the client: the connection lives as long as the client keeps
+                // reading (an idle or a linger deadline would cut a slow but steady download).
+                let progressed = outputOffset > startOffset
+                if drainWaiter != nil || deadlineKind == .none || deadlineKind == .idle
+                    || (progressed && (deadlineKind == .progress || deadlineKind == .linger)) {
                     setDeadline(.progress, after: config.progressTimeoutNanoseconds)
                 }
                 return
@@ -528,6 +549,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputOffset = 0
+        if state == .awaitingHead && deadlineKind == .progress {
+            // The previous response is out: back to waiting for the next request.
+            setDeadline(input.isEmpty ? .idle : .head,
+                        after: input.isEmpty ? config.idleTimeoutNanoseconds : config.headTimeoutNanoseconds)
+        }
         if let waiter = drainWaiter {
             drainWaiter = nil
             setDeadline(.none, after: 0)
@@ -541,14 +567,19 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private func closeAfterFlush() {
         state = .lingering
         closeWhenFlushed = true
-        setDeadline(.linger, after: 2_000_000_000)
-        if outputOffset >= output.count { shutdownWriteAndLinger() }
+        if outputOffset >= output.count {
+            shutdownWriteAndLinger()
+        } else {
+            // The linger period starts once the answer is out; until then the client must keep reading.
+            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+        }
     }
 
     /// Half-closes, then reads and discards what the client still sends, so our final answer is not
     /// destroyed by a TCP reset caused by unread data (nginx's lingering close).
     private func shutdownWriteAndLinger() {
         closeWhenFlushed = false
+        setDeadline(.linger, after: 2_000_000_000)
         shutdown(fd, Int32(SHUT_WR))
         discardUntilEOF()
     }
@@ -592,7 +623,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     func beginShutdown() {
         shuttingDown = true
         keepAlive = false
-        if state == .awaitingHead && input.isEmpty { close() }
+        if state == .awaitingHead && input.isEmpty {
+            if outputOffset < output.count { closeAfterFlush() } else { close() }
+        }
     }
 
     func close() {

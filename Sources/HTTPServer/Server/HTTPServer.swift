@@ -21,7 +21,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Headers added to the answers the server itself writes (parse errors, timeouts).
     let defaultHeaders: HTTPHeaders
     public private(set) var loops: [EventLoop] = []
-    private var listeners: [Listener] = []
+    private(set) var listeners: [Listener] = []
     public private(set) var localPort: Int = 0
     let openConnections = Atomic<Int>(0)
     private let lastRejectLog = Atomic<UInt64>(0)

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import HTTPServer
+
+@Suite("Server: shutdown, connection limits, concurrency, IPv6")
+struct LifecycleTests {
+    @Test("Graceful shutdown completes the request in flight, then stops; new connections are refused")
+    func gracefulShutdown() async throws {
+        let server = try TestServer()
+        let client = try await server.client()
+        try await client.send(get("/gate"))
+        #expect(await eventually { server.log.calls("/gate") == 1 })
+        let started = now()
+        let shutdown = Task { await server.server.shutdown(graceNanoseconds: 5_000_000_000) }
+        // The listeners close first: new connections are refused while the request is in flight.
+        var refused = false
+        for _ in 0..<200 where !refused {
+            do { _ = try await server.client() } catch { refused = true }
+            if !refused { try await Task.sleep(nanoseconds: 10_000_000) }
+        }
+        #expect(refused)
+        server.log.openGate()
+
+        let response = try await client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.bodyText == "gate passed")
+        #expect(response.headers.tokens("Connection").contains("close"))
+        #expect(try await client.waitForClose(timeout: 3))
+        client.close()
+        await shutdown.value
+        #expect(now() - started < 4, "shutdown waited for the grace period instead of the request")
+        #expect(server.server.loops.isEmpty)
+    }
+
+    @Test("Graceful shutdown closes idle keep-alive connections at once")
+    func shutdownClosesIdleConnections() async throws {
+        let server = try TestServer()
+        let client = try await server.client()
+        try await client.send(get("/text"))
+        _ = try await client.readResponse()
+        let started = now()
+        await server.server.shutdown(graceNanoseconds: 5_000_000_000)
+        #expect(now() - started < 2.5, "shutdown waited for the grace period")
+        #expect(try await client.waitForClose(timeout: 1))
+    }
+
+    @Test("Connections above maxConnections are closed at accept; the others keep working")
+    func maxConnections() async throws {
+        var config = TestServer.configuration()
+        config.maxConnections = 2
+        try await withServer(config) { server in
+            let first = try await server.client(), second = try await server.client()
+            for client in [first, second] {
+                try await client.send(get("/text"))
+                #expect(try await client.readResponse().status == 200)
+            }
+            let third = try await server.client()
+            try? await third.send(get("/text"))
+            #expect(try await third.waitForClose(timeout: 2))
+            #expect(third.pending.isEmpty)
+            try await first.send(get("/still"))
+            #expect(try await first.readResponse().bodyText == "/still")
+            // A freed slot is available again.
+            first.close()
+            #expect(await eventually { server.server.openConnections.load(ordering: .relaxed) == 1 })
+            let fourth = try await server.client()
+            try await fourth.send(get("/fourth"))
+            #expect(try await fourth.readResponse().bodyText == "/fourth")
+        }
+    }
+
+    @Test("1,000 concurrent connections each get their answer")
+    func thousandConnections() async throws {
+        // Client and server ends both live in this process.
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(limit.rlim_max, 4096)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        try await withServer { server in
+            var clients: [RawClient] = []
+            for i in 0..<1000 {
+                let client = try await server.client()
+                try await client.send(get("/c\(i)"))
+                clients.append(client)
+            }
+            var answered = 0
+            for (i, client) in clients.enumerated() {
+                let response = try await client.readResponse(timeout: 10)
+                if response.bodyText == "/c\(i)" { answered += 1 }
+            }
+            #expect(answered == 1000)
+        }
+    }
+
+    @Test("The server listens and answers on IPv6 ::1")
+    func ipv6Loopback() async throws {
+        try await withServer(TestServer.configuration(host: "::1")) { server in
+            let client = try await server.client()
+            try await client.send("GET /v6 HTTP/1.1\r\nHost: [::1]\r\n\r\n")
+            #expect(try await client.readResponse().bodyText == "/v6")
+        }
+    }
+}

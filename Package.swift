@@ -74,7 +74,8 @@ let package = Package(
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: settings),
 
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"],
+        .testTarget(name: "HTTPServerTests",
+                    dependencies: ["HTTPServer", "HTTPClient", .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions",

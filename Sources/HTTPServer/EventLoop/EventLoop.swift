@@ -24,10 +24,15 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private var thread: pthread_t?
-    private var threadID: pthread_t = 0
+    /// The loop thread's id, published once when it starts (read from any thread by `inEventLoop`).
+    private let threadID = Atomic<UInt>(0)
 
     // Loop-thread-only state.
+    /// Registered sockets by fd, each with the generation it was registered under: epoll events carry
+    /// both, so an event queued for a closed socket is never delivered to a new one that reused its fd.
     private var selectables: [(any EventLoopSelectable)?] = []
+    private var generations: [UInt32] = []
+    private var nextGeneration: UInt32 = 1
     private var localWork: [Work] = []
     private var timers = TimerHeap()
     private var endOfBatchHooks: [() -> Void] = []
@@ -60,7 +65,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
-        event.data.fd = wakeFD
+        event.data.u64 = UInt64(UInt32(bitPattern: wakeFD))
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0 else { throw SocketError.last("epoll_ctl(eventfd)") }
     }
 
@@ -96,7 +101,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         if let thread, !inEventLoop { pthread_join(thread, nil) }
     }
 
-    public var inEventLoop: Bool { pthread_equal(pthread_self(), threadID) != 0 }
+    public var inEventLoop: Bool { pthread_self() == threadID.load(ordering: .acquiring) }
 
     /// The loop running on the calling thread, if any.
     public static var current: EventLoop? {
@@ -156,33 +161,31 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     /// Registers `fd` edge-triggered for input and output.
     public func register(_ fd: Int32, _ selectable: any EventLoopSelectable) throws {
-        let index = Int(fd)
-        if index >= selectables.count {
-            selectables.append(contentsOf: repeatElement(nil, count: index - selectables.count + 64))
-        }
-        selectables[index] = selectable
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-        event.data.fd = fd
-        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
-            selectables[index] = nil
-            throw SocketError.last("epoll_ctl(ADD)")
-        }
+        try add(fd, selectable, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
     }
 
     /// Registers a listening socket (level-triggered input only).
     public func registerListener(_ fd: Int32, _ selectable: any EventLoopSelectable) throws {
+        try add(fd, selectable, events: EPOLLIN.rawValue)
+    }
+
+    private func add(_ fd: Int32, _ selectable: any EventLoopSelectable, events: UInt32) throws {
         let index = Int(fd)
         if index >= selectables.count {
-            selectables.append(contentsOf: repeatElement(nil, count: index - selectables.count + 64))
+            let grow = index - selectables.count + 64
+            selectables.append(contentsOf: repeatElement(nil, count: grow))
+            generations.append(contentsOf: repeatElement(0, count: grow))
         }
+        nextGeneration &+= 1
+        if nextGeneration == 0 { nextGeneration = 1 }
         selectables[index] = selectable
+        generations[index] = nextGeneration
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = fd
+        event.events = events
+        event.data.u64 = UInt64(nextGeneration) << 32 | UInt64(UInt32(bitPattern: fd))
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
             selectables[index] = nil
-            throw SocketError.last("epoll_ctl(ADD listener)")
+            throw SocketError.last("epoll_ctl(ADD)")
         }
     }
 
@@ -191,7 +194,10 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         var event = epoll_event()
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)
         let index = Int(fd)
-        if index < selectables.count { selectables[index] = nil }
+        if index < selectables.count {
+            selectables[index] = nil
+            generations[index] = 0
+        }
     }
 
     // MARK: Timers (loop thread only)
@@ -209,7 +215,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     // MARK: The loop
 
     private func run() {
-        threadID = pthread_self()
+        threadID.store(pthread_self(), ordering: .releasing)
         pthread_setspecific(currentLoopKey.key, Unmanaged.passUnretained(self).toOpaque())
         let capacity = 512
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
@@ -231,13 +237,15 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             if count > 0 {
                 for i in 0..<Int(count) {
                     let event = events[i]
-                    let fd = event.data.fd
-                    if fd == wakeFD {
+                    let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: event.data.u64))
+                    let generation = UInt32(truncatingIfNeeded: event.data.u64 >> 32)
+                    if fd == wakeFD && generation == 0 {
                         drainInbox()
                         continue
                     }
                     let index = Int(fd)
-                    guard index < selectables.count, let target = selectables[index] else { continue }
+                    guard index < selectables.count, generations[index] == generation,
+                          let target = selectables[index] else { continue }
                     let flags = event.events
                     if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                         target.socketHangup()
@@ -245,7 +253,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                     }
                     if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 { target.socketReadable() }
                     // The handler may have closed the fd (and another socket may reuse it) in between.
-                    if flags & EPOLLOUT.rawValue != 0, index < selectables.count, let again = selectables[index], again === target {
+                    if flags & EPOLLOUT.rawValue != 0, generations[index] == generation, selectables[index] != nil {
                         target.socketWritable()
                     }
                 }

@@ -142,8 +142,11 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
                 let err = errno
                 if err == EAGAIN || err == EWOULDBLOCK { return }
                 if err == EINTR || err == ECONNABORTED { continue }
-                // EMFILE and friends: stop for this round rather than spin.
-                server.logger.warning("accept failed", metadata: ["error": "\(SocketError(call: "accept", errno: err))"])
+                // EMFILE and friends: the listener is level-triggered, so stop watching it for a
+                // moment instead of spinning (and logging) on every loop turn.
+                server.logger.warning("accept failed; pausing accepts for 100 ms",
+                                      metadata: ["error": "\(SocketError(call: "accept", errno: err))"])
+                pauseAccepting()
                 return
             }
             let open = server.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
@@ -177,6 +180,14 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
 
     func socketWritable() {}
     func socketHangup() {}
+
+    private func pauseAccepting() {
+        loop.deregister(fd)
+        loop.scheduleTimer(afterNanoseconds: 100_000_000) { [weak self] in
+            guard let self, self.listening else { return }
+            try? self.loop.registerListener(self.fd, self)
+        }
+    }
 
     func removed(_ connection: HTTPConnection) {
         connections[ObjectIdentifier(connection)] = nil

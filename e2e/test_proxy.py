@@ -239,6 +239,26 @@ def test_100mib_download_streams_through(gateway, sess, upstream, cl):
     assert h.hexdigest() == want
 
 
+def test_1gib_download_keeps_gateway_memory_bounded(gateway, sess, upstream):
+    # Issue: "a 1 GB download ... passes with bounded memory". The gateway's peak RSS (VmHWM) may not
+    # grow by more than 64 MiB while 1 GiB streams through it to a reader that checks every byte.
+    pid = gateway.proc.pid
+    before = vm_hwm_kib(pid)
+    want = requests.get(upstream.url + "/__big_sha256?mb=1024", timeout=120).json()["sha256"]
+    h = hashlib.sha256()
+    n = 0
+    with sess.get(gateway.url + "/api/big?mb=1024&cl=1", headers={**CSRF, "Accept-Encoding": "identity"},
+                  stream=True, timeout=300) as r:
+        assert r.status_code == 200
+        for chunk in r.iter_content(1 << 20):
+            n += len(chunk)
+            h.update(chunk)
+    assert n == 1024 * MIB
+    assert h.hexdigest() == want
+    growth = vm_hwm_kib(pid) - before
+    assert growth < 64 * 1024, f"gateway peak RSS grew by {growth} KiB while streaming 1 GiB"
+
+
 @pytest.fixture(scope="module")
 def big_gw(provider, upstream, tmp_path_factory):
     from conftest import _require_binary

@@ -187,7 +187,7 @@ struct TestServer {
         config.loopCount = 2
         config.headTimeoutNanoseconds = 5_000_000_000
         config.idleTimeoutNanoseconds = 5_000_000_000
-        config.progressTimeoutNanoseconds = 6_000_000_000
+        config.progressTimeoutNanoseconds = 30_000_000_000
         config.maxBodyBytes = 1024 * 1024
         config.maxDrainBytes = 64 * 1024
         return config

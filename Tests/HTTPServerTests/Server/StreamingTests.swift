@@ -47,7 +47,7 @@ struct StreamingTests {
             // More than the kernel's socket buffers can take (send buffer autotunes up to 4 MiB).
             try await client.send(get("/big?size=\(16 * 1024 * 1024)", "Connection: close\r\n"))
             _ = try await client.receiveOnce(timeout: 5)
-            // Longer than the 2 s linger period, shorter than the 6 s progress timeout.
+            // Longer than the 2 s linger period, shorter than the 30 s progress timeout.
             try await Task.sleep(nanoseconds: 2_300_000_000)
             let response = try await client.readResponse(timeout: 10)
             let mismatch = patternMismatch(response.body, expectedCount: 16 * 1024 * 1024)
@@ -62,7 +62,7 @@ struct StreamingTests {
             let client = try await server.client(receiveBuffer: 64 * 1024)
             try await client.send(get("/big?size=\(16 * 1024 * 1024)"))
             _ = try await client.receiveOnce(timeout: 5)
-            // Longer than the 1 s idle timeout, shorter than the 6 s progress timeout.
+            // Longer than the 1 s idle timeout, shorter than the 30 s progress timeout.
             try await Task.sleep(nanoseconds: 1_500_000_000)
             let response = try await client.readResponse(timeout: 10)
             let mismatch = patternMismatch(response.body, expectedCount: 16 * 1024 * 1024)

@@ -186,6 +186,14 @@ public final class UpstreamResponse: @unchecked Sendable {
         }
     }
 
+    /// The complete body if it has already arrived (then the connection goes back to the pool), else
+    /// nil and nothing is consumed: read it with `nextBodyPiece()`.
+    public func wholeBodyIfBuffered() -> [UInt8]? {
+        guard !released, let body = connection.takeWholeBodyIfBuffered() else { return nil }
+        release()
+        return body
+    }
+
     /// Gives up on the rest of the body: the connection is closed, never reused half-read.
     public func discard() {
         guard !released else { return }

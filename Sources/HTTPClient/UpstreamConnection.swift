@@ -306,6 +306,36 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         return nil
     }
 
+    /// The whole body when it already sits in the read buffer (small answers arrive with their head):
+    /// the proxy can then answer in one write. nil when more must be read; nothing is consumed then.
+    func takeWholeBodyIfBuffered() -> [UInt8]? {
+        if bodyDone { return [] }
+        switch framing {
+        case .none:
+            bodyDone = true
+            return []
+        case .contentLength:
+            guard input.readableCount >= remaining else { return nil }
+            let body = Array(UnsafeRawBufferPointer(rebasing: input.readable[0..<remaining]))
+            input.consume(remaining)
+            remaining = 0
+            bodyDone = true
+            return body
+        case .chunked:
+            // Decode with a copy of the decoder; commit only if the last chunk is already here.
+            var trial = decoder
+            var body: [UInt8] = []
+            guard let used = try? trial.decode(input.readable, onData: { body.append(contentsOf: $0) }),
+                  trial.isComplete else { return nil }
+            input.consume(used)
+            decoder = trial
+            bodyDone = true
+            return body
+        case .untilClose:
+            return nil
+        }
+    }
+
     /// True when the response ended exactly at its framing boundary with nothing extra buffered.
     var cleanlyFinished: Bool { bodyDone && input.isEmpty && !peerClosed && !closed }
 

@@ -68,8 +68,13 @@ struct ApiProxy {
         if !upstreamHeaders.contains("Transfer-Encoding"), let cl = upstreamHeaders["Content-Length"], let n = Int(cl), n >= 0 {
             length = n
         }
-        let outgoing = HTTPResponseHead(status: response.head.status,
+        var outgoing = HTTPResponseHead(status: response.head.status,
                                         headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders))
+        // Small answers usually arrive whole with their head: relay them in one write.
+        if let body = response.wholeBodyIfBuffered() {
+            if head.method == "HEAD", let length { outgoing.headers.set("Content-Length", String(length)) }
+            return await writer.respond(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
+        }
         do {
             try await writer.writeHead(outgoing, contentLength: length)
         } catch {

@@ -1,4 +1,7 @@
 import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Gatehouse
 import GatehouseCore
@@ -94,8 +97,9 @@ final class TLSTestServer: Sendable {
         self.process = process
     }
 
+    /// SIGKILL: the child inherits the test runner's blocked signal mask, so SIGTERM may never arrive.
     func stop() {
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }

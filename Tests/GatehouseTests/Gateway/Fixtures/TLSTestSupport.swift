@@ -1,0 +1,220 @@
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Gatehouse
+import GatehouseCore
+import GatehouseOIDC
+import GatehouseSessions
+import GatehouseStatic
+import HTTPClient
+import HTTPServer
+import Logging
+import Synchronization
+
+enum TLSTestError: Error, CustomStringConvertible {
+    case setup(String)
+    var description: String {
+        switch self { case .setup(let why): why }
+    }
+}
+
+/// Runs a command to completion and returns its exit status and combined output.
+@discardableResult
+func runTLSTestCommand(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                       currentDirectory: URL? = nil) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+}
+
+/// The per-run certificate material: a self-signed certificate for 127.0.0.1 and a CA bundle of the
+/// system's roots plus that certificate (bind-mounted over the system bundle in the child's private
+/// mount namespace, the only place libcurl on Linux looks: swift-corelibs-foundation honours
+/// `URLSessionCertificateAuthorityInfoFile` on Android only).
+struct TLSTestCertificates {
+    static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+    let directory: URL
+    var certificate: String { directory.appendingPathComponent("cert.pem").path }
+    var key: String { directory.appendingPathComponent("key.pem").path }
+    var bundle: String { directory.appendingPathComponent("bundle.pem").path }
+    var script: String { directory.appendingPathComponent("upstream.py").path }
+
+    static func make() throws -> TLSTestCertificates {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let made = TLSTestCertificates(directory: directory)
+        let result = try runTLSTestCommand("/usr/bin/env", [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", made.key, "-out", made.certificate])
+        guard result.status == 0 else { throw TLSTestError.setup("openssl req failed: \(result.output)") }
+        var bundle = (try? Data(contentsOf: URL(fileURLWithPath: systemBundle))) ?? Data()
+        bundle.append(contentsOf: Array("\n".utf8))
+        bundle.append(try Data(contentsOf: URL(fileURLWithPath: made.certificate)))
+        try bundle.write(to: URL(fileURLWithPath: made.bundle))
+        try Data(TLSTestUpstream.script.utf8).write(to: URL(fileURLWithPath: made.script))
+        return made
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// The HTTPS upstream process.
+final class TLSTestServer: Sendable {
+    let port: Int
+    private let process: Process
+
+    init(certificates: TLSTestCertificates) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", certificates.script, certificates.certificate, certificates.key,
+                             String(TLSTestUpstream.bigSize)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = pipe.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            line.append(more)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.terminate()
+            throw TLSTestError.setup("the test upstream did not start")
+        }
+        self.port = port
+        self.process = process
+    }
+
+    /// SIGKILL: the child inherits the test runner's blocked signal mask, so SIGTERM may never arrive.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// A gateway context around a configuration whose only route is the test upstream.
+func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBody: String = "10m") throws -> GatewayContext {
+    let environment = [
+        "GATEHOUSE_ISSUER": "http://127.0.0.1:9",
+        "GATEHOUSE_CLIENT_ID": "gatehouse-test",
+        "GATEHOUSE_CLIENT_SECRET": "not-used",
+        "GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:8080",
+        "GATEHOUSE_ROUTES": "/api=https://127.0.0.1:\(upstreamPort)",
+        "GATEHOUSE_PUBLIC_DIR": FileManager.default.temporaryDirectory.path,
+        "GATEHOUSE_UPSTREAM_TIMEOUT": upstreamTimeout,
+        "GATEHOUSE_MAX_BODY": maxBody,
+    ]
+    let configuration: GatehouseConfiguration
+    switch GatehouseConfiguration.load(environment: environment, requireSecretKey: false) {
+    case .success(let loaded): configuration = loaded
+    case .failure(let errors): throw TLSTestError.setup("configuration: \(errors)")
+    }
+    let logger = Logger(label: "gatehouse.test.tls") { _ in SwiftLogNoOpLogHandler() }
+    return GatewayContext(configuration: configuration,
+                          provider: ProviderConnection(configuration: configuration,
+                                                       http: URLSessionProviderClient(timeout: 1), logger: logger),
+                          store: InMemorySessionStore(), metrics: GatewayMetrics(), upstream: UpstreamClient(),
+                          staticFiles: StaticFiles(root: configuration.publicDir, logger: logger), logger: logger)
+}
+
+/// The resident set size of this process, bytes.
+func residentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let digits = line.filter(\.isNumber)
+        return (Int(String(digits)) ?? 0) * 1024
+    }
+    return 0
+}
+
+/// A response writer that records what it is given and when, hashing the body instead of keeping it.
+final class RecordingTLSWriter: HTTPResponseWriter, Sendable {
+    struct Record: Sendable {
+        var response: HTTPResponse?
+        var head: HTTPResponseHead?
+        var contentLength: Int?
+        var headAt: ContinuousClock.Instant?
+        var pieceTimes: [ContinuousClock.Instant] = []
+        var pieceTexts: [String] = []
+        var bodyLength = 0
+        var hasher = SHA256()
+        var finished = false
+        var aborted = false
+        var peakResident = 0
+    }
+
+    let start = ContinuousClock.now
+    private let record = Mutex(Record())
+    /// Pause after each piece (a slow browser).
+    private let pause: Duration
+    /// `writeBody` fails from this piece on (the browser went away).
+    private let failAtPiece: Int?
+    private let keepText: Bool
+
+    init(pause: Duration = .zero, failAtPiece: Int? = nil, keepText: Bool = false) {
+        self.pause = pause
+        self.failAtPiece = failAtPiece
+        self.keepText = keepText
+    }
+
+    var snapshot: Record { record.withLock { $0 } }
+    var bodySHA256: String { record.withLock { $0.hasher }.finalize().map { String(format: "%02x", $0) }.joined() }
+
+    func respond(_ response: HTTPResponse) async {
+        record.withLock { $0.response = response }
+    }
+
+    func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
+        let now = ContinuousClock.now
+        record.withLock {
+            $0.head = head
+            $0.contentLength = contentLength
+            $0.headAt = now
+        }
+    }
+
+    func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) {
+        let now = ContinuousClock.now
+        let resident = residentBytes()
+        let count = record.withLock { record -> Int in
+            record.pieceTimes.append(now)
+            record.bodyLength += bytes.count
+            record.hasher.update(data: bytes)
+            if keepText { record.pieceTexts.append(String(decoding: bytes, as: UTF8.self)) }
+            record.peakResident = max(record.peakResident, resident)
+            return record.pieceTimes.count
+        }
+        if let failAtPiece, count >= failAtPiece { throw .connectionClosed }
+        if pause > .zero { try? await Task.sleep(for: pause) }
+    }
+
+    func finish() async throws(HTTPWriteError) {
+        record.withLock { $0.finished = true }
+    }
+
+    func abort() {
+        record.withLock { $0.aborted = true }
+    }
+
+    var headWritten: Bool { record.withLock { $0.head != nil } }
+}
+
+extension HTTPResponse {
+    /// The `error` member of a JSON error body.
+    var jsonErrorCode: String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+        return object["error"] as? String
+    }
+}

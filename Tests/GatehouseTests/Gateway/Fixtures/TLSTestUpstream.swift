@@ -1,0 +1,95 @@
+import Foundation
+
+/// A small HTTPS upstream for the TLSUpstream tests: Python's `http.server` wrapped with `ssl`,
+/// serving a certificate generated per run. Kept as a string so the test target has no resource files.
+enum TLSTestUpstream {
+    /// Size of `/big`.
+    static let bigSize = 32 << 20
+
+    static let script = #"""
+import gzip, hashlib, http.server, json, random, ssl, sys, time
+
+CERT, KEY, BIG = sys.argv[1], sys.argv[2], int(sys.argv[3])
+BIG_BODY = random.Random(7).randbytes(BIG)
+BIG_SHA = hashlib.sha256(BIG_BODY).hexdigest()
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+
+    def send_body(self, status, body, content_type="application/json", extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_any(self):
+        path = self.path.split("?")[0]
+        body = self.read_body()
+        if path == "/sse":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(5):
+                event = ("data: event %d\n\n" % i).encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+                time.sleep(0.3)
+            self.wfile.write(b"0\r\n\r\n")
+        elif path == "/big":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(BIG_BODY)))
+            self.send_header("X-Body-SHA256", BIG_SHA)
+            self.end_headers()
+            view = memoryview(BIG_BODY)
+            for start in range(0, len(view), 65536):
+                self.wfile.write(view[start:start + 65536])
+        elif path == "/slow":
+            time.sleep(3)
+            self.send_body(200, b"{}")
+        elif path == "/redirect":
+            self.send_body(302, b"moved", "text/plain", [("Location", "/echo")])
+        elif path == "/gzip":
+            self.send_body(200, gzip.compress(b"hello, " * 1000), "text/plain", [("Content-Encoding", "gzip")])
+        elif path == "/cookie":
+            self.send_body(200, b"{}", extra=[("Set-Cookie", "upstream=1"), ("X-Upstream", "yes")])
+        else:
+            answer = {"method": self.command, "target": self.path, "bodyLength": len(body),
+                      "bodySHA256": hashlib.sha256(body).hexdigest(),
+                      "headers": {k.lower(): v for k, v in self.headers.items()}}
+            self.send_body(200, json.dumps(answer).encode())
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_any
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+server = Server(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(CERT, KEY)
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""#
+}

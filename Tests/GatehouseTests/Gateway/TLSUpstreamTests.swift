@@ -1,0 +1,235 @@
+import Foundation
+@testable import Gatehouse
+import GatehouseCore
+import HTTPClient
+import HTTPServer
+import Testing
+
+/// `https://` upstreams (TLSUpstream) against a real TLS server.
+///
+/// libcurl (under swift-corelibs-foundation) trusts only the system CA bundle on Linux, so each
+/// scenario runs this test binary again, filtered to one `TLSUpstreamScenarios` test, inside a
+/// private mount namespace (`unshare --mount`) where a bundle with this run's certificate is
+/// bind-mounted over `/etc/ssl/certs/ca-certificates.crt`. Nothing outside that namespace changes.
+/// Needs `unshare` with CAP_SYS_ADMIN (root in the test container).
+@Suite("TLSUpstream")
+struct TLSUpstreamTests {
+    @Test("streams over real TLS", arguments: TLSScenario.allCases)
+    func scenario(_ scenario: TLSScenario) throws {
+        let certificates = try TLSTestCertificates.make()
+        defer { certificates.remove() }
+        let binary = CommandLine.arguments[0]
+        var environment = ProcessInfo.processInfo.environment
+        environment[TLSScenario.directoryVariable] = certificates.directory.path
+        let result = try runTLSTestCommand("/usr/bin/unshare", [
+            "--mount", "--propagation", "private", "/bin/sh", "-c",
+            #"mount --bind "$0" /etc/ssl/certs/ca-certificates.crt && exec "$@""#,
+            certificates.bundle, binary, "--testing-library", "swift-testing",
+            "--filter", "TLSUpstreamScenarios/\(scenario.rawValue)\\("], environment: environment)
+        let ran = FileManager.default.fileExists(atPath: certificates.directory.appendingPathComponent(scenario.rawValue).path)
+        #expect(ran, "the scenario did not run in the child process:\n\(result.output.suffix(3000))")
+        #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
+    }
+
+    @Test("an encoded answer loses Content-Encoding and its encoded Content-Length")
+    func decodedFraming() {
+        let encoded = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Encoding", "gzip"),
+                                                                          ("Content-Length", "120"),
+                                                                          ("Content-Type", "text/plain")]))
+        #expect(encoded.contentLength == nil)
+        #expect(!encoded.head.headers.contains("Content-Encoding"))
+        #expect(!encoded.head.headers.contains("Content-Length"))
+        #expect(encoded.head.headers["Content-Type"] == "text/plain")
+
+        let plain = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Length", "42"), ("Set-Cookie", "a=1"),
+                                                                        ("Connection", "close")]))
+        #expect(plain.contentLength == 42)
+        #expect(!plain.head.headers.contains("Set-Cookie"))
+        #expect(!plain.head.headers.contains("Connection"))
+
+        let chunked = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Transfer-Encoding", "chunked"),
+                                                                          ("Content-Length", "42")]))
+        #expect(chunked.contentLength == nil)
+        let hostile = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Length", "-1")]))
+        #expect(hostile.contentLength == nil)
+    }
+}
+
+enum TLSScenario: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case serverSentEvents, bigDownload, closedPort, slowFirstByte, redirect, echo, gzip, browserGone, cookies
+
+    static let directoryVariable = "GATEHOUSE_TLS_TEST_DIR"
+    var testDescription: String { rawValue }
+}
+
+/// The scenarios, run only inside the child process that `TLSUpstreamTests` starts.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment[TLSScenario.directoryVariable] != nil),
+       .serialized)
+struct TLSUpstreamScenarios {
+    private static func environment(_ scenario: TLSScenario) throws -> (TLSTestCertificates, TLSTestServer) {
+        guard let path = ProcessInfo.processInfo.environment[TLSScenario.directoryVariable] else {
+            throw TLSTestError.setup("no \(TLSScenario.directoryVariable)")
+        }
+        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
+        try Data().write(to: certificates.directory.appendingPathComponent(scenario.rawValue))
+        return (certificates, try TLSTestServer(certificates: certificates))
+    }
+
+    private static func request(_ target: String, method: String = "GET", port: Int,
+                                headers: HTTPHeaders = ["Accept": "*/*"]) -> UpstreamRequest {
+        UpstreamRequest(host: "127.0.0.1", port: port, method: method, target: target, headers: headers)
+    }
+
+    @Test func serverSentEvents() async throws {
+        let (_, server) = try Self.environment(.serverSentEvents)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let record = writer.snapshot
+        let end = ContinuousClock.now
+        #expect(record.head?.status == 200)
+        #expect(record.head?.headers["Content-Type"] == "text/event-stream")
+        #expect(record.contentLength == nil)
+        #expect(record.finished)
+        #expect(record.pieceTexts.joined() == (0..<5).map { "data: event \($0)\n\n" }.joined())
+        // Five events 300 ms apart: they arrive one by one, the first long before the last.
+        #expect(record.pieceTimes.count >= 4)
+        let first = try #require(record.pieceTimes.first)
+        let last = try #require(record.pieceTimes.last)
+        #expect(first - writer.start < .milliseconds(900))
+        #expect(last - first > .milliseconds(900))
+        #expect(end - writer.start > .milliseconds(1200))
+    }
+
+    @Test func bigDownload() async throws {
+        let (_, server) = try Self.environment(.bigDownload)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        // Warm up (TLS, allocator), then measure the big body against a browser reading ~8 MiB/s.
+        await TLSUpstream.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: RecordingTLSWriter())
+        let baseline = residentBytes()
+        let writer = RecordingTLSWriter(pause: .milliseconds(2))
+        await TLSUpstream.forward(Self.request("/big", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let record = writer.snapshot
+        #expect(record.head?.status == 200)
+        #expect(record.contentLength == TLSTestUpstream.bigSize)
+        #expect(record.finished)
+        #expect(!record.aborted)
+        #expect(record.bodyLength == TLSTestUpstream.bigSize)
+        #expect(writer.bodySHA256 == record.head?.headers["X-Body-SHA256"])
+        let growth = record.peakResident - baseline
+        #expect(growth < 16 << 20, "resident memory grew by \(growth >> 20) MiB during a 32 MiB download")
+    }
+
+    @Test func closedPort() async throws {
+        let (_, server) = try Self.environment(.closedPort)
+        defer { server.stop() }
+        let closed = try PortReservation()
+        let context = try makeTLSTestContext(upstreamPort: closed.port)
+        let writer = RecordingTLSWriter()
+        await TLSUpstream.forward(Self.request("/echo", port: closed.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let response = try #require(writer.snapshot.response)
+        #expect(response.status == 502)
+        #expect(response.jsonErrorCode == "upstream_unreachable")
+        #expect(writer.snapshot.head == nil)
+    }
+
+    @Test func slowFirstByte() async throws {
+        let (_, server) = try Self.environment(.slowFirstByte)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port, upstreamTimeout: "1s")
+        let writer = RecordingTLSWriter()
+        let started = ContinuousClock.now
+        await TLSUpstream.forward(Self.request("/slow", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let elapsed = ContinuousClock.now - started
+        let response = try #require(writer.snapshot.response)
+        #expect(response.status == 504)
+        #expect(response.jsonErrorCode == "upstream_timeout")
+        #expect(elapsed >= .milliseconds(900) && elapsed < .milliseconds(2500), "took \(elapsed)")
+    }
+
+    @Test func redirect() async throws {
+        let (_, server) = try Self.environment(.redirect)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/redirect", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let record = writer.snapshot
+        #expect(record.head?.status == 302)
+        #expect(record.head?.headers["Location"] == "/echo")
+        #expect(record.finished)
+        // Not followed: the body is the redirect's own, never /echo's JSON.
+        #expect(!record.pieceTexts.joined().contains("method"))
+    }
+
+    @Test func echo() async throws {
+        let (_, server) = try Self.environment(.echo)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let upload = [UInt8](repeating: 0x61, count: 1 << 20)
+        let writer = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/echo/x?a=1&b=%20", method: "POST", port: server.port,
+                                               headers: ["Content-Type": "application/octet-stream",
+                                                         "Content-Length": "\(upload.count)",
+                                                         "X-Custom": "kept"]),
+                                  body: BufferedRequestBody(upload), context: context, writer: writer)
+        let record = writer.snapshot
+        #expect(record.head?.status == 200)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(record.pieceTexts.joined().utf8)) as? [String: Any])
+        #expect(answer["method"] as? String == "POST")
+        #expect(answer["target"] as? String == "/echo/x?a=1&b=%20")
+        #expect(answer["bodyLength"] as? Int == upload.count)
+        let headers = try #require(answer["headers"] as? [String: String])
+        #expect(headers["x-custom"] == "kept")
+        #expect(headers["content-type"] == "application/octet-stream")
+        #expect(headers["host"] == "127.0.0.1:\(server.port)")
+    }
+
+    @Test func gzip() async throws {
+        let (_, server) = try Self.environment(.gzip)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/gzip", port: server.port, headers: ["Accept-Encoding": "gzip"]),
+                                  body: BufferedRequestBody([]), context: context, writer: writer)
+        let record = writer.snapshot
+        #expect(record.head?.status == 200)
+        #expect(record.head?.headers.contains("Content-Encoding") == false)
+        #expect(record.contentLength == nil)
+        #expect(record.pieceTexts.joined() == String(repeating: "hello, ", count: 1000))
+    }
+
+    @Test func browserGone() async throws {
+        let (_, server) = try Self.environment(.browserGone)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter(failAtPiece: 1)
+        let started = ContinuousClock.now
+        await TLSUpstream.forward(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        // The first event fails to reach the browser: the relay stops instead of waiting out the stream.
+        #expect(ContinuousClock.now - started < .milliseconds(1000))
+        #expect(writer.snapshot.pieceTimes.count == 1)
+        #expect(!writer.snapshot.finished)
+    }
+
+    @Test func cookies() async throws {
+        let (_, server) = try Self.environment(.cookies)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter()
+        await TLSUpstream.forward(Self.request("/cookie", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let head = try #require(writer.snapshot.head)
+        #expect(head.headers["X-Upstream"] == "yes")
+        #expect(!head.headers.contains("Set-Cookie"))
+        #expect(writer.snapshot.contentLength == 2)
+    }
+}

@@ -15,24 +15,8 @@ public enum DurationParser {
     /// The number of seconds `text` denotes.
     /// - Throws: ``ParseError``.
     public static func seconds(_ text: String) throws(ParseError) -> Int {
-        let trimmed = text.trimmingConfigurationWhitespace()
-        guard !trimmed.isEmpty else { throw .empty }
-        var digits = trimmed
-        var multiplier = 1
-        if let last = trimmed.last, !last.isASCIIDigit {
-            switch last {
-            case "s", "S": multiplier = 1
-            case "m", "M": multiplier = 60
-            case "h", "H": multiplier = 3_600
-            case "d", "D": multiplier = 86_400
-            default: throw .invalid
-            }
-            digits = trimmed.dropLast()
-        }
-        let value = try UnsignedDecimal.parse(digits, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
-        let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
-        guard !overflow else { throw .tooLarge }
-        return product
+        try SuffixedNumber.parse(text, units: ["s": 1, "m": 60, "h": 3_600, "d": 86_400],
+                                 empty: ParseError.empty, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
     }
 }
 
@@ -48,22 +32,27 @@ public enum ByteSizeParser {
     }
 
     public static func bytes(_ text: String) throws(ParseError) -> Int {
+        try SuffixedNumber.parse(text, units: ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30],
+                                 empty: ParseError.empty, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
+    }
+}
+
+/// A decimal number with an optional one-letter unit suffix (case-insensitive) that multiplies it;
+/// surrounding whitespace is ignored, overflow is an error.
+enum SuffixedNumber {
+    static func parse<E: Error>(_ text: String, units: [Character: Int], empty: E, invalid: E, tooLarge: E) throws(E) -> Int {
         let trimmed = text.trimmingConfigurationWhitespace()
-        guard !trimmed.isEmpty else { throw .empty }
+        guard !trimmed.isEmpty else { throw empty }
         var digits = trimmed
         var multiplier = 1
         if let last = trimmed.last, !last.isASCIIDigit {
-            switch last {
-            case "k", "K": multiplier = 1 << 10
-            case "m", "M": multiplier = 1 << 20
-            case "g", "G": multiplier = 1 << 30
-            default: throw .invalid
-            }
+            guard let unit = units[Character(last.lowercased())] else { throw invalid }
+            multiplier = unit
             digits = trimmed.dropLast()
         }
-        let value = try UnsignedDecimal.parse(digits, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
+        let value = try UnsignedDecimal.parse(digits, invalid: invalid, tooLarge: tooLarge)
         let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
-        guard !overflow else { throw .tooLarge }
+        guard !overflow else { throw tooLarge }
         return product
     }
 }

@@ -10,6 +10,12 @@ public protocol EventLoopSelectable: AnyObject {
     func socketWritable()
     /// Error or hang-up reported by epoll.
     func socketHangup()
+    /// The peer shut down its sending side (EPOLLRDHUP): an EOF waits behind any buffered bytes.
+    func socketReadHangup()
+}
+
+extension EventLoopSelectable {
+    public func socketReadHangup() {}
 }
 
 /// One epoll-driven event loop on its own thread.
@@ -251,6 +257,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                         target.socketHangup()
                         continue
                     }
+                    if flags & EPOLLRDHUP.rawValue != 0 { target.socketReadHangup() }
                     if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 { target.socketReadable() }
                     // The handler may have closed the fd (and another socket may reuse it) in between.
                     if flags & EPOLLOUT.rawValue != 0, generations[index] == generation, selectables[index] != nil {

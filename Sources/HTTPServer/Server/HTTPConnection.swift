@@ -103,6 +103,14 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         close()
     }
 
+    /// The client half-closed: keep reading until the EOF even after a short read, so a request sent
+    /// with its FIN is answered and the connection then closed, not left to the idle timeout.
+    func socketReadHangup() {
+        peerShutdownSeen = true
+    }
+
+    private var peerShutdownSeen = false
+
     // MARK: Reading
 
     /// Reads what the socket has into the input buffer. Returns false at EOF or on error.
@@ -114,7 +122,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         let n = input.read(from: fd, maximum: space)
         if n > 0 {
             // A short read means the kernel buffer is empty for now; the next edge will tell us more.
-            if n < space { readReady = false }
+            if n < space && !peerShutdownSeen { readReady = false }
             return true
         }
         if n == 0 {

@@ -21,6 +21,20 @@ struct PersistenceAndFramingTests {
         }
     }
 
+    @Test("A request sent together with the client's FIN is answered, then the connection closes at once (RFC 9112 §9.6)")
+    func halfCloseAfterRequest() async throws {
+        try await withServer(TestServer.shortIdle) { server in
+            let client = try await server.client()
+            try await client.send(get("/text"))
+            client.shutdownWrite()
+            let start = now()
+            #expect(try await client.readResponse().bodyText == "hello world")
+            #expect(try await client.waitForClose(timeout: 5))
+            // Well before the 1 s idle timeout: the EOF was noticed, not waited out.
+            #expect(now() - start < 0.9)
+        }
+    }
+
     @Test("Three pipelined requests in one write are answered in order (RFC 9112 §9.3.2)")
     func pipelining() async throws {
         try await withServer { server in

@@ -132,14 +132,14 @@ public struct UpstreamRequest: Sendable {
 
     /// The head as sent: `Host` for the upstream and framing that matches how the body is relayed.
     func head(bodyFraming body: (any HTTPRequestBody)?) -> HTTPRequestHead {
-        var headers = headers
-        headers.remove("Host")
-        headers.remove("Content-Length")
-        headers.remove("Transfer-Encoding")
         let hostValue = host.contains(":") ? "[\(host)]" : host
-        var fields = [HTTPField(name: "Host", value: port == 80 ? hostValue : "\(hostValue):\(port)")]
-        fields.append(contentsOf: headers.fields)
-        var out = HTTPHeaders(fields.map { ($0.name, $0.value) })
+        var out = HTTPHeaders()
+        out.add("Host", port == 80 ? hostValue : "\(hostValue):\(port)")
+        for field in headers {
+            if field.name.asciiCaseInsensitiveEquals("Host") || field.name.asciiCaseInsensitiveEquals("Content-Length")
+                || field.name.asciiCaseInsensitiveEquals("Transfer-Encoding") { continue }
+            out.add(field.name, field.value)
+        }
         if let body {
             if let length = body.declaredLength {
                 if length > 0 || ["POST", "PUT", "PATCH"].contains(method) { out.add("Content-Length", String(length)) }

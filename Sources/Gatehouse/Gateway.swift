@@ -6,8 +6,9 @@ import HTTPClient
 import HTTPServer
 import Logging
 
-/// The shared parts every endpoint uses. A value: endpoints get what they need, nothing reaches back.
-public struct GatewayContext: Sendable {
+/// The shared parts every endpoint uses; endpoints get what they need, nothing reaches back. A class
+/// (immutable, shared) so handing it to an endpoint costs one retain, not one per member.
+public final class GatewayContext: Sendable {
     public let configuration: GatehouseConfiguration
     public let provider: ProviderConnection
     public let sessions: SessionResolver

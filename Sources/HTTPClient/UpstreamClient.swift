@@ -225,14 +225,16 @@ final class LoopPool: @unchecked Sendable {
     }
 
     func put(_ connection: UpstreamConnection, limit: Int) {
-        var list = idle[connection.key, default: []]
-        list.removeAll { !$0.isReusable }
-        if list.count >= limit {
-            connection.close()
-        } else {
-            connection.idleInPool = true
-            list.append(connection)
+        // Mutated in place (no copy of the list per request); closed connections are dropped by
+        // `take` and by the pruning below when the list is full.
+        if idle[connection.key, default: []].count >= limit {
+            idle[connection.key]?.removeAll { !$0.isReusable }
         }
-        idle[connection.key] = list
+        if idle[connection.key, default: []].count >= limit {
+            connection.close()
+            return
+        }
+        connection.idleInPool = true
+        idle[connection.key, default: []].append(connection)
     }
 }

@@ -16,11 +16,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run a local demo: development OpenID provider, sample API and the gateway, all on 127.0.0.1.",
-        discussion: """
-        Reads GATEHOUSE_PUBLIC_DIR (default Public), GATEHOUSE_LOG_LEVEL (default warning), and optionally
-        GATEHOUSE_ROUTES, GATEHOUSE_SESSION_IDLE, GATEHOUSE_SESSION_LIFETIME, GATEHOUSE_LOG_FORMAT (text);
-        everything else (keys, client, database in a temporary folder) is generated.
-        """)
+        discussion: "Reads GATEHOUSE_PUBLIC_DIR (default Public), GATEHOUSE_LOG_LEVEL (default warning), and optionally GATEHOUSE_ROUTES, GATEHOUSE_SESSION_IDLE, GATEHOUSE_SESSION_LIFETIME and GATEHOUSE_LOG_FORMAT (text); everything else (keys, client, a database in a temporary folder) is generated.")
 
     @Option(help: "Port of the gateway (the URL to open).") var port: Int = 8080
     @Option(name: .customLong("provider-port"), help: "Port of the development provider.") var providerPort: Int = 9400

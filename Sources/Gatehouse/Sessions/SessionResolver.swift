@@ -52,8 +52,10 @@ public final class SessionResolver: Sendable {
     public func resolve(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Session? {
         let clock = EventLoop.monotonicNow()
         var entry: Entry
+        var changed = true
         if let cached = cache.withLock({ $0[idHash] }), clock &- cached.loadedAt < maximumAgeNanoseconds {
             entry = cached
+            changed = false
         } else {
             guard let loaded = try store.loadSession(idHash: idHash, now: now) else {
                 _ = cache.withLock { $0.removeValue(forKey: idHash) }
@@ -70,7 +72,9 @@ public final class SessionResolver: Sendable {
             return nil
         }
         if slide {
-            entry.idleExpiresAt = min(now + idleSeconds, entry.session.expiresAt)
+            let slid = min(now + idleSeconds, entry.session.expiresAt)
+            if slid != entry.idleExpiresAt { changed = true }
+            entry.idleExpiresAt = slid
             // Persist the slide at most once per interval (the hot path stays write-free).
             if entry.idleExpiresAt - entry.persistedIdleExpiresAt >= touchInterval {
                 if (try? store.touch(idHash: idHash, lastSeen: now, idleExpiresAt: entry.idleExpiresAt)) == true {
@@ -80,6 +84,8 @@ public final class SessionResolver: Sendable {
         }
         var session = entry.session
         session.idleExpiresAt = entry.idleExpiresAt
+        // Within the same second a cached entry is unchanged: skip the second lock and copy.
+        guard changed else { return session }
         let stored = entry
         cache.withLock { cache in
             // Bounded: entries are only a 0.5 s shortcut, so dropping them all costs one read each.

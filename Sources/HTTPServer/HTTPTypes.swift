@@ -54,6 +54,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     public mutating func remove(_ name: String) {
+        // Check first: `removeAll` would copy shared storage even when nothing matches.
+        guard contains(name) else { return }
         fields.removeAll { $0.name.asciiCaseInsensitiveEquals(name) }
     }
 

@@ -9,9 +9,15 @@ public enum ResponseHeadEncoder {
     /// `HTTP/1.1 200 OK\r\n`, the fields, and the empty line. The caller puts Content-Length,
     /// Transfer-Encoding and Connection in `head.headers`. A status outside 100...599 is sent as 500.
     public static func encode(_ head: HTTPResponseHead, version: HTTPVersion = .http1_1) -> [UInt8] {
-        let status = (100...599).contains(head.status) ? head.status : 500
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + head.headers.count * 32)
+        encode(head, version: version, into: &bytes)
+        return bytes
+    }
+
+    /// Appends the encoded head to `bytes` (a connection's output buffer: no intermediate array).
+    public static func encode(_ head: HTTPResponseHead, version: HTTPVersion = .http1_1, into bytes: inout [UInt8]) {
+        let status = (100...599).contains(head.status) ? head.status : 500
         appendVersion(version, to: &bytes)
         bytes.append(ASCII.space)
         bytes.append(contentsOf: String(status).utf8)
@@ -19,7 +25,6 @@ public enum ResponseHeadEncoder {
         for b in HTTPStatus.reason(status).utf8 where ASCII.isFieldValueChar(b) { bytes.append(b) }
         bytes.append(contentsOf: ASCII.crlf)
         appendFields(head.headers, to: &bytes)
-        return bytes
     }
 
     /// `METHOD target HTTP/x.y\r\n`, the fields, and the empty line (for requests to upstreams).

@@ -335,7 +335,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         headers.remove("Transfer-Encoding")
         applyConnectionHeader(&headers)
         status = response.status
-        output.append(contentsOf: ResponseHeadEncoder.encode(HTTPResponseHead(status: response.status, headers: headers)))
+        ResponseHeadEncoder.encode(HTTPResponseHead(status: response.status, headers: headers), into: &output)
         if bodyAllowed && !isHEAD {
             output.append(contentsOf: response.body)
             bytesSent = response.body.count
@@ -386,7 +386,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         applyConnectionHeader(&headers)
         status = head.status
-        output.append(contentsOf: ResponseHeadEncoder.encode(HTTPResponseHead(status: head.status, headers: headers)))
+        ResponseHeadEncoder.encode(HTTPResponseHead(status: head.status, headers: headers), into: &output)
         flush()
     }
 

@@ -98,38 +98,33 @@ public final class GatewayMetrics: Sendable {
             out += "gatehouse_http_request_duration_seconds_count{route=\"\(route.label)\"} \(n.durationCount[route.rawValue])\n"
         }
         if let activeSessions {
-            out += "# HELP gatehouse_active_sessions Sessions that have not expired.\n"
-            out += "# TYPE gatehouse_active_sessions gauge\n"
-            out += "gatehouse_active_sessions \(activeSessions)\n"
+            metric(&out, "gatehouse_active_sessions", "gauge", "Sessions that have not expired.", [("", activeSessions)])
         }
-        out += "# HELP gatehouse_logins_started_total Logins started at /login.\n"
-        out += "# TYPE gatehouse_logins_started_total counter\n"
-        out += "gatehouse_logins_started_total \(n.loginsStarted)\n"
-        out += "# HELP gatehouse_logins_completed_total Logins that created a session.\n"
-        out += "# TYPE gatehouse_logins_completed_total counter\n"
-        out += "gatehouse_logins_completed_total \(n.loginsCompleted)\n"
-        out += "# HELP gatehouse_logins_failed_total Logins that failed at /callback, by reason.\n"
-        out += "# TYPE gatehouse_logins_failed_total counter\n"
-        for (reason, count) in n.loginsFailed.sorted(by: { $0.key < $1.key }) {
-            out += "gatehouse_logins_failed_total{reason=\"\(reason)\"} \(count)\n"
-        }
-        out += "# HELP gatehouse_token_refreshes_total Access-token refreshes, by result.\n"
-        out += "# TYPE gatehouse_token_refreshes_total counter\n"
-        out += "gatehouse_token_refreshes_total{result=\"ok\"} \(n.refreshesOK)\n"
-        for (reason, count) in n.refreshesFailed.sorted(by: { $0.key < $1.key }) {
-            out += "gatehouse_token_refreshes_total{result=\"failed\",reason=\"\(reason)\"} \(count)\n"
-        }
-        out += "# HELP gatehouse_upstream_errors_total Failed upstream exchanges, by kind.\n"
-        out += "# TYPE gatehouse_upstream_errors_total counter\n"
-        for (kind, count) in n.upstreamErrors.sorted(by: { $0.key < $1.key }) {
-            out += "gatehouse_upstream_errors_total{kind=\"\(kind)\"} \(count)\n"
-        }
-        out += "# HELP gatehouse_open_connections Client connections currently open.\n"
-        out += "# TYPE gatehouse_open_connections gauge\n"
-        out += "gatehouse_open_connections \(n.openConnections)\n"
-        out += "# HELP gatehouse_rejected_connections_total Connections closed at accept (connection limit).\n"
-        out += "# TYPE gatehouse_rejected_connections_total counter\n"
-        out += "gatehouse_rejected_connections_total \(n.rejectedConnections)\n"
+        metric(&out, "gatehouse_logins_started_total", "counter", "Logins started at /login.",
+               [("", n.loginsStarted)])
+        metric(&out, "gatehouse_logins_completed_total", "counter", "Logins that created a session.",
+               [("", n.loginsCompleted)])
+        metric(&out, "gatehouse_logins_failed_total", "counter", "Logins that failed at /callback, by reason.",
+               labelled("reason", n.loginsFailed))
+        metric(&out, "gatehouse_token_refreshes_total", "counter", "Access-token refreshes, by result.",
+               [("{result=\"ok\"}", n.refreshesOK)]
+                   + n.refreshesFailed.sorted { $0.key < $1.key }.map { ("{result=\"failed\",reason=\"\($0.key)\"}", $0.value) })
+        metric(&out, "gatehouse_upstream_errors_total", "counter", "Failed upstream exchanges, by kind.",
+               labelled("kind", n.upstreamErrors))
+        metric(&out, "gatehouse_open_connections", "gauge", "Client connections currently open.",
+               [("", n.openConnections)])
+        metric(&out, "gatehouse_rejected_connections_total", "counter", "Connections closed at accept (connection limit).",
+               [("", n.rejectedConnections)])
         return out
+    }
+
+    /// One metric family: HELP and TYPE lines, then one sample per (label set, value).
+    private func metric(_ out: inout String, _ name: String, _ type: String, _ help: String, _ samples: [(String, Int)]) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+    }
+
+    private func labelled(_ label: String, _ counts: [String: Int]) -> [(String, Int)] {
+        counts.sorted { $0.key < $1.key }.map { ("{\(label)=\"\($0.key)\"}", $0.value) }
     }
 }

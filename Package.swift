@@ -23,15 +23,17 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // libcurl (Debian libcurl4-openssl-dev) for `https://` upstreams.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
 
         // NIO-free HTTP/1.1 server on epoll: parser, event loops, connections. Knows nothing of OAuth.
         .target(name: "HTTPServer",
                 dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
-        // Outbound HTTP: pooled keep-alive client on the server's event loops (upstreams), and a
-        // URLSession-backed client for the provider (https).
+        // Outbound HTTP: pooled keep-alive client on the server's event loops (`http://` upstreams),
+        // and a libcurl multi-handle client on its own thread (`https://` upstreams).
         .target(name: "HTTPClient",
-                dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["CCurl", "HTTPServer", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // Configuration, logging, routes and header policy: pure values and functions.
         .target(name: "GatehouseCore",

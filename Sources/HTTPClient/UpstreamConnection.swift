@@ -13,6 +13,8 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidResponse(String)
     case connectionClosed
     case requestBody(HTTPBodyError)
+    /// The request cannot be expressed to the upstream (e.g. a target libcurl's URL parser refuses).
+    case invalidRequest(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidResponse(let why): "invalid response: \(why)"
         case .connectionClosed: "upstream closed the connection"
         case .requestBody(let error): "request body: \(error)"
+        case .invalidRequest(let why): "invalid request: \(why)"
         }
     }
 }

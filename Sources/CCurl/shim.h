@@ -1,0 +1,55 @@
+#ifndef GATEHOUSE_CCURL_SHIM_H
+#define GATEHOUSE_CCURL_SHIM_H
+
+#include <curl/curl.h>
+
+/* Swift cannot call C variadic functions, so each curl_easy_setopt / curl_easy_getinfo /
+ * curl_multi_setopt use gets a typed, non-variadic wrapper. Macros Swift does not import
+ * (expressions, 0x10000001 beyond Int32 sign) are exposed as functions too. */
+
+static inline CURLcode gatehouse_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode gatehouse_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode gatehouse_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode gatehouse_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode gatehouse_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/* Write and header callbacks share this signature. */
+static inline CURLcode gatehouse_curl_easy_setopt_write_callback(CURL *handle, CURLoption option,
+                                                                 curl_write_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+
+static inline CURLcode gatehouse_curl_easy_setopt_read_callback(CURL *handle, curl_read_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
+}
+
+static inline CURLcode gatehouse_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLMcode gatehouse_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+static inline size_t gatehouse_curl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
+static inline size_t gatehouse_curl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+static inline size_t gatehouse_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+static inline int gatehouse_curl_pause_recv(void) { return CURLPAUSE_RECV; }
+static inline int gatehouse_curl_pause_send(void) { return CURLPAUSE_SEND; }
+static inline long gatehouse_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
+
+#endif

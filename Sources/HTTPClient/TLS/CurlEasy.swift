@@ -1,0 +1,193 @@
+import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+
+/// One libcurl easy handle and what must live as long as it: the header list, the error buffer,
+/// and the head collector. Created, used and destroyed on the curl multi thread only; libcurl's
+/// callbacks reach it through the `userdata` pointer (unretained: `CurlMultiLoop` holds it until the
+/// handle has left the multi handle).
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    let transfer: CurlTransfer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var collector = CurlHeadCollector()
+    var headArrived: Bool { collector.head != nil }
+    /// Monotonic time of the last sign of life from the upstream (or of waiting on the browser).
+    var lastActivity: UInt64
+
+    init(transfer: CurlTransfer, plan: CurlRequestPlan, now: UInt64) throws(UpstreamError) {
+        guard let handle = curl_easy_init() else { throw .connectFailed("curl_easy_init failed") }
+        self.handle = handle
+        self.transfer = transfer
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        lastActivity = now
+        do throws(UpstreamError) {
+            try configure(plan)
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    /// Frees the handle. Call only once it is no longer in the multi handle.
+    func release() {
+        curl_easy_cleanup(handle)
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        errorBuffer.deallocate()
+    }
+
+    /// libcurl's own words for the last failure, when it left any.
+    var errorDetail: String { String(cString: errorBuffer) }
+
+    // MARK: Configuration
+
+    private func configure(_ plan: CurlRequestPlan) throws(UpstreamError) {
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        try set(CURLOPT_URL, plan.url)
+        // Only https, never a redirect followed, no proxy from the environment, no signals (we
+        // are one thread among many), no content decoding (bytes and Content-Encoding pass as is).
+        try set(CURLOPT_PROTOCOLS_STR, "https")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "https")
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        try set(CURLOPT_PROXY, "")
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        // The target is the browser's, already normalised by the route: no dot-segment squashing.
+        try set(CURLOPT_PATH_AS_IS, 1)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, transfer.limits.connectTimeoutMilliseconds)
+        try set(CURLOPT_BUFFERSIZE, 64 << 10)
+        try set(CURLOPT_UPLOAD_BUFFERSIZE, 64 << 10)
+        try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+
+        try check(gatehouse_curl_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
+        try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
+        try check(gatehouse_curl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteCallback))
+        try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
+
+        switch plan.method {
+        case "GET": break
+        case "HEAD": try set(CURLOPT_NOBODY, 1)
+        default: try set(CURLOPT_CUSTOMREQUEST, plan.method)
+        }
+        switch plan.upload {
+        case .none:
+            break
+        case .length(let length):
+            try enableUpload(userdata)
+            try check(gatehouse_curl_easy_setopt_off_t(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length)))
+        case .chunked:
+            // Without a size libcurl frames an HTTP/1.1 upload as chunked.
+            try enableUpload(userdata)
+        }
+
+        for line in plan.headerLines {
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw .connectFailed("curl_slist_append failed")
+            }
+            headerList = appended
+        }
+        try check(gatehouse_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList))
+    }
+
+    private func enableUpload(_ userdata: UnsafeMutableRawPointer) throws(UpstreamError) {
+        try set(CURLOPT_UPLOAD, 1)
+        try check(gatehouse_curl_easy_setopt_read_callback(handle, curlReadCallback))
+        try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_READDATA, userdata))
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws(UpstreamError) {
+        try check(gatehouse_curl_easy_setopt_long(handle, option, value))
+    }
+
+    private func set(_ option: CURLoption, _ value: String) throws(UpstreamError) {
+        try check(gatehouse_curl_easy_setopt_string(handle, option, value))
+    }
+
+    private func check(_ code: CURLcode) throws(UpstreamError) {
+        guard code == CURLE_OK else {
+            throw .invalidRequest("libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+
+    // MARK: Callbacks (on the multi thread, inside curl_multi_perform / curl_easy_pause)
+
+    fileprivate func headerLine(_ line: UnsafeRawBufferPointer, now: UInt64) {
+        lastActivity = now
+        if collector.consume(line), let head = collector.head {
+            transfer.deliverHead(head)
+        }
+    }
+
+    fileprivate func body(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> Bool {
+        lastActivity = now
+        return transfer.acceptDownload(bytes)
+    }
+
+    fileprivate func readUpload(into buffer: UnsafeMutableRawBufferPointer, now: UInt64) -> CurlTransfer.UploadStep {
+        let step = transfer.readUpload(into: buffer)
+        if case .bytes = step { lastActivity = now }
+        return step
+    }
+
+    /// The error libcurl's result code stands for, worded for an operator.
+    func error(for code: CURLcode) -> UpstreamError {
+        let detail = errorDetail.isEmpty ? String(cString: curl_easy_strerror(code)) : errorDetail
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            // No overall CURLOPT_TIMEOUT is set: libcurl's only timer is the connect timeout.
+            return headArrived ? .bodyTimeout : .connectTimeout
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_SSL_CONNECT_ERROR,
+             CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS:
+            return .connectFailed(detail)
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return .invalidRequest(detail)
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
+            return .connectionClosed
+        default:
+            return .invalidResponse(detail)
+        }
+    }
+}
+
+// libcurl's callbacks: C function pointers that find their `CurlEasy` through `userdata`.
+
+private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                                _ userdata: UnsafeMutableRawPointer?) -> Int {
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard let userdata, !overflow else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    easy.headerLine(UnsafeRawBufferPointer(start: data, count: total), now: EventLoop.monotonicNow())
+    return total
+}
+
+private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                               _ userdata: UnsafeMutableRawPointer?) -> Int {
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard let userdata, !overflow else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    guard easy.body(UnsafeRawBufferPointer(start: data, count: total), now: EventLoop.monotonicNow()) else {
+        return gatehouse_curl_writefunc_pause()
+    }
+    return total
+}
+
+private func curlReadCallback(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+                              _ userdata: UnsafeMutableRawPointer?) -> Int {
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard let userdata, let buffer, !overflow else { return gatehouse_curl_readfunc_abort() }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    switch easy.readUpload(into: UnsafeMutableRawBufferPointer(start: buffer, count: total), now: EventLoop.monotonicNow()) {
+    case .bytes(let n): return n
+    case .end: return 0
+    case .pause: return gatehouse_curl_readfunc_pause()
+    case .abort: return gatehouse_curl_readfunc_abort()
+    }
+}

@@ -7,7 +7,7 @@ import Testing
 
 /// `https://` upstreams (TLSUpstream) against a real TLS server.
 ///
-/// libcurl (under swift-corelibs-foundation) trusts only the system CA bundle on Linux, so each
+/// libcurl (OpenSSL flavour) trusts the system CA bundle by default, and Gatehouse adds no other, so each
 /// scenario runs this test binary again, filtered to one `TLSUpstreamScenarios` test, inside a
 /// private mount namespace (`unshare --mount`) where a bundle with this run's certificate is
 /// bind-mounted over `/etc/ssl/certs/ca-certificates.crt`. Nothing outside that namespace changes.
@@ -31,32 +31,33 @@ struct TLSUpstreamTests {
         #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
     }
 
-    @Test("an encoded answer loses Content-Encoding and its encoded Content-Length")
-    func decodedFraming() {
+    @Test("the answer's framing: its Content-Length unless chunked, encoded bodies untouched, policy applied")
+    func framing() {
         let encoded = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Encoding", "gzip"),
-                                                                          ("Content-Length", "120"),
-                                                                          ("Content-Type", "text/plain")]))
-        #expect(encoded.contentLength == nil)
-        #expect(!encoded.head.headers.contains("Content-Encoding"))
-        #expect(!encoded.head.headers.contains("Content-Length"))
+                                                                                      ("Content-Length", "120"),
+                                                                                      ("Content-Type", "text/plain")]))
+        #expect(encoded.contentLength == 120)
+        #expect(encoded.head.headers["Content-Encoding"] == "gzip")
         #expect(encoded.head.headers["Content-Type"] == "text/plain")
 
         let plain = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Length", "42"), ("Set-Cookie", "a=1"),
-                                                                        ("Connection", "close")]))
+                                                                                    ("Connection", "close")]))
         #expect(plain.contentLength == 42)
         #expect(!plain.head.headers.contains("Set-Cookie"))
         #expect(!plain.head.headers.contains("Connection"))
 
         let chunked = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Transfer-Encoding", "chunked"),
-                                                                          ("Content-Length", "42")]))
+                                                                                      ("Content-Length", "42")]))
         #expect(chunked.contentLength == nil)
+        #expect(!chunked.head.headers.contains("Transfer-Encoding"))
         let hostile = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Length", "-1")]))
         #expect(hostile.contentLength == nil)
     }
 }
 
 enum TLSScenario: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case serverSentEvents, bigDownload, closedPort, slowFirstByte, redirect, echo, gzip, browserGone, cookies
+    case serverSentEvents, bigDownload, closedPort, slowFirstByte, redirect, echo, gzip, browserGone, cookies,
+         streamedUpload, chunkedUpload, uploadTooLarge, connectionReuse, upstreamCut
 
     static let directoryVariable = "GATEHOUSE_TLS_TEST_DIR"
     var testDescription: String { rawValue }
@@ -200,10 +201,13 @@ struct TLSUpstreamScenarios {
         await TLSUpstream.forward(Self.request("/gzip", port: server.port, headers: ["Accept-Encoding": "gzip"]),
                                   body: BufferedRequestBody([]), context: context, writer: writer)
         let record = writer.snapshot
+        // Passed through as the upstream encoded it: coding, length and bytes unchanged.
         #expect(record.head?.status == 200)
-        #expect(record.head?.headers.contains("Content-Encoding") == false)
-        #expect(record.contentLength == nil)
-        #expect(record.pieceTexts.joined() == String(repeating: "hello, ", count: 1000))
+        #expect(record.head?.headers["Content-Encoding"] == "gzip")
+        #expect(record.contentLength == record.bodyLength)
+        #expect(record.bodyLength > 0 && record.bodyLength < 7000)
+        #expect(record.finished)
+        #expect(writer.bodySHA256 == record.head?.headers["X-Body-SHA256"])
     }
 
     @Test func browserGone() async throws {
@@ -231,5 +235,108 @@ struct TLSUpstreamScenarios {
         #expect(head.headers["X-Upstream"] == "yes")
         #expect(!head.headers.contains("Set-Cookie"))
         #expect(writer.snapshot.contentLength == 2)
+    }
+
+    @Test func streamedUpload() async throws {
+        let (_, server) = try Self.environment(.streamedUpload)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port, maxBody: "100m")
+        await TLSUpstream.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: RecordingTLSWriter())
+        let baseline = residentBytes()
+        // 64 MiB from a slow browser: it must reach the upstream whole, without being held in memory.
+        let body = GeneratedTLSBody(size: 64 << 20, declareLength: true)
+        let writer = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/upload", method: "PUT", port: server.port,
+                                               headers: ["Content-Type": "application/octet-stream",
+                                                         "Content-Length": "\(body.size)"]),
+                                  body: body, context: context, writer: writer)
+        let record = writer.snapshot
+        #expect(record.head?.status == 200)
+        let answer = try tlsAnswerJSON(record)
+        #expect(answer["bodyLength"] as? Int == body.size)
+        #expect(answer["chunked"] as? Bool == false)
+        #expect(answer["bodySHA256"] as? String == body.expectedSHA256)
+        let growth = body.peakResident - baseline
+        #expect(growth < 24 << 20, "resident memory grew by \(growth >> 20) MiB during a 64 MiB upload")
+    }
+
+    @Test func chunkedUpload() async throws {
+        let (_, server) = try Self.environment(.chunkedUpload)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let body = GeneratedTLSBody(size: 3 << 20, pieceSize: 10_000, declareLength: false)
+        let writer = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/upload", method: "POST", port: server.port), body: body,
+                                  context: context, writer: writer)
+        let record = writer.snapshot
+        #expect(record.head?.status == 200)
+        let answer = try tlsAnswerJSON(record)
+        #expect(answer["chunked"] as? Bool == true)
+        #expect(answer["bodyLength"] as? Int == body.size)
+        #expect(answer["bodySHA256"] as? String == body.expectedSHA256)
+    }
+
+    @Test func uploadTooLarge() async throws {
+        let (_, server) = try Self.environment(.uploadTooLarge)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port, maxBody: "1m")
+        // Chunked, so the size shows only while streaming: the upload stops and the browser gets 413.
+        let writer = RecordingTLSWriter()
+        await TLSUpstream.forward(Self.request("/upload", method: "POST", port: server.port),
+                                  body: GeneratedTLSBody(size: 2 << 20, declareLength: false),
+                                  context: context, writer: writer)
+        let response = try #require(writer.snapshot.response)
+        #expect(response.status == 413)
+        #expect(response.jsonErrorCode == "payload_too_large")
+        // A declared length over the limit is refused before anything is sent.
+        let declared = RecordingTLSWriter()
+        await TLSUpstream.forward(Self.request("/upload", method: "POST", port: server.port),
+                                  body: GeneratedTLSBody(size: 2 << 20, declareLength: true),
+                                  context: context, writer: declared)
+        #expect(declared.snapshot.response?.status == 413)
+    }
+
+    @Test func connectionReuse() async throws {
+        let (_, server) = try Self.environment(.connectionReuse)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        var connections: [Int] = []
+        for method in ["GET", "POST", "GET"] {
+            let writer = RecordingTLSWriter(keepText: true)
+            let upload: [UInt8] = method == "POST" ? Array("{\"a\":1}".utf8) : []
+            await TLSUpstream.forward(Self.request("/echo", method: method, port: server.port),
+                                      body: BufferedRequestBody(upload), context: context, writer: writer)
+            #expect(writer.snapshot.head?.status == 200)
+            let answer = try tlsAnswerJSON(writer.snapshot)
+            #expect(answer["bodyLength"] as? Int == upload.count)
+            connections.append(try #require(answer["connection"] as? Int))
+        }
+        // One TCP (and TLS) connection carried all three exchanges.
+        #expect(Set(connections).count == 1, "connections used: \(connections)")
+    }
+
+    @Test func upstreamCut() async throws {
+        let (_, server) = try Self.environment(.upstreamCut)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter()
+        await TLSUpstream.forward(Self.request("/cut", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: writer)
+        let record = writer.snapshot
+        // The head went out with the promised length: the browser's connection is cut, not finished.
+        #expect(record.head?.status == 200)
+        #expect(record.contentLength == 1 << 20)
+        #expect(record.aborted)
+        #expect(!record.finished)
+        #expect(record.bodyLength <= 100_000)
+        let cutConnection = try #require(record.head?.headers["X-Connection"].flatMap { Int($0) })
+        // The broken connection is not reused: the next request opens a new one.
+        let next = RecordingTLSWriter(keepText: true)
+        await TLSUpstream.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
+                                  context: context, writer: next)
+        #expect(next.snapshot.head?.status == 200)
+        let answer = try tlsAnswerJSON(next.snapshot)
+        #expect(answer["connection"] as? Int != cutConnection)
     }
 }

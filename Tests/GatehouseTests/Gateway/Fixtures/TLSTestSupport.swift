@@ -218,3 +218,67 @@ extension HTTPResponse {
         return object["error"] as? String
     }
 }
+
+/// A browser upload made up on the fly: `size` bytes in `pieceSize` pieces (piece `i` is filled with
+/// `i % 251`), pausing after every `pauseEvery` pieces like a slow client. Records the process's
+/// peak resident memory as it goes.
+final class GeneratedTLSBody: HTTPRequestBody, Sendable {
+    let declaredLength: Int?
+    let size: Int
+    private let pieceSize: Int
+    private let pauseEvery: Int
+    private let pause: Duration
+    private let progress = Mutex((offset: 0, index: 0, peakResident: 0))
+
+    init(size: Int, pieceSize: Int = 64 << 10, declareLength: Bool, pauseEvery: Int = 8, pause: Duration = .milliseconds(2)) {
+        self.size = size
+        self.pieceSize = pieceSize
+        self.pauseEvery = pauseEvery
+        self.pause = pause
+        declaredLength = declareLength ? size : nil
+    }
+
+    var peakResident: Int { progress.withLock { $0.peakResident } }
+
+    func next() async throws(HTTPBodyError) -> [UInt8]? {
+        let resident = residentBytes()
+        let (offset, index) = progress.withLock { state -> (Int, Int) in
+            state.peakResident = max(state.peakResident, resident)
+            return (state.offset, state.index)
+        }
+        guard offset < size else { return nil }
+        if index > 0 && index % pauseEvery == 0 { try? await Task.sleep(for: pause) }
+        let piece = Self.piece(index, count: min(pieceSize, size - offset))
+        progress.withLock {
+            $0.offset += piece.count
+            $0.index += 1
+        }
+        return piece
+    }
+
+    /// The SHA-256 (hex) of the whole body.
+    var expectedSHA256: String {
+        var hasher = SHA256()
+        var offset = 0, index = 0
+        while offset < size {
+            let piece = Self.piece(index, count: min(pieceSize, size - offset))
+            hasher.update(data: piece)
+            offset += piece.count
+            index += 1
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    private static func piece(_ index: Int, count: Int) -> [UInt8] {
+        [UInt8](repeating: UInt8(index % 251), count: count)
+    }
+}
+
+/// The JSON object of a recorded answer's body.
+func tlsAnswerJSON(_ record: RecordingTLSWriter.Record) throws -> [String: Any] {
+    let text = record.pieceTexts.joined()
+    guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+        throw TLSTestError.setup("not a JSON object: \(text.prefix(200))")
+    }
+    return object
+}

@@ -7,17 +7,56 @@ enum TLSTestUpstream {
     static let bigSize = 32 << 20
 
     static let script = #"""
-import gzip, hashlib, http.server, json, random, ssl, sys, time
+import gzip, hashlib, http.server, json, random, ssl, sys, threading, time
 
 CERT, KEY, BIG = sys.argv[1], sys.argv[2], int(sys.argv[3])
 BIG_BODY = random.Random(7).randbytes(BIG)
 BIG_SHA = hashlib.sha256(BIG_BODY).hexdigest()
+GZIP_BODY = gzip.compress(b"hello, " * 1000)
+GZIP_SHA = hashlib.sha256(GZIP_BODY).hexdigest()
+CONNECTIONS = [0]
+CONNECTIONS_LOCK = threading.Lock()
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        # One handler per accepted TCP connection: its number tells requests on it apart.
+        super().setup()
+        with CONNECTIONS_LOCK:
+            CONNECTIONS[0] += 1
+            self.connection_number = CONNECTIONS[0]
+
+    def stream_body(self):
+        """Reads the body without keeping it: (length, sha256, chunked)."""
+        digest, length = hashlib.sha256(), 0
+        chunked = self.headers.get("Transfer-Encoding", "").lower() == "chunked"
+
+        def take(remaining):
+            nonlocal length
+            while remaining > 0:
+                data = self.rfile.read(min(remaining, 1 << 16))
+                if not data:
+                    raise ConnectionError("body cut short")
+                digest.update(data)
+                length += len(data)
+                remaining -= len(data)
+
+        if chunked:
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                take(size)
+                self.rfile.readline()
+        else:
+            take(int(self.headers.get("Content-Length", "0")))
+        return length, digest.hexdigest(), chunked
 
     def read_body(self):
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -44,6 +83,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_any(self):
         path = self.path.split("?")[0]
+        if path == "/upload":
+            length, sha, chunked = self.stream_body()
+            answer = {"bodyLength": length, "bodySHA256": sha, "chunked": chunked,
+                      "connection": self.connection_number}
+            self.send_body(200, json.dumps(answer).encode())
+            return
         body = self.read_body()
         if path == "/sse":
             self.send_response(200)
@@ -71,12 +116,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/redirect":
             self.send_body(302, b"moved", "text/plain", [("Location", "/echo")])
         elif path == "/gzip":
-            self.send_body(200, gzip.compress(b"hello, " * 1000), "text/plain", [("Content-Encoding", "gzip")])
+            self.send_body(200, GZIP_BODY, "text/plain", [("Content-Encoding", "gzip"), ("X-Body-SHA256", GZIP_SHA)])
+        elif path == "/cut":
+            # Promises 1 MiB, sends 100 kB, then drops the connection.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(1 << 20))
+            self.send_header("X-Connection", str(self.connection_number))
+            self.end_headers()
+            self.wfile.write(b"x" * 100000)
+            self.wfile.flush()
+            self.close_connection = True
         elif path == "/cookie":
             self.send_body(200, b"{}", extra=[("Set-Cookie", "upstream=1"), ("X-Upstream", "yes")])
         else:
             answer = {"method": self.command, "target": self.path, "bodyLength": len(body),
-                      "bodySHA256": hashlib.sha256(body).hexdigest(),
+                      "bodySHA256": hashlib.sha256(body).hexdigest(), "connection": self.connection_number,
                       "headers": {k.lower(): v for k, v in self.headers.items()}}
             self.send_body(200, json.dumps(answer).encode())
 

@@ -11,8 +11,9 @@
 # ---- build: the same Swift minor version the project is developed with ---------------------------
 FROM swift:6.3-bookworm AS build
 
-# libcurl4-openssl-dev: with --static-swift-stdlib, FoundationNetworking links `-lcurl` (the swift
-# image ships it; named here so the build does not depend on that).
+# libcurl4-openssl-dev: the CCurl target (https upstreams) builds against its headers, and with
+# --static-swift-stdlib FoundationNetworking links `-lcurl` too (the swift image ships it; named here
+# so the build does not depend on that).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libcurl4-openssl-dev binutils \
@@ -39,7 +40,8 @@ RUN swift build -c release --static-swift-stdlib --product gatehouse \
 # ---- runtime -------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# curl serves the HEALTHCHECK; libcurl4 is what FoundationNetworking loads for https to the provider;
+# curl serves the HEALTHCHECK; libcurl4 carries https to the provider (FoundationNetworking) and to
+# https upstreams (CCurl);
 # libgcc-s1 and libc6 come with the base image.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite needs, idempotently:
-#   Debian packages: chromium chromium-driver nginx-light wrk (only the missing ones)
+#   Debian packages: chromium chromium-driver nginx-light wrk, and the libraries the build links
+#   (libsqlite3-dev zlib1g-dev libcurl4-openssl-dev) (only the missing ones)
 #   a venv at <repo>/.venv with e2e/requirements.txt
 set -euo pipefail
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,7 +11,7 @@ VENV="${E2E_VENV:-$REPO/.venv}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-want=(chromium chromium-driver nginx-light wrk python3-venv)
+want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libcurl4-openssl-dev)
 missing=()
 for p in "${want[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -40,8 +40,7 @@ func runTLSTestCommand(_ executable: String, _ arguments: [String], environment:
 
 /// The per-run certificate material: a self-signed certificate for 127.0.0.1 and a CA bundle of the
 /// system's roots plus that certificate (bind-mounted over the system bundle in the child's private
-/// mount namespace, the only place libcurl on Linux looks: swift-corelibs-foundation honours
-/// `URLSessionCertificateAuthorityInfoFile` on Android only).
+/// mount namespace: libcurl's default CA file, and Gatehouse configures no other).
 struct TLSTestCertificates {
     static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
     let directory: URL

@@ -55,7 +55,7 @@ struct CurlHeadCollector {
 
     /// The three-digit code after the first space of a status line (`HTTP/1.1 200 OK`, `HTTP/2 200`).
     private static func statusCode(of line: UnsafeRawBufferPointer) -> Int? {
-        guard let space = line.firstIndex(of: UInt8(ascii: " ")), space + 3 <= line.count else { return nil }
+        guard let space = line.firstIndex(of: UInt8(ascii: " ")), space + 4 <= line.count else { return nil }
         var code = 0
         for byte in line[(space + 1)..<(space + 4)] {
             guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }

@@ -122,9 +122,11 @@ final class CurlTransfer: Sendable {
     /// Waits for the final response head.
     func awaitHead() async throws(UpstreamError) -> HTTPResponseHead {
         while true {
+            // A head that arrived is the answer even if the exchange broke right after it: the
+            // relay then sees the failure in the body (as on the `http://` path), whatever the timing.
             let ready: Result<HTTPResponseHead, UpstreamError>? = state.withLock { s in
-                if case .failed(let error) = s.outcome { return .failure(error) }
                 if let head = s.head { return .success(head) }
+                if case .failed(let error) = s.outcome { return .failure(error) }
                 if s.outcome == .finished { return .failure(.invalidResponse("the upstream sent no response head")) }
                 return nil
             }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 @testable import Gatehouse
 import GatehouseCore
@@ -57,7 +58,7 @@ struct TLSUpstreamTests {
 
 enum TLSScenario: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case serverSentEvents, bigDownload, closedPort, slowFirstByte, redirect, echo, gzip, browserGone, cookies,
-         streamedUpload, chunkedUpload, uploadTooLarge, connectionReuse, upstreamCut
+         streamedUpload, chunkedUpload, uploadTooLarge, connectionReuse, upstreamCut, throughGateway
 
     static let directoryVariable = "GATEHOUSE_TLS_TEST_DIR"
     var testDescription: String { rawValue }
@@ -338,5 +339,50 @@ struct TLSUpstreamScenarios {
         #expect(next.snapshot.head?.status == 200)
         let answer = try tlsAnswerJSON(next.snapshot)
         #expect(answer["connection"] as? Int != cutConnection)
+    }
+
+    /// The whole path: browser → gateway (real server, session, CSRF) → https upstream, so the upload
+    /// pump and the relay share the browser's connection as in production.
+    @Test func throughGateway() async throws {
+        let (_, server) = try Self.environment(.throughGateway)
+        defer { server.stop() }
+        let options = HarnessOptions(environment: ["GATEHOUSE_ROUTES": "/api=https://127.0.0.1:\(server.port)"])
+        try await GatewayHarness.with(options) { harness in
+            let browser = harness.browser()
+            try await browser.login()
+
+            let upload = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let sized = try await browser.send("PUT", "/api/upload", csrf: true, body: .bytes(upload), timeoutSeconds: 60)
+            #expect(sized.status == 200)
+            let sizedAnswer = try #require(try JSONSerialization.jsonObject(with: Data(sized.text.utf8)) as? [String: Any])
+            #expect(sizedAnswer["bodyLength"] as? Int == upload.count)
+            #expect(sizedAnswer["chunked"] as? Bool == false)
+            let expected = SHA256.hash(data: upload).map { String(format: "%02x", $0) }.joined()
+            #expect(sizedAnswer["bodySHA256"] as? String == expected)
+
+            let chunks = (0..<40).map { [UInt8](repeating: UInt8($0), count: 5_000) }
+            let chunked = try await browser.send("POST", "/api/upload", csrf: true, body: .chunked(chunks))
+            #expect(chunked.status == 200)
+            let chunkedAnswer = try #require(try JSONSerialization.jsonObject(with: Data(chunked.text.utf8)) as? [String: Any])
+            #expect(chunkedAnswer["chunked"] as? Bool == true)
+            #expect(chunkedAnswer["bodyLength"] as? Int == 200_000)
+
+            let events = try await browser.send("GET", "/api/sse", csrf: true)
+            #expect(events.status == 200)
+            #expect(events.text == (0..<5).map { "data: event \($0)\n\n" }.joined())
+
+            var connections: [Int] = []
+            for _ in 0..<2 {
+                let echo = try await browser.send("GET", "/api/echo?x=1", csrf: true)
+                #expect(echo.status == 200)
+                let answer = try #require(try JSONSerialization.jsonObject(with: Data(echo.text.utf8)) as? [String: Any])
+                #expect(answer["target"] as? String == "/api/echo?x=1")
+                let headers = try #require(answer["headers"] as? [String: String])
+                #expect(headers["authorization"]?.hasPrefix("Bearer ") == true)
+                #expect(headers["cookie"] == nil)
+                connections.append(try #require(answer["connection"] as? Int))
+            }
+            #expect(connections[0] == connections[1])
+        }
     }
 }

@@ -83,6 +83,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_any(self):
         path = self.path.split("?")[0]
+        # Through the gateway the route keeps its prefix (`/api=https://…`).
+        if path.startswith("/api/"):
+            path = path[len("/api"):]
         if path == "/upload":
             length, sha, chunked = self.stream_body()
             answer = {"bodyLength": length, "bodySHA256": sha, "chunked": chunked,

@@ -3,9 +3,9 @@
 
 #include <curl/curl.h>
 
-/* Swift cannot call C variadic functions, so each curl_easy_setopt / curl_easy_getinfo /
- * curl_multi_setopt use gets a typed, non-variadic wrapper. Macros Swift does not import
- * (expressions, 0x10000001 beyond Int32 sign) are exposed as functions too. */
+/* Swift cannot call C variadic functions, so each curl_easy_setopt / curl_multi_setopt use gets a
+ * typed, non-variadic wrapper. Macros Swift does not import as the type libcurl expects (the
+ * callbacks' size_t return codes, CURLPAUSE_* expressions) are exposed as functions too. */
 
 static inline CURLcode gatehouse_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -35,10 +35,6 @@ static inline CURLcode gatehouse_curl_easy_setopt_write_callback(CURL *handle, C
 
 static inline CURLcode gatehouse_curl_easy_setopt_read_callback(CURL *handle, curl_read_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
-}
-
-static inline CURLcode gatehouse_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
-    return curl_easy_getinfo(handle, info, value);
 }
 
 static inline CURLMcode gatehouse_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {

@@ -133,7 +133,7 @@ public struct UpstreamRequest: Sendable {
     /// The head as sent: `Host` for the upstream and framing that matches how the body is relayed.
     func head(bodyFraming body: (any HTTPRequestBody)?) -> HTTPRequestHead {
         let hostValue = host.contains(":") ? "[\(host)]" : host
-        var out = HTTPHeaders()
+        var out = HTTPHeaders(minimumCapacity: headers.count + 2)
         out.add("Host", port == 80 ? hostValue : "\(hostValue):\(port)")
         for field in headers {
             if field.name.asciiCaseInsensitiveEquals("Host") || field.name.asciiCaseInsensitiveEquals("Content-Length")

@@ -240,8 +240,8 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
                     } catch {
                         throw .invalidResponse("\(error)")
                     }
-                    let tokens = head.headers.tokens("Connection")
-                    let keepAlive = version == .http1_1 ? !tokens.contains("close") : tokens.contains("keep-alive")
+                    let keepAlive = version == .http1_1 ? !head.headers.hasToken("Connection", "close")
+                                                        : head.headers.hasToken("Connection", "keep-alive")
                     return (head, framing, keepAlive && framing != .untilClose)
                 }
             }

@@ -16,6 +16,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public init() { fields = [] }
 
+    /// Empty, with room for `capacity` fields (building a head then allocates once).
+    public init(minimumCapacity capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { HTTPField(name: $0.0, value: $0.1) }
     }
@@ -41,6 +47,38 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public func contains(_ name: String) -> Bool {
         fields.contains { $0.name.asciiCaseInsensitiveEquals(name) }
+    }
+
+    /// How many `name` fields there are.
+    public func count(of name: String) -> Int {
+        var n = 0
+        for field in fields where field.name.asciiCaseInsensitiveEquals(name) { n += 1 }
+        return n
+    }
+
+    /// Calls `body` with each comma-separated, trimmed, non-empty element of every `name` field,
+    /// as it is spelled (compare without case); `body` returns false to stop. Allocates nothing:
+    /// this runs on every proxied request (`Connection` of both sides).
+    public func forEachToken(_ name: String, _ body: (Substring) -> Bool) {
+        for field in fields where field.name.asciiCaseInsensitiveEquals(name) {
+            var rest = field.value[...]
+            while !rest.isEmpty {
+                let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+                let element = rest[..<comma].trimmingASCIIWhitespace()
+                if !element.isEmpty, !body(element) { return }
+                rest = comma < rest.endIndex ? rest[rest.utf8.index(after: comma)...] : rest[rest.endIndex...]
+            }
+        }
+    }
+
+    /// True when a `name` field lists `token` (ASCII case ignored), e.g. `hasToken("Connection", "close")`.
+    public func hasToken(_ name: String, _ token: String) -> Bool {
+        var found = false
+        forEachToken(name) { element in
+            if element.asciiCaseInsensitiveEquals(token) { found = true }
+            return !found
+        }
+        return found
     }
 
     public mutating func add(_ name: String, _ value: String) {
@@ -110,9 +148,8 @@ public struct HTTPRequestHead: Sendable, Equatable {
     /// RFC 9112 §9.3: HTTP/1.1 persists unless `Connection: close`; HTTP/1.0 only with `keep-alive`.
     public var keepAlive: Bool {
         guard headers.contains("Connection") else { return version != .http1_0 }
-        let tokens = headers.tokens("Connection")
-        if version == .http1_0 { return tokens.contains("keep-alive") }
-        return !tokens.contains("close")
+        if version == .http1_0 { return headers.hasToken("Connection", "keep-alive") }
+        return !headers.hasToken("Connection", "close")
     }
 }
 
@@ -312,6 +349,10 @@ public enum HTTPStatus {
 extension StringProtocol {
     /// ASCII-only case-insensitive comparison: header names are ASCII tokens, and locale-aware
     /// folding would both cost time and accept look-alike characters.
+    ///
+    /// Inlinable so callers in other modules get a version specialized for their string types:
+    /// the unspecialized generic looks up type metadata at run time on every call.
+    @inlinable
     public func asciiCaseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
@@ -329,7 +370,8 @@ extension StringProtocol {
         return true
     }
 
-    private static func asciiFoldedEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+    @usableFromInline
+    static func asciiFoldedEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
         for i in 0..<x.count {
             let p = x[i], q = y[i]
             if p == q { continue }
@@ -340,15 +382,18 @@ extension StringProtocol {
         return true
     }
 
+    @inlinable
     public func trimmingASCIIWhitespace() -> Substring {
-        let s = self[...]
-        var start = s.startIndex, end = s.endIndex
-        while start < end, s[start] == " " || s[start] == "\t" { start = s.index(after: start) }
+        // On the UTF-8 view: space and tab are single bytes, and Character comparison is far slower.
+        let s = Substring(self)
+        let bytes = s.utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
         while end > start {
-            let before = s.index(before: end)
-            guard s[before] == " " || s[before] == "\t" else { break }
+            let before = bytes.index(before: end)
+            guard bytes[before] == 0x20 || bytes[before] == 0x09 else { break }
             end = before
         }
-        return Substring(s[start..<end])
+        return s[start..<end]
     }
 }

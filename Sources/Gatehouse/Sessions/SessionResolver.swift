@@ -28,6 +28,8 @@ public final class SessionResolver: Sendable {
     private let maximumAgeNanoseconds: UInt64 = 500_000_000
     static let maximumEntries = 100_000
     private let cache = Mutex<[String: Entry]>([:])
+    static let maximumRememberedIDs = 10_000
+    private let idMemo = Mutex<[String: SessionID]>([:])
     private let logger: Logger
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger) {
@@ -41,10 +43,27 @@ public final class SessionResolver: Sendable {
     /// The session id presented by the request, if it is well-formed.
     public func sessionID(in headers: HTTPHeaders) -> SessionID? {
         // A planted duplicate cookie must not shadow the real one: try each value.
-        for value in CookieParser.values(named: cookieName, in: headers) {
-            if let id = SessionID(cookieValue: value) { return id }
+        var found: SessionID? = nil
+        CookieParser.forEachValue(named: cookieName, in: headers) { value in
+            guard value.utf8.count == SessionID.cookieValueLength else { return true }
+            found = knownID(String(value))
+            return found == nil
         }
-        return nil
+        return found
+    }
+
+    /// Validating and hashing a cookie value (base64url decoding, SHA-256, hex) costs more than the
+    /// rest of a proxied request's session work, and a browser sends the same value every time:
+    /// remember the ids of recent values. Only values that passed validation are remembered; the
+    /// memo is bounded and simply emptied when full (each value then costs one validation again).
+    private func knownID(_ cookieValue: String) -> SessionID? {
+        if let known = idMemo.withLock({ $0[cookieValue] }) { return known }
+        guard let id = SessionID(cookieValue: cookieValue) else { return nil }
+        idMemo.withLock { memo in
+            if memo.count >= Self.maximumRememberedIDs { memo.removeAll(keepingCapacity: true) }
+            memo[cookieValue] = id
+        }
+        return id
     }
 
     /// The active session for `idHash`, sliding its idle timeout unless `slide` is false.

@@ -9,7 +9,12 @@ import HTTPServer
 public enum CSRFPolicy {
     /// True when exactly one `headerName` field is present and its value is exactly `1`.
     public static func check(_ headers: HTTPHeaders, headerName: String) -> Bool {
-        let values = headers.values(headerName)
-        return values.count == 1 && values[0].trimmingASCIIWhitespace() == "1"
+        var value: String? = nil
+        for field in headers where field.name.asciiCaseInsensitiveEquals(headerName) {
+            guard value == nil else { return false }
+            value = field.value
+        }
+        guard let value else { return false }
+        return value.trimmingASCIIWhitespace().utf8.elementsEqual("1".utf8)
     }
 }

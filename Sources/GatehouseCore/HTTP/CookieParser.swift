@@ -17,13 +17,29 @@ public enum CookieParser {
     /// Every cookie called `name`, in order. A sibling subdomain can plant a same-named cookie
     /// (without `__Host-`), so callers that look a value up server-side may try each.
     public static func values(named name: String, in headers: HTTPHeaders) -> [String] {
-        headers.values("Cookie").flatMap { values(named: name, inHeader: $0) }
+        var found: [String] = []
+        forEachValue(named: name, in: headers) { found.append(String($0)); return true }
+        return found
     }
 
-    /// Scans the bytes once (this runs on every API request): pairs are split at `;`, names and
-    /// values trimmed of spaces and tabs, a quoted value unquoted.
     static func values(named name: String, inHeader header: String) -> [String] {
         var found: [String] = []
+        forEachValue(named: name, inHeader: header) { found.append(String($0)); return true }
+        return found
+    }
+
+    /// Calls `body` with every cookie called `name` across the `Cookie` headers, in order, until it
+    /// returns false. Allocates nothing (this runs on every API request).
+    public static func forEachValue(named name: String, in headers: HTTPHeaders, _ body: (Substring) -> Bool) {
+        for field in headers where field.name.asciiCaseInsensitiveEquals("Cookie") {
+            guard forEachValue(named: name, inHeader: field.value, body) else { return }
+        }
+    }
+
+    /// Scans the bytes once: pairs are split at `;`, names and values trimmed of spaces and tabs,
+    /// a quoted value unquoted. Returns false when `body` asked to stop.
+    @discardableResult
+    static func forEachValue(named name: String, inHeader header: String, _ body: (Substring) -> Bool) -> Bool {
         let bytes = header.utf8
         let target = name.utf8
         var i = bytes.startIndex
@@ -38,12 +54,12 @@ public enum CookieParser {
                     if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
                         value = value.dropFirst().dropLast()
                     }
-                    found.append(String(Substring(value)))
+                    guard body(Substring(value)) else { return false }
                 }
             }
             i = pairEnd < end ? bytes.index(after: pairEnd) : end
         }
-        return found
+        return true
     }
 
     private static func trimmed(_ slice: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {

@@ -7,15 +7,15 @@ import HTTPServer
 public enum ProxyHeaderPolicy {
     /// Connection-specific fields (RFC 9110 §7.6.1, plus the legacy `Keep-Alive` and
     /// `Proxy-Connection`, and the proxy-authentication pair meant for this hop only).
-    public static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "trailer",
-                                               "transfer-encoding", "upgrade", "proxy-authorization",
-                                               "proxy-authenticate"]
+    public static let hopByHop = HeaderNameSet(["connection", "keep-alive", "proxy-connection", "te", "trailer",
+                                                "transfer-encoding", "upgrade", "proxy-authorization",
+                                                "proxy-authenticate"])
 
     /// Never forwarded upstream: hop-by-hop, the browser's credentials, and what the gateway sets itself.
-    static let upstreamDropped: Set<String> = hopByHop.union(["cookie", "authorization", "host", "expect", "forwarded",
-                                                              "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"])
+    static let upstreamDropped = hopByHop.union(["cookie", "authorization", "host", "expect", "forwarded",
+                                                 "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"])
     /// Never passed back to the browser: hop-by-hop, cookies of the upstream, and the framing we redo.
-    static let downstreamDropped: Set<String> = hopByHop.union(["set-cookie", "set-cookie2", "content-length"])
+    static let downstreamDropped = hopByHop.union(["set-cookie", "set-cookie2", "content-length"])
 
     /// The headers to send upstream.
     ///
@@ -29,23 +29,19 @@ public enum ProxyHeaderPolicy {
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, accessToken: String,
                                               csrfHeader: String, publicScheme: String,
                                               trustedProxies: [CIDR]) -> HTTPHeaders {
-        // Sets are built once; per request only the names listed in `Connection` (rare) are added.
-        let named: Set<String> = incoming.contains("Connection")
-            ? Set(incoming.tokens("Connection").filter { $0 != "content-length" }) : []
-        let csrf = csrfHeader.lowercased()
-        var out = HTTPHeaders()
+        let named = namedInConnection(incoming, keeping: "content-length")
+        var out = HTTPHeaders(minimumCapacity: incoming.count + 4)
         for field in incoming {
-            let name = field.name.lowercased()
-            if upstreamDropped.contains(name) || name == csrf || named.contains(name) { continue }
+            let name = field.name
+            if upstreamDropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
+                || (named?.contains(name) ?? false) { continue }
             out.add(field.name, field.value)
         }
 
         let peer = IPAddress.unmappedText(peerIP)
         let trusted = trustedProxies.contains { $0.contains(ip: peerIP) }
-        let previous = incoming.values("X-Forwarded-For")
-            .map { $0.trimmingASCIIWhitespace() }
-            .filter { !$0.isEmpty }
-        if trusted && !previous.isEmpty {
+        let previous = trusted ? incoming.values("X-Forwarded-For").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty } : []
+        if !previous.isEmpty {
             out.add("X-Forwarded-For", (previous.map(String.init) + [peer]).joined(separator: ", "))
         } else {
             out.add("X-Forwarded-For", peer)
@@ -60,13 +56,25 @@ public enum ProxyHeaderPolicy {
     /// named in `Connection`, `Set-Cookie` (the browser's only cookie is Gatehouse's), and
     /// `Content-Length`/`Transfer-Encoding` (the server re-frames the body).
     public static func downstreamResponseHeaders(from upstream: HTTPHeaders) -> HTTPHeaders {
-        let named: Set<String> = upstream.contains("Connection") ? Set(upstream.tokens("Connection")) : []
-        var out = HTTPHeaders()
+        let named = namedInConnection(upstream, keeping: nil)
+        var out = HTTPHeaders(minimumCapacity: upstream.count + 4)
         for field in upstream {
-            let name = field.name.lowercased()
-            if downstreamDropped.contains(name) || named.contains(name) { continue }
+            if downstreamDropped.contains(field.name) || (named?.contains(field.name) ?? false) { continue }
             out.add(field.name, field.value)
         }
         return out
+    }
+
+    /// The field names a `Connection` header lists beyond the hop-by-hop ones (which go anyway),
+    /// except `keeping`; nil when there are none — the usual `Connection: keep-alive` costs no set.
+    static func namedInConnection(_ headers: HTTPHeaders, keeping: String?) -> HeaderNameSet? {
+        var extra: [String]? = nil
+        headers.forEachToken("Connection") { token in
+            if hopByHop.contains(token) || token.asciiCaseInsensitiveEquals("close") { return true }
+            if let keeping, token.asciiCaseInsensitiveEquals(keeping) { return true }
+            extra = (extra ?? []) + [String(token)]
+            return true
+        }
+        return extra.map { HeaderNameSet($0) }
     }
 }

@@ -20,6 +20,11 @@ public enum BodyFramingRules {
     ///   `invalidTransferEncoding`, `unsupportedTransferEncoding` (501), `invalidContentLength`,
     ///   `conflictingContentLength`.
     public static func request(_ head: HTTPRequestHead) throws(HTTPParseError) -> BodyFraming {
+        let fields = FramingFields(head.headers)
+        if fields.codings == 0 {
+            if fields.lengths == 0 { return .none }
+            if fields.lengths == 1, let value = fields.lastLength { return .contentLength(try ContentLength.parse(value)) }
+        }
         let transferEncoding = head.headers.values("Transfer-Encoding")
         let contentLength = head.headers.values("Content-Length")
         if !transferEncoding.isEmpty {
@@ -50,6 +55,11 @@ public enum BodyFramingRules {
         }
         // Item 2: a 2xx to CONNECT turns the connection into a tunnel; no body follows the head.
         if requestMethod == "CONNECT", (200...299).contains(head.status) { return .none }
+        let fields = FramingFields(head.headers)
+        if fields.codings == 0 {
+            if fields.lengths == 0 { return .untilClose }
+            if fields.lengths == 1, let value = fields.lastLength { return .contentLength(try ContentLength.parse(value)) }
+        }
         let transferEncoding = head.headers.values("Transfer-Encoding")
         let contentLength = head.headers.values("Content-Length")
         if !transferEncoding.isEmpty {
@@ -61,6 +71,25 @@ public enum BodyFramingRules {
         }
         if !contentLength.isEmpty { return .contentLength(try ContentLength.parse(contentLength)) }
         return .untilClose
+    }
+}
+
+/// The framing fields of a head, counted in one pass: most messages have one `Content-Length` or
+/// none and no `Transfer-Encoding`, and are decided without collecting values into arrays.
+struct FramingFields {
+    var lengths = 0
+    var codings = 0
+    var lastLength: String?
+
+    init(_ headers: HTTPHeaders) {
+        for field in headers {
+            if field.name.asciiCaseInsensitiveEquals("Content-Length") {
+                lengths += 1
+                lastLength = field.value
+            } else if field.name.asciiCaseInsensitiveEquals("Transfer-Encoding") {
+                codings += 1
+            }
+        }
     }
 }
 
@@ -112,14 +141,26 @@ enum ContentLength {
     static func parse(_ values: [String]) throws(HTTPParseError) -> Int {
         var agreed: Int?
         for value in values {
-            for element in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let length = try parseDigits(element.trimmingASCIIWhitespace())
-                if let agreed, agreed != length { throw .conflictingContentLength }
-                agreed = length
-            }
+            let length = try parse(value)
+            if let agreed, agreed != length { throw .conflictingContentLength }
+            agreed = length
         }
         guard let agreed else { throw .invalidContentLength }
         return agreed
+    }
+
+    /// One field's value: a list whose elements must all be the same length (`42, 42` is 42).
+    static func parse(_ value: String) throws(HTTPParseError) -> Int {
+        var agreed: Int?
+        var rest = value[...]
+        while true {
+            let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            let length = try parseDigits(rest[..<comma].trimmingASCIIWhitespace())
+            if let agreed, agreed != length { throw .conflictingContentLength }
+            agreed = length
+            guard comma < rest.endIndex else { return length }
+            rest = rest[rest.utf8.index(after: comma)...]
+        }
     }
 
     /// `1*DIGIT`, no sign, no whitespace inside, at most 2^53.

@@ -60,7 +60,12 @@ struct HeadBoundaryScanner: Sendable {
             let b = bytes[i]
             switch state {
             case .inLine:
-                // Hot loop: most bytes are line content.
+                // Hot loop: most bytes are line content; skip them without the state switch.
+                if b > ASCII.cr {
+                    i += 1
+                    while i < limit, bytes[i] > ASCII.cr { i += 1 }
+                    continue
+                }
                 if b == ASCII.cr {
                     state = .crInLine
                 } else if b == ASCII.lf {

@@ -60,6 +60,9 @@ public enum ResponseHeadEncoder {
         bytes.append(contentsOf: ASCII.crlf)
     }
 
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x41 + nibble - 10 }
+
     private static func appendVersion(_ version: HTTPVersion, to bytes: inout [UInt8]) {
         // Single digits only: anything else is not an HTTP/1.x version we could speak.
         let major = (0...9).contains(version.major) ? version.major : 1
@@ -72,14 +75,18 @@ public enum ResponseHeadEncoder {
 
     private static func appendPercentEncoded(_ text: String.UTF8View, allowed: (UInt8) -> Bool,
                                              to bytes: inout [UInt8]) {
-        let hex = Array("0123456789ABCDEF".utf8)
+        // The usual case: nothing to encode, one copy.
+        if text.allSatisfy(allowed) {
+            bytes.append(contentsOf: text)
+            return
+        }
         for b in text {
             if allowed(b) {
                 bytes.append(b)
             } else {
                 bytes.append(0x25)
-                bytes.append(hex[Int(b >> 4)])
-                bytes.append(hex[Int(b & 0x0F)])
+                bytes.append(hexDigit(b >> 4))
+                bytes.append(hexDigit(b & 0x0F))
             }
         }
     }

@@ -128,9 +128,7 @@ public final class Gateway: HTTPHandler {
         return response
     }
 
-    static func isHTML(_ headers: HTTPHeaders) -> Bool {
-        headers["Content-Type"].map { $0.lowercased().hasPrefix("text/html") } ?? false
-    }
+    static func isHTML(_ headers: HTTPHeaders) -> Bool { SecurityHeaders.isHTML(headers) }
 }
 
 /// Adds the security headers to whatever a handler writes (complete or streamed).

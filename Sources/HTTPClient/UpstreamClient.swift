@@ -214,10 +214,17 @@ public final class UpstreamResponse: @unchecked Sendable {
 
 /// Idle connections of one event loop. Only touched from that loop's thread.
 final class LoopPool: @unchecked Sendable {
-    private var idle: [UpstreamKey: [UpstreamConnection]] = [:]
+    /// One list per upstream, as a class so that taking and returning a connection mutates the list
+    /// in place (a dictionary value mutated through `idle[key]?` is copied on every request).
+    private final class IdleList {
+        var connections: [UpstreamConnection] = []
+    }
+
+    private var idle: [UpstreamKey: IdleList] = [:]
 
     func take(_ key: UpstreamKey) -> UpstreamConnection? {
-        while let connection = idle[key]?.popLast() {
+        guard let list = idle[key] else { return nil }
+        while let connection = list.connections.popLast() {
             connection.idleInPool = false
             if connection.isReusable { return connection }
         }
@@ -225,16 +232,22 @@ final class LoopPool: @unchecked Sendable {
     }
 
     func put(_ connection: UpstreamConnection, limit: Int) {
-        // Mutated in place (no copy of the list per request); closed connections are dropped by
-        // `take` and by the pruning below when the list is full.
-        if idle[connection.key, default: []].count >= limit {
-            idle[connection.key]?.removeAll { !$0.isReusable }
+        let list: IdleList
+        if let known = idle[connection.key] {
+            list = known
+        } else {
+            list = IdleList()
+            idle[connection.key] = list
         }
-        if idle[connection.key, default: []].count >= limit {
+        // Closed connections are dropped by `take`, and here when the list is full.
+        if list.connections.count >= limit {
+            list.connections.removeAll { !$0.isReusable }
+        }
+        if list.connections.count >= limit {
             connection.close()
             return
         }
         connection.idleInPool = true
-        idle[connection.key, default: []].append(connection)
+        list.connections.append(connection)
     }
 }

@@ -48,6 +48,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     private var waiter: UnsafeContinuation<Bool, Never>?
     private var waitingFor: Wait = .nothing
     private var timer: TimerID?
+    /// When the armed timer fires (it may outlive the wait it was armed for; see `wait`).
+    private var timerFiresAt: UInt64 = 0
+    /// When the current wait times out; `.max` for a wait without a timeout.
+    private var waitDeadline: UInt64 = .max
     private var timedOut = false
     /// Requests this connection carried; > 0 means it was reused.
     var uses = 0
@@ -118,7 +122,6 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         guard let waiter else { return }
         self.waiter = nil
         waitingFor = .nothing
-        if let timer { loop.cancelTimer(timer); self.timer = nil }
         waiter.resume(returning: value)
     }
 
@@ -129,14 +132,36 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
             waiter = continuation
             waitingFor = what
             timedOut = false
-            if let timeout {
-                timer = loop.scheduleTimer(afterNanoseconds: timeout) { [weak self] in
-                    guard let self else { return }
-                    self.timer = nil
-                    self.timedOut = true
-                    self.resumeWaiter(false)
-                }
+            guard let timeout else {
+                waitDeadline = .max
+                return
             }
+            let now = EventLoop.monotonicNow()
+            waitDeadline = now &+ timeout
+            // A busy keep-alive connection waits on every request; scheduling and cancelling a timer
+            // each time would cost more than the wait itself. One armed timer is kept instead and
+            // re-armed from `timerFired` while waits keep moving the deadline.
+            if timer == nil || timerFiresAt > waitDeadline {
+                if let timer { loop.cancelTimer(timer) }
+                armTimer(now: now)
+            }
+        }
+    }
+
+    private func armTimer(now: UInt64) {
+        timerFiresAt = waitDeadline
+        timer = loop.scheduleTimer(afterNanoseconds: waitDeadline &- now) { [weak self] in self?.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard waiter != nil, waitDeadline != .max else { return }
+        let now = EventLoop.monotonicNow()
+        if now >= waitDeadline {
+            timedOut = true
+            resumeWaiter(false)
+        } else {
+            armTimer(now: now)
         }
     }
 
@@ -347,6 +372,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         closed = true
         loop.deregister(fd)
         Glibc.close(fd)
+        if let timer { loop.cancelTimer(timer); self.timer = nil }
         resumeWaiter(false)
     }
 }

@@ -70,6 +70,9 @@ struct ApiProxy {
         }
         var outgoing = HTTPResponseHead(status: response.head.status,
                                         headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders))
+        // Added here, while this function owns the only copy of the fields: the secured writer then
+        // finds them present and adds (and copies) nothing.
+        SecurityHeaders.apply(to: &outgoing.headers, html: SecurityHeaders.isHTML(outgoing.headers))
         // Small answers usually arrive whole with their head: relay them in one write.
         if let body = response.wholeBodyIfBuffered() {
             if head.method == "HEAD", let length { outgoing.headers.set("Content-Length", String(length)) }

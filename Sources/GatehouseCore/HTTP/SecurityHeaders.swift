@@ -10,13 +10,31 @@ public enum SecurityHeaders {
     /// Adds `X-Content-Type-Options`, `Referrer-Policy`, `X-Frame-Options`, and on HTML the
     /// `Content-Security-Policy`, each only when the response does not already carry it.
     public static func apply(to headers: inout HTTPHeaders, html: Bool) {
-        addIfMissing(&headers, "X-Content-Type-Options", "nosniff")
-        addIfMissing(&headers, "Referrer-Policy", "no-referrer")
-        addIfMissing(&headers, "X-Frame-Options", "DENY")
-        if html { addIfMissing(&headers, "Content-Security-Policy", contentSecurityPolicy) }
+        // One pass to see what is there; nothing is added (and the fields not copied) when all are.
+        var hasTypeOptions = false, hasReferrer = false, hasFrame = false, hasCSP = !html
+        for field in headers.fields {
+            let name = field.name
+            switch name.utf8.count {
+            case 22: hasTypeOptions = hasTypeOptions || name.asciiCaseInsensitiveEquals("X-Content-Type-Options")
+            case 15:
+                hasReferrer = hasReferrer || name.asciiCaseInsensitiveEquals("Referrer-Policy")
+                hasFrame = hasFrame || name.asciiCaseInsensitiveEquals("X-Frame-Options")
+            case 23: hasCSP = hasCSP || name.asciiCaseInsensitiveEquals("Content-Security-Policy")
+            default: break
+            }
+        }
+        if !hasTypeOptions { headers.add("X-Content-Type-Options", "nosniff") }
+        if !hasReferrer { headers.add("Referrer-Policy", "no-referrer") }
+        if !hasFrame { headers.add("X-Frame-Options", "DENY") }
+        if !hasCSP { headers.add("Content-Security-Policy", contentSecurityPolicy) }
     }
 
-    private static func addIfMissing(_ headers: inout HTTPHeaders, _ name: String, _ value: String) {
-        if !headers.contains(name) { headers.add(name, value) }
+    /// True when the fields declare an HTML body (`Content-Type: text/html…`, any case).
+    public static func isHTML(_ headers: HTTPHeaders) -> Bool {
+        guard let type = headers["Content-Type"] else { return false }
+        let prefix = "text/html".utf8
+        return type.utf8.count >= prefix.count && type.utf8.prefix(prefix.count).elementsEqual(prefix) { a, b in
+            (a >= 65 && a <= 90 ? a | 0x20 : a) == b
+        }
     }
 }

@@ -27,6 +27,66 @@ public enum ResponseHeadEncoder {
         appendFields(head.headers, to: &bytes)
     }
 
+    /// The head the server writes for a handler's response, straight into the connection's output
+    /// buffer: the handler's fields minus the ones the connection decides (`Connection`,
+    /// `Keep-Alive`, `Transfer-Encoding`, and `Content-Length` unless `keepContentLength`), then
+    /// the connection's own framing and `Connection` fields. Nothing is copied or rebuilt on the way.
+    static func encodeServerHead(status: Int, headers: HTTPHeaders, keepContentLength: Bool, contentLength: Int?,
+                                 chunked: Bool, connection: String?, into bytes: inout [UInt8]) {
+        let status = (100...599).contains(status) ? status : 500
+        appendVersion(.http1_1, to: &bytes)
+        bytes.append(ASCII.space)
+        appendDecimal(status, to: &bytes)
+        bytes.append(ASCII.space)
+        for b in HTTPStatus.reason(status).utf8 where ASCII.isFieldValueChar(b) { bytes.append(b) }
+        bytes.append(contentsOf: ASCII.crlf)
+        for field in headers.fields where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
+            appendField(field, to: &bytes)
+        }
+        if let contentLength {
+            bytes.append(contentsOf: "Content-Length: ".utf8)
+            appendDecimal(contentLength, to: &bytes)
+            bytes.append(contentsOf: ASCII.crlf)
+        }
+        if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        if let connection {
+            bytes.append(contentsOf: "Connection: ".utf8)
+            bytes.append(contentsOf: connection.utf8)
+            bytes.append(contentsOf: ASCII.crlf)
+        }
+        bytes.append(contentsOf: ASCII.crlf)
+    }
+
+    /// The fields whose meaning belongs to the connection, not the handler.
+    private static func isConnectionManaged(_ name: String, keepContentLength: Bool) -> Bool {
+        switch name.utf8.count {
+        case 10: name.asciiCaseInsensitiveEquals("Connection") || name.asciiCaseInsensitiveEquals("Keep-Alive")
+        case 14: !keepContentLength && name.asciiCaseInsensitiveEquals("Content-Length")
+        case 17: name.asciiCaseInsensitiveEquals("Transfer-Encoding")
+        default: false
+        }
+    }
+
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        guard value > 0 else {
+            if value == 0 { bytes.append(0x30) } else { bytes.append(contentsOf: String(value).utf8) }
+            return
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0 {
+                buffer[19 - count] = UInt8(0x30 + rest % 10)
+                rest /= 10
+                count += 1
+            }
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
     /// `METHOD target HTTP/x.y\r\n`, the fields, and the empty line (for requests to upstreams).
     /// Parsed heads always hold a token method and a visible-ASCII target; any other byte in them is
     /// percent-encoded so that the line can never be split.
@@ -50,13 +110,18 @@ public enum ResponseHeadEncoder {
     }
 
     private static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
-        for field in headers where isSafe(field) {
-            bytes.append(contentsOf: field.name.utf8)
-            bytes.append(ASCII.colon)
-            bytes.append(ASCII.space)
-            bytes.append(contentsOf: field.value.utf8)
-            bytes.append(contentsOf: ASCII.crlf)
-        }
+        for field in headers.fields { appendField(field, to: &bytes) }
+        bytes.append(contentsOf: ASCII.crlf)
+    }
+
+    /// `name: value\r\n`, or nothing when the field is not safe to write.
+    @inline(__always)
+    private static func appendField(_ field: HTTPField, to bytes: inout [UInt8]) {
+        guard isSafe(field) else { return }
+        bytes.append(contentsOf: field.name.utf8)
+        bytes.append(ASCII.colon)
+        bytes.append(ASCII.space)
+        bytes.append(contentsOf: field.value.utf8)
         bytes.append(contentsOf: ASCII.crlf)
     }
 

@@ -322,20 +322,14 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     func writeComplete(_ response: HTTPResponse) {
         guard state == .handling, !responseStarted else { return }
         responseStarted = true
-        var headers = response.headers
         let bodyAllowed = !(response.status == 204 || response.status == 304 || (100..<200).contains(response.status))
-        if bodyAllowed {
-            // A HEAD answer may announce the length the GET would have (RFC 9110 §9.3.2).
-            if !(isHEAD && response.body.isEmpty && headers.contains("Content-Length")) {
-                headers.set("Content-Length", String(response.body.count))
-            }
-        } else {
-            headers.remove("Content-Length")
-        }
-        headers.remove("Transfer-Encoding")
-        applyConnectionHeader(&headers)
+        // A HEAD answer may announce the length the GET would have (RFC 9110 §9.3.2).
+        let keepDeclaredLength = bodyAllowed && isHEAD && response.body.isEmpty && response.headers.contains("Content-Length")
         status = response.status
-        ResponseHeadEncoder.encode(HTTPResponseHead(status: response.status, headers: headers), into: &output)
+        ResponseHeadEncoder.encodeServerHead(status: response.status, headers: response.headers,
+                                             keepContentLength: keepDeclaredLength,
+                                             contentLength: bodyAllowed && !keepDeclaredLength ? response.body.count : nil,
+                                             chunked: false, connection: connectionField(), into: &output)
         if bodyAllowed && !isHEAD {
             output.append(contentsOf: response.body)
             bytesSent = response.body.count
@@ -344,38 +338,31 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         exchangeFinished()
     }
 
-    private func applyConnectionHeader(_ headers: inout HTTPHeaders) {
-        headers.remove("Connection")
-        headers.remove("Keep-Alive")
+    /// The `Connection` field of the answer (nil: none), deciding whether the connection persists.
+    private func connectionField() -> String? {
         // An unread body we will not drain (or a refused 100-continue) forces a close.
         if !bodyComplete {
             if expectContinue && !continueSent { keepAlive = false }
             if case .contentLength = framing, bodyRemaining > config.maxDrainBytes { keepAlive = false }
         }
-        if !keepAlive {
-            headers.add("Connection", "close")
-        } else if version == .http1_0 {
-            // RFC 9112 §C.2.2: an HTTP/1.0 client keeps the connection only if the answer says so.
-            headers.add("Connection", "keep-alive")
-        }
+        if !keepAlive { return "close" }
+        // RFC 9112 §C.2.2: an HTTP/1.0 client keeps the connection only if the answer says so.
+        return version == .http1_0 ? "keep-alive" : nil
     }
 
     func writeStreamHead(_ head: HTTPResponseHead, contentLength: Int?) {
         guard state == .handling, !responseStarted else { return }
         responseStarted = true
-        var headers = head.headers
-        headers.remove("Content-Length")
-        headers.remove("Transfer-Encoding")
         let bodyAllowed = !(head.status == 204 || head.status == 304)
+        var declaredLength: Int? = nil
         if let contentLength {
-            if bodyAllowed { headers.set("Content-Length", String(contentLength)) }
+            if bodyAllowed { declaredLength = contentLength }
             streamingRemaining = contentLength
             streamingChunked = false
         } else if !bodyAllowed || isHEAD {
             streamingChunked = false
             streamingRemaining = nil
         } else if parserVersionIs11 {
-            headers.set("Transfer-Encoding", "chunked")
             streamingChunked = true
             streamingRemaining = nil
         } else {
@@ -384,9 +371,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             streamingChunked = false
             streamingRemaining = nil
         }
-        applyConnectionHeader(&headers)
         status = head.status
-        ResponseHeadEncoder.encode(HTTPResponseHead(status: head.status, headers: headers), into: &output)
+        ResponseHeadEncoder.encodeServerHead(status: head.status, headers: head.headers, keepContentLength: false,
+                                             contentLength: declaredLength, chunked: streamingChunked,
+                                             connection: connectionField(), into: &output)
         flush()
     }
 

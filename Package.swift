@@ -5,6 +5,9 @@ import PackageDescription
 // None of them may pull SwiftNIO into the graph (`swift package show-dependencies`).
 let settings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // Async functions run on their caller's executor instead of hopping to the generic one: on the
+    // proxy path every such hop consulted the task's executor preference (about 5 % of its CPU).
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
 let package = Package(

@@ -51,35 +51,30 @@ public final class Gateway: HTTPHandler {
         routes = context.configuration.routeTable
     }
 
-    /// Paths the gateway answers itself (never the SPA, never an upstream).
-    static let ownPaths: Set<String> = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
-                                        "/healthz", "/readyz", "/metrics"]
-
     public func routeClass(of path: Substring) -> RouteClass {
-        switch path {
-        case "/login": return .login
-        case "/callback": return .callback
-        case "/user": return .user
-        case "/logout", "/backchannel-logout": return .logout
-        case "/healthz", "/readyz", "/metrics": return .ops
-        default:
-            return routes.covers(path: path) ? .api : .static
+        switch OwnPath(path) {
+        case .login: return .login
+        case .callback: return .callback
+        case .user: return .user
+        case .logout, .backchannelLogout: return .logout
+        case .healthz, .readyz, .metrics: return .ops
+        case nil: return routes.covers(path: path) ? .api : .static
         }
     }
 
     // MARK: Fast path (on the event loop, no task)
 
     public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
-        switch head.path {
-        case "/healthz":
+        switch OwnPath(head.path) {
+        case .healthz:
             return secured(OpsEndpoints.health())
-        case "/readyz":
+        case .readyz:
             return secured(OpsEndpoints.readiness(context))
-        case "/metrics":
+        case .metrics:
             return secured(OpsEndpoints.metrics(context))
-        case "/login", "/callback", "/user", "/logout", "/backchannel-logout":
+        case .login, .callback, .user, .logout, .backchannelLogout:
             return nil
-        default:
+        case nil:
             guard !routes.covers(path: head.path) else { return nil }
             if case .response(let response) = context.staticFiles.respond(to: head) {
                 return secured(response)
@@ -93,27 +88,27 @@ public final class Gateway: HTTPHandler {
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let head = request.head
         let secure = SecuredResponseWriter(writer)
-        switch head.path {
-        case "/login":
+        switch OwnPath(head.path) {
+        case .login:
             guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
             await secure.respond(await LoginEndpoint(context: context).respond(to: request))
-        case "/callback":
+        case .callback:
             guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
             await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
-        case "/user":
+        case .user:
             guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
             await secure.respond(UserEndpoint(context: context).respond(to: request))
-        case "/logout":
+        case .logout:
             guard head.method == "GET" || head.method == "POST" else {
                 return await secure.respond(Responses.methodNotAllowed("GET, POST"))
             }
             await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
-        case "/backchannel-logout":
+        case .backchannelLogout:
             guard head.method == "POST" else { return await secure.respond(Responses.methodNotAllowed("POST")) }
             await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
-        case "/healthz", "/readyz", "/metrics":
+        case .healthz, .readyz, .metrics:
             await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
-        default:
+        case nil:
             if let match = routes.match(path: head.path) {
                 await ApiProxy(context: context).forward(request, match: match, writer: secure)
             } else {

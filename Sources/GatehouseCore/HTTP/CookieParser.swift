@@ -40,32 +40,54 @@ public enum CookieParser {
     /// a quoted value unquoted. Returns false when `body` asked to stop.
     @discardableResult
     static func forEachValue(named name: String, inHeader header: String, _ body: (Substring) -> Bool) -> Bool {
-        let bytes = header.utf8
-        let target = name.utf8
-        var i = bytes.startIndex
-        let end = bytes.endIndex
-        while i < end {
-            var pairEnd = i
-            while pairEnd < end && bytes[pairEnd] != UInt8(ascii: ";") { pairEnd = bytes.index(after: pairEnd) }
-            if let eq = bytes[i..<pairEnd].firstIndex(of: UInt8(ascii: "=")) {
-                let key = trimmed(bytes[i..<eq])
-                if key.elementsEqual(target) {
-                    var value = trimmed(bytes[bytes.index(after: eq)..<pairEnd])
-                    if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                        value = value.dropFirst().dropLast()
+        // Offsets found on the contiguous bytes (integer indexing, no String.Index arithmetic), then
+        // the matching values are cut out of the header as Substrings: nothing is allocated.
+        var header = header
+        var matches: (Int, Int)? = nil
+        var from = 0
+        while true {
+            matches = nil
+            var next = 0
+            header.withUTF8 { bytes in
+                var i = from
+                let end = bytes.count
+                while i < end {
+                    var pairEnd = i
+                    while pairEnd < end && bytes[pairEnd] != UInt8(ascii: ";") { pairEnd += 1 }
+                    var eq = i
+                    while eq < pairEnd && bytes[eq] != UInt8(ascii: "=") { eq += 1 }
+                    if eq < pairEnd {
+                        let (keyStart, keyEnd) = trimmed(bytes, i, eq)
+                        if keyEnd - keyStart == name.utf8.count,
+                           name.utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes[keyStart..<keyEnd])) {
+                            var (valueStart, valueEnd) = trimmed(bytes, eq + 1, pairEnd)
+                            if valueEnd - valueStart >= 2, bytes[valueStart] == UInt8(ascii: "\""),
+                               bytes[valueEnd - 1] == UInt8(ascii: "\"") {
+                                valueStart += 1
+                                valueEnd -= 1
+                            }
+                            matches = (valueStart, valueEnd)
+                            next = pairEnd + 1
+                            return
+                        }
                     }
-                    guard body(Substring(value)) else { return false }
+                    i = pairEnd + 1
                 }
             }
-            i = pairEnd < end ? bytes.index(after: pairEnd) : end
+            guard let (start, end) = matches else { return true }
+            let utf8 = header.utf8
+            let lower = utf8.index(utf8.startIndex, offsetBy: start)
+            let upper = utf8.index(lower, offsetBy: end - start)
+            guard body(Substring(utf8[lower..<upper])) else { return false }
+            from = next
         }
-        return true
     }
 
-    private static func trimmed(_ slice: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
-        var s = slice
-        while let first = s.first, first == 0x20 || first == 0x09 { s = s.dropFirst() }
-        while let last = s.last, last == 0x20 || last == 0x09 { s = s.dropLast() }
-        return s
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> (Int, Int) {
+        var s = start, e = end
+        while s < e, bytes[s] == 0x20 || bytes[s] == 0x09 { s += 1 }
+        while e > s, bytes[e - 1] == 0x20 || bytes[e - 1] == 0x09 { e -= 1 }
+        return (s, e)
     }
+
 }

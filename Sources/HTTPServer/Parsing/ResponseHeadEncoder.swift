@@ -117,12 +117,36 @@ public enum ResponseHeadEncoder {
     /// `name: value\r\n`, or nothing when the field is not safe to write.
     @inline(__always)
     private static func appendField(_ field: HTTPField, to bytes: inout [UInt8]) {
-        guard isSafe(field) else { return }
+        // Checked and copied from contiguous storage (every native string has it): the generic
+        // per-byte iteration of `String.UTF8View` costs more than writing the whole head.
+        let written = field.name.utf8.withContiguousStorageIfAvailable { name -> Bool in
+            field.value.utf8.withContiguousStorageIfAvailable { value -> Bool in
+                guard !name.isEmpty, isToken(name), isFieldValue(value) else { return true }
+                bytes.append(contentsOf: name)
+                bytes.append(ASCII.colon)
+                bytes.append(ASCII.space)
+                bytes.append(contentsOf: value)
+                bytes.append(ASCII.cr)
+                bytes.append(ASCII.lf)
+                return true
+            } ?? false
+        } ?? false
+        guard !written, isSafe(field) else { return }
         bytes.append(contentsOf: field.name.utf8)
         bytes.append(ASCII.colon)
         bytes.append(ASCII.space)
         bytes.append(contentsOf: field.value.utf8)
         bytes.append(contentsOf: ASCII.crlf)
+    }
+
+    private static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in bytes where !ASCII.isTokenChar(b) { return false }
+        return true
+    }
+
+    private static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in bytes where !ASCII.isFieldValueChar(b) { return false }
+        return true
     }
 
     @inline(__always)
@@ -141,10 +165,12 @@ public enum ResponseHeadEncoder {
     private static func appendPercentEncoded(_ text: String.UTF8View, allowed: (UInt8) -> Bool,
                                              to bytes: inout [UInt8]) {
         // The usual case: nothing to encode, one copy.
-        if text.allSatisfy(allowed) {
-            bytes.append(contentsOf: text)
-            return
-        }
+        let copied = text.withContiguousStorageIfAvailable { raw -> Bool in
+            for b in raw where !allowed(b) { return false }
+            bytes.append(contentsOf: raw)
+            return true
+        } ?? false
+        if copied { return }
         for b in text {
             if allowed(b) {
                 bytes.append(b)

@@ -136,7 +136,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
                 waitDeadline = .max
                 return
             }
-            let now = EventLoop.monotonicNow()
+            let now = loop.now
             waitDeadline = now &+ timeout
             // A busy keep-alive connection waits on every request; scheduling and cancelling a timer
             // each time would cost more than the wait itself. One armed timer is kept instead and
@@ -249,7 +249,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// Reads the final response head (1xx answers are skipped).
     func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, BodyFraming, keepAlive: Bool) {
         var parser = ResponseHeadParser()
-        let deadline = EventLoop.monotonicNow() &+ timeout
+        let deadline = loop.now &+ timeout
         while true {
             if !input.isEmpty {
                 let result: HeadParseResult<HTTPResponseHead>
@@ -270,7 +270,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
                     return (head, framing, keepAlive && framing != .untilClose)
                 }
             }
-            let now = EventLoop.monotonicNow()
+            let now = loop.now
             guard now < deadline else { throw .firstByteTimeout }
             if !(try await fill(timeout: deadline - now, onTimeout: .firstByteTimeout)) {
                 throw input.isEmpty ? .connectionClosed : .invalidResponse("truncated head")

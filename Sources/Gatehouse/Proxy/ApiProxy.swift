@@ -23,15 +23,17 @@ struct ApiProxy {
         guard let id = context.sessions.sessionID(in: head.headers) else {
             return await writer.respond(Responses.unauthenticated)
         }
-        let found: Session?
-        do { found = try context.sessions.resolve(idHash: id.hash, now: now) } catch {
+        let resolved: SessionResolver.Resolved?
+        do { resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
             return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
                                                                description: "The session store does not answer."))
         }
-        guard let found else { return await writer.respond(Responses.unauthenticated) }
-        let session: Session
-        switch await context.refresher.ensureFresh(found, now: now) {
-        case .fresh(let fresh): session = fresh
+        guard let resolved else { return await writer.respond(Responses.unauthenticated) }
+        let authorization: String
+        switch await context.refresher.ensureFresh(resolved.session, now: now) {
+        case .fresh(let fresh):
+            authorization = fresh.tokens.accessToken == resolved.session.tokens.accessToken
+                ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)"
         case .ended:
             var response = Responses.unauthenticated
             response.headers.add("Set-Cookie", context.cookie.expire())
@@ -43,7 +45,7 @@ struct ApiProxy {
         }
 
         let headers = ProxyHeaderPolicy.upstreamRequestHeaders(
-            from: head.headers, peerIP: request.peer.ip, accessToken: session.tokens.accessToken,
+            from: head.headers, peerIP: request.peer.ip, authorization: authorization,
             csrfHeader: config.csrfHeader, publicScheme: config.publicURL.scheme, trustedProxies: config.trustedProxies)
         var target = upstreamPath
         if let query = head.query { target += "?" + query }

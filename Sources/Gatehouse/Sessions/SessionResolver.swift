@@ -19,6 +19,24 @@ public final class SessionResolver: Sendable {
         /// Idle expiry as slid in memory (≥ the stored one).
         var idleExpiresAt: Int64
         var persistedIdleExpiresAt: Int64
+        /// `Bearer <access token>`, built once per loaded session instead of once per proxied request.
+        var authorization: String
+
+        init(session: Session, loadedAt: UInt64, idleExpiresAt: Int64, persistedIdleExpiresAt: Int64) {
+            self.session = session
+            self.loadedAt = loadedAt
+            self.idleExpiresAt = idleExpiresAt
+            self.persistedIdleExpiresAt = persistedIdleExpiresAt
+            authorization = Self.authorization(for: session)
+        }
+
+        static func authorization(for session: Session) -> String { "Bearer \(session.tokens.accessToken)" }
+    }
+
+    /// A session found for the proxy, with the `Authorization` value for its access token.
+    public struct Resolved: Sendable {
+        public var session: Session
+        public var authorization: String
     }
 
     public let store: any SessionStore
@@ -69,7 +87,12 @@ public final class SessionResolver: Sendable {
     /// The active session for `idHash`, sliding its idle timeout unless `slide` is false.
     /// Returns nil when it does not exist or has expired.
     public func resolve(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Session? {
-        let clock = EventLoop.monotonicNow()
+        try resolveWithAuthorization(idHash: idHash, now: now, slide: slide)?.session
+    }
+
+    /// As `resolve`, with the session's `Authorization` header value (cached with the session).
+    public func resolveWithAuthorization(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Resolved? {
+        let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
         var entry: Entry
         var changed = true
         if let cached = cache.withLock({ $0[idHash] }), clock &- cached.loadedAt < maximumAgeNanoseconds {
@@ -104,14 +127,14 @@ public final class SessionResolver: Sendable {
         var session = entry.session
         session.idleExpiresAt = entry.idleExpiresAt
         // Within the same second a cached entry is unchanged: skip the second lock and copy.
-        guard changed else { return session }
+        guard changed else { return Resolved(session: session, authorization: entry.authorization) }
         let stored = entry
         cache.withLock { cache in
             // Bounded: entries are only a 0.5 s shortcut, so dropping them all costs one read each.
             if cache.count >= Self.maximumEntries && cache[idHash] == nil { cache.removeAll(keepingCapacity: true) }
             cache[idHash] = stored
         }
-        return session
+        return Resolved(session: session, authorization: entry.authorization)
     }
 
     /// Replaces the cached copy after this process changed the session (new tokens).
@@ -119,6 +142,7 @@ public final class SessionResolver: Sendable {
         cache.withLock { cache in
             guard var entry = cache[session.idHash] else { return }
             entry.session = session
+            entry.authorization = Entry.authorization(for: session)
             entry.loadedAt = EventLoop.monotonicNow()
             cache[session.idHash] = entry
         }

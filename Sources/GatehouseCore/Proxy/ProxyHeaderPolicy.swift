@@ -29,6 +29,14 @@ public enum ProxyHeaderPolicy {
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, accessToken: String,
                                               csrfHeader: String, publicScheme: String,
                                               trustedProxies: [CIDR]) -> HTTPHeaders {
+        upstreamRequestHeaders(from: incoming, peerIP: peerIP, authorization: "Bearer \(accessToken)",
+                               csrfHeader: csrfHeader, publicScheme: publicScheme, trustedProxies: trustedProxies)
+    }
+
+    /// As above, with the whole `Authorization` value given (the proxy keeps it with the cached session).
+    public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String,
+                                              csrfHeader: String, publicScheme: String,
+                                              trustedProxies: [CIDR]) -> HTTPHeaders {
         let named = namedInConnection(incoming, keeping: "content-length")
         var out = HTTPHeaders(minimumCapacity: incoming.count + 4)
         for field in incoming {
@@ -48,7 +56,7 @@ public enum ProxyHeaderPolicy {
         }
         out.add("X-Forwarded-Proto", publicScheme)
         if let host = incoming["Host"] { out.add("X-Forwarded-Host", host) }
-        out.add("Authorization", "Bearer \(accessToken)")
+        out.add("Authorization", authorization)
         return out
     }
 

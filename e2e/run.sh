@@ -7,11 +7,14 @@
 set -uo pipefail
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$E2E_DIR/.." && pwd)"
+CALLER_DIR="$PWD"
 cd "$REPO"
 
 bash "$E2E_DIR/setup.sh" || exit $?
 
 export GATEHOUSE_BIN="${GATEHOUSE_BIN:-$REPO/.build/debug/gatehouse}"
+# Tests start the binary from temporary directories: a relative path must not depend on the cwd.
+case $GATEHOUSE_BIN in /*) ;; *) GATEHOUSE_BIN="$CALLER_DIR/$GATEHOUSE_BIN" ;; esac
 if [ ! -x "$GATEHOUSE_BIN" ] && [ "$GATEHOUSE_BIN" = "$REPO/.build/debug/gatehouse" ] && command -v swift >/dev/null 2>&1; then
   echo "run.sh: building gatehouse"
   swift build --product gatehouse || exit $?

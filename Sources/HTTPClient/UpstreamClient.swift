@@ -55,8 +55,7 @@ public final class UpstreamClient: Sendable {
             let reused = connection.uses > 0
             connection.uses += 1
             do {
-                try await connection.write(ResponseHeadEncoder.encodeRequest(request.head(bodyFraming: body)),
-                                           timeout: timeouts.firstByteNanoseconds)
+                try await connection.write(request.encodedHead(bodyFraming: body), timeout: timeouts.firstByteNanoseconds)
                 if let body, hasBody {
                     try await stream(body, to: connection, chunked: body.declaredLength == nil)
                 }
@@ -130,24 +129,26 @@ public struct UpstreamRequest: Sendable {
         self.headers = headers
     }
 
-    /// The head as sent: `Host` for the upstream and framing that matches how the body is relayed.
-    func head(bodyFraming body: (any HTTPRequestBody)?) -> HTTPRequestHead {
-        let hostValue = host.contains(":") ? "[\(host)]" : host
-        var out = HTTPHeaders(minimumCapacity: headers.count + 2)
-        out.add("Host", port == 80 ? hostValue : "\(hostValue):\(port)")
-        for field in headers {
-            if field.name.asciiCaseInsensitiveEquals("Host") || field.name.asciiCaseInsensitiveEquals("Content-Length")
-                || field.name.asciiCaseInsensitiveEquals("Transfer-Encoding") { continue }
-            out.add(field.name, field.value)
-        }
+    /// The head as sent, encoded in one pass: `Host` for the upstream, the policy's fields, and
+    /// framing that matches how the body is relayed (a bodiless POST/PUT/PATCH says `Content-Length: 0`).
+    func encodedHead(bodyFraming body: (any HTTPRequestBody)?) -> [UInt8] {
+        var contentLength: Int? = nil
+        var chunked = false
         if let body {
             if let length = body.declaredLength {
-                if length > 0 || ["POST", "PUT", "PATCH"].contains(method) { out.add("Content-Length", String(length)) }
+                if length > 0 || method == "POST" || method == "PUT" || method == "PATCH" { contentLength = length }
             } else {
-                out.add("Transfer-Encoding", "chunked")
+                chunked = true
             }
         }
-        return HTTPRequestHead(method: method, target: target, version: .http1_1, headers: out)
+        return ResponseHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
+                                                         contentLength: contentLength, chunked: chunked)
+    }
+
+    /// `Host` for the upstream: the port only when it is not 80, an IPv6 literal in brackets.
+    var hostField: String {
+        let hostValue = host.contains(":") ? "[\(host)]" : host
+        return port == 80 ? hostValue : "\(hostValue):\(port)"
     }
 }
 

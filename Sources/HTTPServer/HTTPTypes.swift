@@ -250,15 +250,29 @@ public struct HTTPRequest: Sendable {
     public var body: any HTTPRequestBody
     public var peer: PeerAddress
     /// Short id for correlating the access log with handler logs (never derived from secrets).
-    public var id: String
+    public var id: RequestID
 
     public init(head: HTTPRequestHead, body: any HTTPRequestBody = BufferedRequestBody([]),
-                peer: PeerAddress = PeerAddress(ip: "127.0.0.1", port: 0), id: String = "test") {
+                peer: PeerAddress = PeerAddress(ip: "127.0.0.1", port: 0), id: RequestID = RequestID(loop: 0, number: 0)) {
         self.head = head
         self.body = body
         self.peer = peer
         self.id = id
     }
+}
+
+/// A request's number on its event loop, written `LOOP-HEXNUMBER` (e.g. `1-2f`). Numbers, not a
+/// string: it is formatted only when something logs it, not for every request.
+public struct RequestID: Sendable, Equatable, CustomStringConvertible {
+    public var loop: Int
+    public var number: UInt64
+
+    public init(loop: Int, number: UInt64) {
+        self.loop = loop
+        self.number = number
+    }
+
+    public var description: String { "\(loop)-\(String(number, radix: 16))" }
 }
 
 /// Why a response could not be written.

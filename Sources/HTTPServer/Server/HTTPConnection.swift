@@ -40,6 +40,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     // The exchange in progress.
     private(set) var current: Exchange?
+    /// Runs the handler for this connection's requests (created for the first one that needs it).
+    private var runner: HandlerRunner?
     private var framing: BodyFraming = .none
     private var bodyRemaining = 0
     private var bodyReceived = 0
@@ -58,7 +60,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var method = ""
     private var version = HTTPVersion.http1_1
     private var path: Substring = ""
-    private var requestID = ""
+    private var requestID = RequestID(loop: 0, number: 0)
     private var status = 0
     private var bytesSent = 0
     private var streamingChunked = false
@@ -221,11 +223,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         let exchange = Exchange(connection: self)
         current = exchange
         let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID)
-        let handler = server.handler
-        Task(executorPreference: loop) {
-            await handler.handle(request, writer: exchange)
-            await exchange.handlerReturned()
-        }
+        if runner == nil { runner = HandlerRunner.start(on: loop, handler: server.handler) }
+        runner?.submit(request, exchange)
     }
 
     // MARK: Request body
@@ -640,6 +639,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             waiter.resume(returning: false)
         }
         current = nil
+        runner?.close()
+        runner = nil
         listener.removed(self)
     }
 }

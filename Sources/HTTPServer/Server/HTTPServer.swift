@@ -122,9 +122,9 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
         self.server = server
     }
 
-    func nextRequestID() -> String {
+    func nextRequestID() -> RequestID {
         requestCounter &+= 1
-        return "\(loop.index)-\(String(requestCounter, radix: 16))"
+        return RequestID(loop: loop.index, number: requestCounter)
     }
 
     func socketReadable() {

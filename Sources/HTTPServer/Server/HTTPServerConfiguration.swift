@@ -47,7 +47,7 @@ public struct HTTPAccessRecord: Sendable {
     public var status: Int
     public var bytesSent: Int
     public var durationNanoseconds: UInt64
-    public var requestID: String
+    public var requestID: RequestID
     public var peer: PeerAddress
 }
 

@@ -47,7 +47,7 @@ public final class SessionResolver: Sendable {
     static let maximumEntries = 100_000
     private let cache = Mutex<[String: Entry]>([:])
     static let maximumRememberedIDs = 10_000
-    private let idMemo = Mutex<[String: SessionID]>([:])
+    private let idMemo = Mutex<[Substring: SessionID]>([:])
     private let logger: Logger
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger) {
@@ -64,7 +64,7 @@ public final class SessionResolver: Sendable {
         var found: SessionID? = nil
         CookieParser.forEachValue(named: cookieName, in: headers) { value in
             guard value.utf8.count == SessionID.cookieValueLength else { return true }
-            found = knownID(String(value))
+            found = knownID(value)
             return found == nil
         }
         return found
@@ -74,12 +74,15 @@ public final class SessionResolver: Sendable {
     /// rest of a proxied request's session work, and a browser sends the same value every time:
     /// remember the ids of recent values. Only values that passed validation are remembered; the
     /// memo is bounded and simply emptied when full (each value then costs one validation again).
-    private func knownID(_ cookieValue: String) -> SessionID? {
+    private func knownID(_ cookieValue: Substring) -> SessionID? {
+        // Keyed by Substring so that the lookup needs no copy of the value; a stored key is cut from
+        // its own copy, so the memo never keeps a whole request header alive.
         if let known = idMemo.withLock({ $0[cookieValue] }) { return known }
-        guard let id = SessionID(cookieValue: cookieValue) else { return nil }
+        let value = String(cookieValue)
+        guard let id = SessionID(cookieValue: value) else { return nil }
         idMemo.withLock { memo in
             if memo.count >= Self.maximumRememberedIDs { memo.removeAll(keepingCapacity: true) }
-            memo[cookieValue] = id
+            memo[value[...]] = id
         }
         return id
     }

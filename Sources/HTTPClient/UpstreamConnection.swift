@@ -183,7 +183,8 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     /// Sends bytes, waiting while the socket buffer is full (back-pressure towards the client).
     func write(_ bytes: [UInt8], timeout: UInt64) async throws(UpstreamError) {
-        output.append(contentsOf: bytes)
+        // The usual case, nothing pending: send from the caller's array itself (no copy).
+        if output.isEmpty { output = bytes } else { output.append(contentsOf: bytes) }
         while outputOffset < output.count {
             if closed { throw .connectionClosed }
             let n = output.withUnsafeBytes { raw in

@@ -10,6 +10,9 @@ struct HeadBoundaryScanner: Sendable {
         var startLine: Int
         /// Offset just past the CRLF of the empty line that ends the head.
         var end: Int
+        /// Non-empty lines in the head (the start line and the field lines): lets the parser size
+        /// its field list once.
+        var lineCount = 0
     }
 
     private enum LineState {
@@ -97,7 +100,7 @@ struct HeadBoundaryScanner: Sendable {
                     state = .lineStart
                 } else {
                     i += 1
-                    let boundary = Boundary(startLine: startLine, end: i)
+                    let boundary = Boundary(startLine: startLine, end: i, lineCount: completedLines)
                     return boundary
                 }
             }

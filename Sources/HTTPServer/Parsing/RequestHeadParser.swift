@@ -45,7 +45,8 @@ public struct RequestHeadParser: Sendable {
         scanner.reset()
         let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
         let line = try StartLineParser.requestLine(bytes, from: boundary.startLine, to: lineEnd)
-        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end)
+        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
+                                                      expectedCount: boundary.lineCount - 1)
         let head = HTTPRequestHead(method: line.method, target: line.target, version: line.version, headers: headers)
         try HostField.validate(head)
         return .complete(head, consumed: boundary.end)

@@ -26,7 +26,8 @@ public struct ResponseHeadParser: Sendable {
         scanner.reset()
         let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
         let (version, status) = try StartLineParser.statusLine(bytes, from: boundary.startLine, to: lineEnd)
-        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end)
+        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
+                                                      expectedCount: boundary.lineCount - 1)
         lastVersion = version
         return .complete(HTTPResponseHead(status: status, headers: headers), consumed: boundary.end)
     }

@@ -32,6 +32,24 @@ struct TLSUpstreamTests {
         #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
     }
 
+    @Test("an upstream whose certificate the system does not trust is refused: 502, nothing relayed")
+    func untrustedCertificate() async throws {
+        // Outside the private mount namespace the test CA is unknown, as a forged certificate would be.
+        let certificates = try TLSTestCertificates.make()
+        defer { certificates.remove() }
+        let server = try TLSTestServer(certificates: certificates)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let writer = RecordingTLSWriter()
+        await TLSUpstream.forward(UpstreamRequest(host: "127.0.0.1", port: server.port, method: "GET", target: "/echo",
+                                                  headers: ["Accept": "*/*"]),
+                                  body: BufferedRequestBody([]), context: context, writer: writer)
+        let response = try #require(writer.snapshot.response)
+        #expect(response.status == 502)
+        #expect(response.jsonErrorCode == "upstream_unreachable")
+        #expect(writer.snapshot.head == nil)
+    }
+
     @Test("the answer's framing: its Content-Length unless chunked, encoded bodies untouched, policy applied")
     func framing() {
         let encoded = TLSUpstreamHead.make(status: 200, upstreamHeaders: HTTPHeaders([("Content-Encoding", "gzip"),

@@ -59,7 +59,7 @@ struct ApiProxy {
         do {
             response = try await context.upstream.send(upstreamRequest, body: body)
         } catch {
-            return await writer.respond(failure(error))
+            return await writer.respond(UpstreamRelay.failure(error, context: context))
         }
         await relay(response, head: head, writer: writer)
     }
@@ -80,50 +80,6 @@ struct ApiProxy {
             if head.method == "HEAD", let length { outgoing.headers.set("Content-Length", String(length)) }
             return await writer.respond(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
         }
-        do {
-            try await writer.writeHead(outgoing, contentLength: length)
-        } catch {
-            response.discard()
-            return
-        }
-        while true {
-            let piece: [UInt8]?
-            do {
-                piece = try await response.nextBodyPiece()
-            } catch {
-                // Mid-body failure: the head is gone, so the only honest signal is a cut connection.
-                context.metrics.upstreamError(kind: "body")
-                context.logger.warning("upstream body failed", metadata: ["error": "\(error)"])
-                writer.abort()
-                return
-            }
-            guard let piece else { break }
-            do { try await writer.writeBody(piece) } catch {
-                response.discard()
-                return
-            }
-        }
-        try? await writer.finish()
-    }
-
-    private func failure(_ error: UpstreamError) -> HTTPResponse {
-        switch error {
-        case .connectTimeout, .firstByteTimeout:
-            context.metrics.upstreamError(kind: "timeout")
-            context.logger.warning("upstream timed out", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 504, error: "upstream_timeout",
-                                          description: "The upstream did not answer in time.")
-        case .requestBody(.tooLarge(let limit)):
-            return HTTPResponse.jsonError(status: 413, error: "payload_too_large",
-                                          description: "The request body is larger than \(limit) bytes.")
-        case .requestBody:
-            return HTTPResponse.jsonError(status: 400, error: "invalid_request_body",
-                                          description: "The request body could not be read.")
-        default:
-            context.metrics.upstreamError(kind: "unreachable")
-            context.logger.warning("upstream failed", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 502, error: "upstream_unreachable",
-                                          description: "The upstream could not be reached.")
-        }
+        await UpstreamRelay.stream(response, head: outgoing, contentLength: length, context: context, writer: writer)
     }
 }

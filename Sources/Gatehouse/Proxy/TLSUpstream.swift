@@ -33,7 +33,7 @@ enum TLSUpstream {
             response = try await client.send(request, body: body, timeouts: timeouts,
                                               maxBodyBytes: context.configuration.maxBody)
         } catch {
-            return await writer.respond(failure(error, context: context))
+            return await writer.respond(UpstreamRelay.failure(error, context: context))
         }
         await relay(response, context: context, writer: writer)
     }
@@ -41,53 +41,7 @@ enum TLSUpstream {
     private static func relay(_ response: HTTPSUpstreamResponse, context: GatewayContext,
                               writer: any HTTPResponseWriter) async {
         let framing = TLSUpstreamHead.make(status: response.head.status, upstreamHeaders: response.head.headers)
-        do {
-            try await writer.writeHead(framing.head, contentLength: framing.contentLength)
-        } catch {
-            return response.discard()
-        }
-        while true {
-            let piece: [UInt8]?
-            do {
-                piece = try await response.nextBodyPiece()
-            } catch {
-                // Mid-body failure (upstream or the browser's own upload): the head is gone, so the
-                // only honest signal is a cut connection.
-                if case .requestBody = error {} else { context.metrics.upstreamError(kind: "body") }
-                context.logger.warning("upstream body failed", metadata: ["error": "\(error)"])
-                return writer.abort()
-            }
-            guard let piece else { break }
-            do { try await writer.writeBody(piece) } catch {
-                return response.discard()
-            }
-        }
-        try? await writer.finish()
-    }
-
-    /// The JSON answer for an exchange that failed before the upstream's head (as the `http://` path).
-    private static func failure(_ error: UpstreamError, context: GatewayContext) -> HTTPResponse {
-        switch error {
-        case .connectTimeout, .firstByteTimeout:
-            context.metrics.upstreamError(kind: "timeout")
-            context.logger.warning("upstream timed out", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 504, error: "upstream_timeout",
-                                          description: "The upstream did not answer in time.")
-        case .requestBody(.tooLarge(let limit)):
-            return HTTPResponse.jsonError(status: 413, error: "payload_too_large",
-                                          description: "The request body is larger than \(limit) bytes.")
-        case .requestBody:
-            return HTTPResponse.jsonError(status: 400, error: "invalid_request_body",
-                                          description: "The request body could not be read.")
-        case .invalidRequest:
-            context.logger.warning("upstream request refused", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 400, error: "invalid_path",
-                                          description: "The path cannot be routed.")
-        default:
-            context.metrics.upstreamError(kind: "unreachable")
-            context.logger.warning("upstream failed", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 502, error: "upstream_unreachable",
-                                          description: "The upstream could not be reached.")
-        }
+        await UpstreamRelay.stream(response, head: framing.head, contentLength: framing.contentLength,
+                                   context: context, writer: writer)
     }
 }

@@ -1,0 +1,62 @@
+import GatehouseCore
+import HTTPClient
+import HTTPServer
+
+/// What both upstream clients share once an exchange has started: the JSON answer for a failure
+/// before the upstream's head, and the relay of a streamed body after it.
+enum UpstreamRelay {
+    /// The answer for an exchange that failed before any byte of the upstream's head
+    /// (timeouts `504`, an unreachable upstream `502`, the browser's body `413`/`400`).
+    static func failure(_ error: UpstreamError, context: GatewayContext) -> HTTPResponse {
+        switch error {
+        case .connectTimeout, .firstByteTimeout:
+            context.metrics.upstreamError(kind: "timeout")
+            context.logger.warning("upstream timed out", metadata: ["error": "\(error)"])
+            return HTTPResponse.jsonError(status: 504, error: "upstream_timeout",
+                                          description: "The upstream did not answer in time.")
+        case .requestBody(.tooLarge(let limit)):
+            return HTTPResponse.jsonError(status: 413, error: "payload_too_large",
+                                          description: "The request body is larger than \(limit) bytes.")
+        case .requestBody:
+            return HTTPResponse.jsonError(status: 400, error: "invalid_request_body",
+                                          description: "The request body could not be read.")
+        case .invalidRequest:
+            context.logger.warning("upstream request refused", metadata: ["error": "\(error)"])
+            return HTTPResponse.jsonError(status: 400, error: "invalid_path",
+                                          description: "The path cannot be routed.")
+        default:
+            context.metrics.upstreamError(kind: "unreachable")
+            context.logger.warning("upstream failed", metadata: ["error": "\(error)"])
+            return HTTPResponse.jsonError(status: 502, error: "upstream_unreachable",
+                                          description: "The upstream could not be reached.")
+        }
+    }
+
+    /// Writes the head, then each piece of the body as the browser takes it (`writeBody` waits while
+    /// the browser is slower: back-pressure), then the end.
+    static func stream(_ body: some UpstreamBody, head: HTTPResponseHead, contentLength: Int?,
+                       context: GatewayContext, writer: any HTTPResponseWriter) async {
+        do {
+            try await writer.writeHead(head, contentLength: contentLength)
+        } catch {
+            return body.discard()
+        }
+        while true {
+            let piece: [UInt8]?
+            do {
+                piece = try await body.nextBodyPiece()
+            } catch {
+                // Mid-body failure (the upstream, or the browser's own upload): the head is gone, so
+                // the only honest signal is a cut connection.
+                if case .requestBody = error {} else { context.metrics.upstreamError(kind: "body") }
+                context.logger.warning("upstream body failed", metadata: ["error": "\(error)"])
+                return writer.abort()
+            }
+            guard let piece else { break }
+            do { try await writer.writeBody(piece) } catch {
+                return body.discard()
+            }
+        }
+        try? await writer.finish()
+    }
+}

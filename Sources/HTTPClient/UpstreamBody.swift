@@ -1,0 +1,11 @@
+/// A response body arriving from an upstream, read piece by piece: the `http://` client's and the
+/// libcurl client's answers both are one, so the proxy relays them with the same loop.
+public protocol UpstreamBody: Sendable {
+    /// The next piece; nil at the end of the body.
+    func nextBodyPiece() async throws(UpstreamError) -> [UInt8]?
+    /// Gives the body up (the browser went away): the connection is not reused for it.
+    func discard()
+}
+
+extension UpstreamResponse: UpstreamBody {}
+extension HTTPSUpstreamResponse: UpstreamBody {}

@@ -11,7 +11,10 @@ final class HandlerRunner: @unchecked Sendable {
     typealias Work = (request: HTTPRequest, exchange: Exchange)
 
     private var waiter: UnsafeContinuation<Work?, Never>?
-    private var pending: Work?
+    /// Requests handed over while the task was busy, in order. A connection hands over its next
+    /// request only once the previous answer is complete, so this holds one at most; it is a queue
+    /// so that nothing could ever be dropped if that changed.
+    private var pending: [Work] = []
     private var closed = false
 
     /// Starts the task on `loop`; it then waits for work.
@@ -32,7 +35,7 @@ final class HandlerRunner: @unchecked Sendable {
             self.waiter = nil
             waiter.resume(returning: (request, exchange))
         } else {
-            pending = (request, exchange)
+            pending.append((request, exchange))
         }
     }
 
@@ -46,10 +49,7 @@ final class HandlerRunner: @unchecked Sendable {
     }
 
     private func next() async -> Work? {
-        if let work = pending {
-            pending = nil
-            return work
-        }
+        if !pending.isEmpty { return pending.removeFirst() }
         if closed { return nil }
         return await withUnsafeContinuation { waiter = $0 }
     }

@@ -119,11 +119,10 @@ public final class Gateway: HTTPHandler {
 
     func secured(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        SecurityHeaders.apply(to: &response.headers, html: Self.isHTML(response.headers))
+        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers))
         return response
     }
 
-    static func isHTML(_ headers: HTTPHeaders) -> Bool { SecurityHeaders.isHTML(headers) }
 }
 
 /// Adds the security headers to whatever a handler writes (complete or streamed).
@@ -136,13 +135,13 @@ final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
 
     func respond(_ response: HTTPResponse) async {
         var response = response
-        SecurityHeaders.apply(to: &response.headers, html: Gateway.isHTML(response.headers))
+        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers))
         await inner.respond(response)
     }
 
     func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
         var head = head
-        SecurityHeaders.apply(to: &head.headers, html: Gateway.isHTML(head.headers))
+        SecurityHeaders.apply(to: &head.headers, html: SecurityHeaders.isHTML(head.headers))
         try await inner.writeHead(head, contentLength: contentLength)
     }
 

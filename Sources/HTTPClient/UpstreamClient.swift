@@ -62,7 +62,7 @@ public final class UpstreamClient: Sendable {
                 let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
                                                                                timeout: timeouts.firstByteNanoseconds)
                 connection.beginBody(framing)
-                return UpstreamResponse(head: head, connection: connection, keepAlive: keepAlive,
+                return UpstreamResponse(head: head, framing: framing, connection: connection, keepAlive: keepAlive,
                                         pool: pool, maxIdle: maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
             } catch {
                 connection.close()
@@ -156,6 +156,8 @@ public struct UpstreamRequest: Sendable {
 /// `discard()`) so the connection can go back to the pool.
 public final class UpstreamResponse: @unchecked Sendable {
     public let head: HTTPResponseHead
+    /// How the body is delimited, as decided when the head was read (`.none` for HEAD, 1xx, 204, 304).
+    public let framing: BodyFraming
     private let connection: UpstreamConnection
     private let keepAlive: Bool
     private let pool: LoopPool
@@ -163,8 +165,10 @@ public final class UpstreamResponse: @unchecked Sendable {
     private let idleTimeout: UInt64
     private var released = false
 
-    init(head: HTTPResponseHead, connection: UpstreamConnection, keepAlive: Bool, pool: LoopPool, maxIdle: Int, idleTimeout: UInt64) {
+    init(head: HTTPResponseHead, framing: BodyFraming, connection: UpstreamConnection, keepAlive: Bool, pool: LoopPool,
+         maxIdle: Int, idleTimeout: UInt64) {
         self.head = head
+        self.framing = framing
         self.connection = connection
         self.keepAlive = keepAlive
         self.pool = pool

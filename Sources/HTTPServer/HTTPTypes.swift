@@ -49,13 +49,6 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.contains { $0.name.asciiCaseInsensitiveEquals(name) }
     }
 
-    /// How many `name` fields there are.
-    public func count(of name: String) -> Int {
-        var n = 0
-        for field in fields where field.name.asciiCaseInsensitiveEquals(name) { n += 1 }
-        return n
-    }
-
     /// Calls `body` with each comma-separated, trimmed, non-empty element of every `name` field,
     /// as it is spelled (compare without case); `body` returns false to stop. Allocates nothing:
     /// this runs on every proxied request (`Connection` of both sides).
@@ -103,9 +96,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The comma-separated tokens of every `name` field, lowercased (e.g. `Connection: close, Upgrade`).
     public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingASCIIWhitespace().lowercased() }
-            .filter { !$0.isEmpty }
+        var tokens: [String] = []
+        forEachToken(name) { tokens.append($0.lowercased()); return true }
+        return tokens
     }
 }
 

@@ -66,9 +66,16 @@ struct ApiProxy {
 
     private func relay(_ response: UpstreamResponse, head: HTTPRequestHead, writer: any HTTPResponseWriter) async {
         let upstreamHeaders = response.head.headers
+        // The client already decided the framing; only a bodiless answer (HEAD, 204, 304) needs the
+        // length it declares, so that HEAD announces what GET would send.
         var length: Int? = nil
-        if !upstreamHeaders.contains("Transfer-Encoding"), let cl = upstreamHeaders["Content-Length"], let n = Int(cl), n >= 0 {
-            length = n
+        switch response.framing {
+        case .contentLength(let n): length = n
+        case .none:
+            if !upstreamHeaders.contains("Transfer-Encoding"), let cl = upstreamHeaders["Content-Length"], let n = Int(cl), n >= 0 {
+                length = n
+            }
+        case .chunked, .untilClose: break
         }
         var outgoing = HTTPResponseHead(status: response.head.status,
                                         headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders))

@@ -98,7 +98,9 @@ public final class SessionResolver: Sendable {
         let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
         var entry: Entry
         var changed = true
-        if let cached = cache.withLock({ $0[idHash] }), clock &- cached.loadedAt < maximumAgeNanoseconds {
+        // `clock` is the loop's clock of this iteration, which may be a little behind the moment
+        // another loop loaded the entry: a load "in the future" is fresh, not expired.
+        if let cached = cache.withLock({ $0[idHash] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
             entry = cached
             changed = false
         } else {

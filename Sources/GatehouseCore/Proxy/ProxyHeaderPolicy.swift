@@ -23,17 +23,9 @@ public enum ProxyHeaderPolicy {
     /// `Authorization`, the CSRF header, `Host`, `Expect` (the gateway answers `100-continue`
     /// itself and streams the body), `Forwarded` and any incoming `X-Forwarded-Proto`/`-Host`.
     /// `X-Forwarded-For` keeps the incoming value (with the peer appended) only when the peer is a
-    /// trusted proxy; otherwise it is the peer alone (an IPv4-mapped IPv6 peer written as IPv4). Adds `Authorization: Bearer <token>`,
+    /// trusted proxy; otherwise it is the peer alone (an IPv4-mapped IPv6 peer written as IPv4). Adds `Authorization: <authorization>` (`Bearer <access token>`),
     /// `X-Forwarded-Proto: <publicScheme>` and `X-Forwarded-Host: <incoming Host>`.
     /// `Content-Length` is kept, even if `Connection` names it: it must agree with the body.
-    public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, accessToken: String,
-                                              csrfHeader: String, publicScheme: String,
-                                              trustedProxies: [CIDR]) -> HTTPHeaders {
-        upstreamRequestHeaders(from: incoming, peerIP: peerIP, authorization: "Bearer \(accessToken)",
-                               csrfHeader: csrfHeader, publicScheme: publicScheme, trustedProxies: trustedProxies)
-    }
-
-    /// As above, with the whole `Authorization` value given (the proxy keeps it with the cached session).
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String,
                                               csrfHeader: String, publicScheme: String,
                                               trustedProxies: [CIDR]) -> HTTPHeaders {

@@ -4,29 +4,9 @@
 /// value holds CR, LF, NUL or another control character, is dropped, so no header value coming from
 /// an upstream or a handler can split the response (or the forwarded request).
 ///
-/// For example: `ResponseHeadEncoder.encode(HTTPResponseHead(status: 204))` is `HTTP/1.1 204 No Content\r\n\r\n`.
+/// For example: `encodeServerHead(status: 204, headers: [:], keepContentLength: false, contentLength: nil,
+/// chunked: false, connection: nil, into: &bytes)` writes `HTTP/1.1 204 No Content\r\n\r\n`.
 public enum ResponseHeadEncoder {
-    /// `HTTP/1.1 200 OK\r\n`, the fields, and the empty line. The caller puts Content-Length,
-    /// Transfer-Encoding and Connection in `head.headers`. A status outside 100...599 is sent as 500.
-    public static func encode(_ head: HTTPResponseHead, version: HTTPVersion = .http1_1) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + head.headers.count * 32)
-        encode(head, version: version, into: &bytes)
-        return bytes
-    }
-
-    /// Appends the encoded head to `bytes` (a connection's output buffer: no intermediate array).
-    public static func encode(_ head: HTTPResponseHead, version: HTTPVersion = .http1_1, into bytes: inout [UInt8]) {
-        let status = (100...599).contains(head.status) ? head.status : 500
-        appendVersion(version, to: &bytes)
-        bytes.append(ASCII.space)
-        bytes.append(contentsOf: String(status).utf8)
-        bytes.append(ASCII.space)
-        for b in HTTPStatus.reason(status).utf8 where ASCII.isFieldValueChar(b) { bytes.append(b) }
-        bytes.append(contentsOf: ASCII.crlf)
-        appendFields(head.headers, to: &bytes)
-    }
-
     /// The head the server writes for a handler's response, straight into the connection's output
     /// buffer: the handler's fields minus the ones the connection decides (`Connection`,
     /// `Keep-Alive`, `Transfer-Encoding`, and `Content-Length` unless `keepContentLength`), then
@@ -87,22 +67,6 @@ public enum ResponseHeadEncoder {
         }
     }
 
-    /// `METHOD target HTTP/x.y\r\n`, the fields, and the empty line (for requests to upstreams).
-    /// Parsed heads always hold a token method and a visible-ASCII target; any other byte in them is
-    /// percent-encoded so that the line can never be split.
-    public static func encodeRequest(_ head: HTTPRequestHead) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + head.target.utf8.count + head.headers.count * 32)
-        appendPercentEncoded(head.method.utf8, allowed: ASCII.isTokenChar, to: &bytes)
-        bytes.append(ASCII.space)
-        appendPercentEncoded(head.target.utf8, allowed: ASCII.isVisible, to: &bytes)
-        bytes.append(ASCII.space)
-        appendVersion(head.version, to: &bytes)
-        bytes.append(contentsOf: ASCII.crlf)
-        appendFields(head.headers, to: &bytes)
-        return bytes
-    }
-
     /// A request head for an upstream, written in one pass: the request line, `Host: host`, the given
     /// fields except `Host`, `Content-Length` and `Transfer-Encoding`, then the framing of the body
     /// as it will be relayed (`Content-Length: n` or `Transfer-Encoding: chunked`).
@@ -143,11 +107,6 @@ public enum ResponseHeadEncoder {
     static func isSafe(_ field: HTTPField) -> Bool {
         !field.name.isEmpty && field.name.utf8.allSatisfy(ASCII.isTokenChar)
             && field.value.utf8.allSatisfy(ASCII.isFieldValueChar)
-    }
-
-    private static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
-        for field in headers.fields { appendField(field, to: &bytes) }
-        bytes.append(contentsOf: ASCII.crlf)
     }
 
     /// `name: value\r\n`, or nothing when the field is not safe to write.

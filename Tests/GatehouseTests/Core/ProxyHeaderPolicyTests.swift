@@ -5,7 +5,7 @@ import Testing
 private let trusted = [CIDR("10.0.0.0/8")!]
 
 private func upstream(_ incoming: HTTPHeaders, peer: String = "203.0.113.9") -> HTTPHeaders {
-    ProxyHeaderPolicy.upstreamRequestHeaders(from: incoming, peerIP: peer, accessToken: "AT", csrfHeader: "X-CSRF",
+    ProxyHeaderPolicy.upstreamRequestHeaders(from: incoming, peerIP: peer, authorization: "Bearer AT", csrfHeader: "X-CSRF",
                                              publicScheme: "https", trustedProxies: trusted)
 }
 

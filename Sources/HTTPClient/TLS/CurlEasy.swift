@@ -14,6 +14,8 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var collector = CurlHeadCollector()
+    /// The request's method: the answer's framing depends on it (`HEAD`, `CONNECT`).
+    private let method: String
     var headArrived: Bool { collector.head != nil }
     /// Monotonic time of the last sign of life from the upstream (or of waiting on the browser).
     var lastActivity: UInt64
@@ -22,6 +24,7 @@ final class CurlEasy {
         guard let handle = curl_easy_init() else { throw .connectFailed("curl_easy_init failed") }
         self.handle = handle
         self.transfer = transfer
+        method = plan.method
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         lastActivity = now
@@ -117,11 +120,20 @@ final class CurlEasy {
 
     // MARK: Callbacks (on the multi thread, inside curl_multi_perform / curl_easy_pause)
 
-    fileprivate func headerLine(_ line: UnsafeRawBufferPointer, now: UInt64) {
+    /// False stops the transfer (libcurl then closes the connection): the final head's framing is
+    /// ambiguous, and not one byte of its body may be read as if it were not.
+    fileprivate func headerLine(_ line: UnsafeRawBufferPointer, now: UInt64) -> Bool {
         lastActivity = now
         if collector.consume(line), let head = collector.head {
-            transfer.deliverHead(head)
+            do throws(UpstreamError) {
+                let framing = try UpstreamResponseFraming(head, requestMethod: method, version: collector.version)
+                transfer.deliverHead(head, framing: framing)
+            } catch {
+                transfer.complete(.failed(error))
+                return false
+            }
         }
+        return true
     }
 
     fileprivate func body(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> Bool {
@@ -164,8 +176,8 @@ private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: In
     let (total, overflow) = size.multipliedReportingOverflow(by: count)
     guard let userdata, !overflow else { return 0 }
     let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
-    easy.headerLine(UnsafeRawBufferPointer(start: data, count: total), now: EventLoop.monotonicNow())
-    return total
+    // Anything but `total` makes libcurl fail the transfer (CURLE_WRITE_ERROR).
+    return easy.headerLine(UnsafeRawBufferPointer(start: data, count: total), now: EventLoop.monotonicNow()) ? total : 0
 }
 
 private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,

@@ -16,6 +16,10 @@ final class CurlEasy {
     private var collector = CurlHeadCollector()
     /// The request's method: the answer's framing depends on it (`HEAD`, `CONNECT`).
     private let method: String
+    /// A bodiless `GET`, `HEAD` or `OPTIONS`: the only requests libcurl may send a second time.
+    private let mayBeRepeated: Bool
+    /// How many times libcurl has been about to send the request (see `beforeSendingRequest`).
+    private var attempts = 0
     var headArrived: Bool { collector.head != nil }
     /// Monotonic time of the last sign of life from the upstream (or of waiting on the browser).
     var lastActivity: UInt64
@@ -25,6 +29,7 @@ final class CurlEasy {
         self.handle = handle
         self.transfer = transfer
         method = plan.method
+        mayBeRepeated = plan.upload == .none && (plan.method == "GET" || plan.method == "HEAD" || plan.method == "OPTIONS")
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         lastActivity = now
@@ -72,6 +77,8 @@ final class CurlEasy {
         try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
         try check(gatehouse_curl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
+        try check(gatehouse_curl_easy_setopt_prereq_callback(handle, curlPrereqCallback))
+        try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
 
         switch plan.method {
         case "GET": break
@@ -136,6 +143,16 @@ final class CurlEasy {
         return true
     }
 
+    /// libcurl is about to send the request, on a new or reused connection. When a reused
+    /// connection dies before any answer byte, libcurl sends the request again on a fresh one (up
+    /// to five times, whatever the method): the upstream may then run a `POST` twice. As on the
+    /// `http://` path (`UpstreamClient.mayRetry`), only a bodiless `GET`, `HEAD` or `OPTIONS` gets
+    /// one more attempt; anything else fails (`502`). False aborts the transfer.
+    fileprivate func beforeSendingRequest() -> Bool {
+        attempts += 1
+        return attempts == 1 || (attempts == 2 && mayBeRepeated)
+    }
+
     fileprivate func body(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> Bool {
         lastActivity = now
         return transfer.acceptDownload(bytes)
@@ -163,6 +180,9 @@ final class CurlEasy {
             return .invalidRequest(detail)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
             return .connectionClosed
+        case CURLE_ABORTED_BY_CALLBACK:
+            // Only `beforeSendingRequest` aborts: the reused connection died and no retry is allowed.
+            return .connectionClosed
         default:
             return .invalidResponse(detail)
         }
@@ -189,6 +209,13 @@ private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int
         return gatehouse_curl_writefunc_pause()
     }
     return total
+}
+
+private func curlPrereqCallback(_ userdata: UnsafeMutableRawPointer?, _ primaryIP: UnsafeMutablePointer<CChar>?,
+                                _ localIP: UnsafeMutablePointer<CChar>?, _ primaryPort: Int32, _ localPort: Int32) -> Int32 {
+    guard let userdata else { return gatehouse_curl_prereqfunc_abort() }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    return easy.beforeSendingRequest() ? gatehouse_curl_prereqfunc_ok() : gatehouse_curl_prereqfunc_abort()
 }
 
 private func curlReadCallback(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,

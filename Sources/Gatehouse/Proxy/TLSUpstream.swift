@@ -16,7 +16,8 @@ import HTTPServer
 ///   silence (`504`); inside the body, `bodyIdleTimeout` of silence cuts the exchange. Time spent
 ///   waiting for the browser does not count.
 /// - A failure before the head is a JSON error (`502`/`504`); after it, the browser's connection is
-///   cut. Nothing is retried.
+///   cut. Only a bodiless `GET`/`HEAD`/`OPTIONS` whose reused connection died before any answer
+///   byte is sent once more (`CurlEasy.beforeSendingRequest`); nothing else is retried.
 enum TLSUpstream {
     /// Process-wide: its connection cache is what makes reuse across requests possible.
     static let client = HTTPSUpstreamClient()

@@ -7,7 +7,8 @@ import HTTPServer
 /// browser only as fast as the upstream takes it, and the response body is read from the upstream
 /// only as fast as the browser takes it; at most about `uploadBuffer` + `downloadBuffer` bytes per
 /// exchange wait in memory. Redirects are answers (never followed), content codings pass untouched,
-/// nothing is retried.
+/// and libcurl's own re-sending after a dead reused connection is limited to one more attempt of a
+/// bodiless `GET`, `HEAD` or `OPTIONS` (`CurlEasy.beforeSendingRequest`).
 ///
 /// For example:
 /// ```swift

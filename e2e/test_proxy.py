@@ -107,7 +107,7 @@ def test_request_headers_rewritten(gateway, sess, provider):
     # SPEC: Removed before forwarding: hop-by-hop headers, Cookie, the browser's own
     # Authorization, the CSRF header. Added: Authorization: Bearer <access token>,
     # X-Forwarded-For (the peer address; ... otherwise replaced), X-Forwarded-Proto,
-    # X-Forwarded-Host (the request's Host).
+    # X-Forwarded-Host (the host of GATEHOUSE_PUBLIC_URL; here also the request's Host).
     cookie = sess.cookies.get("gatehouse")
     r = raw_api(gateway, cookie,
                 f"GET /api/echo HTTP/1.1\r\nHost: 127.0.0.1:{gateway.port}\r\n"

@@ -37,6 +37,11 @@ static inline CURLcode gatehouse_curl_easy_setopt_read_callback(CURL *handle, cu
     return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
 }
 
+/* CURLOPT_PREREQFUNCTION (libcurl 7.80): called right before each attempt sends the request. */
+static inline CURLcode gatehouse_curl_easy_setopt_prereq_callback(CURL *handle, curl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+}
+
 static inline CURLMcode gatehouse_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }
@@ -46,6 +51,8 @@ static inline size_t gatehouse_curl_readfunc_abort(void) { return CURL_READFUNC_
 static inline size_t gatehouse_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 static inline int gatehouse_curl_pause_recv(void) { return CURLPAUSE_RECV; }
 static inline int gatehouse_curl_pause_send(void) { return CURLPAUSE_SEND; }
+static inline int gatehouse_curl_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
+static inline int gatehouse_curl_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }
 static inline long gatehouse_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
 
 #endif

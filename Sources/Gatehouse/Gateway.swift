@@ -18,6 +18,8 @@ public final class GatewayContext: Sendable {
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
     public let refresher: TokenRefresher
+    /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
+    public let forwarding: ProxyForwarding
     public let logger: Logger
     /// Unix seconds; injectable for tests.
     public let now: @Sendable () -> Int64
@@ -34,6 +36,8 @@ public final class GatewayContext: Sendable {
         self.logger = logger
         self.now = now
         cookie = SessionCookie(configuration: configuration)
+        forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
+                                     csrfHeader: configuration.csrfHeader)
         sessions = SessionResolver(store: store, configuration: configuration, logger: logger)
         refresher = TokenRefresher(store: store, provider: provider, sessions: sessions, metrics: metrics,
                                    configuration: configuration, logger: logger)

@@ -33,9 +33,9 @@ public final class UpstreamClient: Sendable {
     /// Sends a request and returns once the response head has arrived. Must run on an event loop
     /// (a handler task of `HTTPServer`). The request body is streamed from `body` (nil: no body).
     ///
-    /// A request without a body that fails on a reused connection before any response byte is retried
-    /// once on a new connection (the upstream may have closed the idle connection as we wrote);
-    /// a request with a body is never retried.
+    /// A failure on a reused connection before any response byte is retried once on a new
+    /// connection (the upstream may have closed the idle connection as we wrote) only when that
+    /// cannot run the request twice: see `mayRetry`. Anything else fails with the error (`502`).
     public func send(_ request: UpstreamRequest, body: (any HTTPRequestBody)?) async throws(UpstreamError) -> UpstreamResponse {
         guard let loop = EventLoop.current else { throw .connectFailed("not on an event loop") }
         let key = UpstreamKey(host: request.host, port: request.port)
@@ -54,6 +54,7 @@ public final class UpstreamClient: Sendable {
             }
             let reused = connection.uses > 0
             connection.uses += 1
+            connection.wroteRequestBytes = false
             do {
                 try await connection.write(request.encodedHead(bodyFraming: body), timeout: timeouts.firstByteNanoseconds)
                 if let body, hasBody {
@@ -61,15 +62,31 @@ public final class UpstreamClient: Sendable {
                 }
                 let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
                                                                                timeout: timeouts.firstByteNanoseconds)
-                connection.beginBody(framing)
+                connection.beginBody(framing.framing)
                 return UpstreamResponse(head: head, framing: framing, connection: connection, keepAlive: keepAlive,
                                         pool: pool, maxIdle: maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
             } catch {
                 connection.close()
-                if reused && !hasBody && attempt == 1 && error == .connectionClosed { continue }
+                if Self.mayRetry(method: request.method, hasBody: hasBody, reusedConnection: reused, attempt: attempt,
+                                 error: error, wroteRequestBytes: connection.wroteRequestBytes) { continue }
                 throw error
             }
         }
+    }
+
+    /// Whether an exchange that failed may be sent again, once, on a new connection.
+    ///
+    /// Only a reused pooled connection that the upstream closed before any response byte
+    /// (`.connectionClosed`) qualifies — the classic keep-alive race — and then only when the
+    /// request cannot run twice: not one byte of it was written, or it is a bodiless `GET`, `HEAD`
+    /// or `OPTIONS` (safe methods, RFC 9110 §9.2.1; a `POST`, even empty, may already have been
+    /// executed, and §9.2.2 lets only idempotent requests be repeated). nginx's
+    /// `proxy_next_upstream` never repeats a non-idempotent request either.
+    static func mayRetry(method: String, hasBody: Bool, reusedConnection: Bool, attempt: Int, error: UpstreamError,
+                         wroteRequestBytes: Bool) -> Bool {
+        guard attempt == 1, reusedConnection, error == .connectionClosed else { return false }
+        if !wroteRequestBytes { return true }
+        return !hasBody && (method == "GET" || method == "HEAD" || method == "OPTIONS")
     }
 
     private func stream(_ body: any HTTPRequestBody, to connection: UpstreamConnection, chunked: Bool) async throws(UpstreamError) {
@@ -156,8 +173,9 @@ public struct UpstreamRequest: Sendable {
 /// `discard()`) so the connection can go back to the pool.
 public final class UpstreamResponse: @unchecked Sendable {
     public let head: HTTPResponseHead
-    /// How the body is delimited, as decided when the head was read (`.none` for HEAD, 1xx, 204, 304).
-    public let framing: BodyFraming
+    /// How the body is delimited and what length the browser is told, as decided when the head
+    /// was read (`UpstreamResponseFraming`).
+    public let framing: UpstreamResponseFraming
     private let connection: UpstreamConnection
     private let keepAlive: Bool
     private let pool: LoopPool
@@ -165,7 +183,7 @@ public final class UpstreamResponse: @unchecked Sendable {
     private let idleTimeout: UInt64
     private var released = false
 
-    init(head: HTTPResponseHead, framing: BodyFraming, connection: UpstreamConnection, keepAlive: Bool, pool: LoopPool,
+    init(head: HTTPResponseHead, framing: UpstreamResponseFraming, connection: UpstreamConnection, keepAlive: Bool, pool: LoopPool,
          maxIdle: Int, idleTimeout: UInt64) {
         self.head = head
         self.framing = framing

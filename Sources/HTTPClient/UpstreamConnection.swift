@@ -57,6 +57,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     var uses = 0
     /// True while the connection sits idle in a pool (then any readiness means it is unusable).
     var idleInPool = false
+    /// True once a byte of the current request has reached the socket (reset per request): until
+    /// then the upstream cannot have seen, let alone acted on, the request.
+    var wroteRequestBytes = false
 
     private enum Wait { case nothing, readable, writable }
 
@@ -190,7 +193,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
             let n = output.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
             }
-            if n > 0 { outputOffset += n; continue }
+            if n > 0 { outputOffset += n; wroteRequestBytes = true; continue }
             let err = errno
             if n < 0 && err == EINTR { continue }
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
@@ -247,8 +250,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         }
     }
 
-    /// Reads the final response head (1xx answers are skipped).
-    func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, BodyFraming, keepAlive: Bool) {
+    /// Reads the final response head (interim 1xx answers are skipped; a `101` is refused) and
+    /// decides its framing (`UpstreamResponseFraming`: ambiguous framing is refused).
+    func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, UpstreamResponseFraming, keepAlive: Bool) {
         var parser = ResponseHeadParser()
         let deadline = loop.now &+ timeout
         while true {
@@ -260,15 +264,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
                     let version = parser.lastVersion
                     parser.reset()
                     if (100..<200).contains(head.status) && head.status != 101 { continue }
-                    let framing: BodyFraming
-                    do {
-                        framing = try BodyFramingRules.response(head, requestMethod: requestMethod, version: version)
-                    } catch {
-                        throw .invalidResponse("\(error)")
-                    }
+                    let framing = try UpstreamResponseFraming(head, requestMethod: requestMethod, version: version)
                     let keepAlive = version == .http1_1 ? !head.headers.hasToken("Connection", "close")
                                                         : head.headers.hasToken("Connection", "keep-alive")
-                    return (head, framing, keepAlive && framing != .untilClose)
+                    return (head, framing, keepAlive && framing.leavesConnectionReusable)
                 }
             }
             let now = loop.now

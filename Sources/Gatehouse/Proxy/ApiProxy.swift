@@ -11,6 +11,11 @@ struct ApiProxy {
     func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
         let head = request.head
         let config = context.configuration
+        // Tunnels and request echoes are no API calls (ProxyMethodPolicy): refused before the
+        // session, the token or the upstream is touched.
+        guard ProxyMethodPolicy.isForwardable(head.method) else {
+            return await writer.respond(Responses.methodNotAllowed(ProxyMethodPolicy.allowed))
+        }
         // The anti-forgery header first: a cross-site request changes nothing, not even the idle timer.
         guard CSRFPolicy.check(head.headers, headerName: config.csrfHeader) else {
             return await writer.respond(Responses.csrfMissing)
@@ -44,9 +49,9 @@ struct ApiProxy {
                                                                description: "The access token could not be refreshed."))
         }
 
-        let headers = ProxyHeaderPolicy.upstreamRequestHeaders(
-            from: head.headers, peerIP: request.peer.ip, authorization: authorization,
-            csrfHeader: config.csrfHeader, publicScheme: config.publicURL.scheme, trustedProxies: config.trustedProxies)
+        let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
+                                                               authorization: authorization,
+                                                               forwarding: context.forwarding)
         var target = upstreamPath
         if let query = head.query { target += "?" + query }
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
@@ -65,28 +70,19 @@ struct ApiProxy {
     }
 
     private func relay(_ response: UpstreamResponse, head: HTTPRequestHead, writer: any HTTPResponseWriter) async {
-        let upstreamHeaders = response.head.headers
-        // The client already decided the framing; only a bodiless answer (HEAD, 204, 304) needs the
-        // length it declares, so that HEAD announces what GET would send.
-        var length: Int? = nil
-        switch response.framing {
-        case .contentLength(let n): length = n
-        case .none:
-            if !upstreamHeaders.contains("Transfer-Encoding"), let cl = upstreamHeaders["Content-Length"], let n = Int(cl), n >= 0 {
-                length = n
-            }
-        case .chunked, .untilClose: break
-        }
         var outgoing = HTTPResponseHead(status: response.head.status,
-                                        headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders))
+                                        headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: response.head.headers))
         // Added here, while this function owns the only copy of the fields: the secured writer then
         // finds them present and adds (and copies) nothing.
         SecurityHeaders.apply(to: &outgoing.headers, html: SecurityHeaders.isHTML(outgoing.headers))
-        // Small answers usually arrive whole with their head: relay them in one write.
+        // Small answers usually arrive whole with their head: relay them in one write. The client
+        // decided the framing and the length to announce (for HEAD, what GET would send).
         if let body = response.wholeBodyIfBuffered() {
-            if head.method == "HEAD", let length { outgoing.headers.set("Content-Length", String(length)) }
+            if head.method == "HEAD", let length = response.framing.announcedLength {
+                outgoing.headers.set("Content-Length", String(length))
+            }
             return await writer.respond(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
         }
-        await UpstreamRelay.stream(response, head: outgoing, contentLength: length, context: context, writer: writer)
+        await UpstreamRelay.stream(response, head: outgoing, framing: response.framing, context: context, writer: writer)
     }
 }

@@ -9,12 +9,15 @@ import HTTPServer
 ///   upstream takes it (bounded by GATEHOUSE_MAX_BODY, `413` while no head has gone out), and the
 ///   answer is relayed piece by piece as the browser takes it. Server-sent events pass as they come.
 /// - Content codings pass untouched: `Content-Encoding` and `Content-Length` reach the browser as
-///   the upstream sent them.
+///   the upstream sent them. A head with ambiguous framing (conflicting or malformed lengths,
+///   `Content-Length` with `Transfer-Encoding`, a `101`) is refused with `502` before libcurl reads
+///   its body (`UpstreamResponseFraming`, the `http://` client's rules).
 /// - Timeouts: connect 5 s, then the head must come within GATEHOUSE_UPSTREAM_TIMEOUT of upstream
 ///   silence (`504`); inside the body, `bodyIdleTimeout` of silence cuts the exchange. Time spent
 ///   waiting for the browser does not count.
 /// - A failure before the head is a JSON error (`502`/`504`); after it, the browser's connection is
-///   cut. Nothing is retried.
+///   cut. Only a bodiless `GET`/`HEAD`/`OPTIONS` whose reused connection died before any answer
+///   byte is sent once more (`CurlEasy.beforeSendingRequest`); nothing else is retried.
 enum TLSUpstream {
     /// Process-wide: its connection cache is what makes reuse across requests possible.
     static let client = HTTPSUpstreamClient()
@@ -40,8 +43,9 @@ enum TLSUpstream {
 
     private static func relay(_ response: HTTPSUpstreamResponse, context: GatewayContext,
                               writer: any HTTPResponseWriter) async {
-        let framing = TLSUpstreamHead.make(status: response.head.status, upstreamHeaders: response.head.headers)
-        await UpstreamRelay.stream(response, head: framing.head, contentLength: framing.contentLength,
+        let browserHead = TLSUpstreamHead.make(status: response.head.status, upstreamHeaders: response.head.headers,
+                                               framing: response.framing)
+        await UpstreamRelay.stream(response, head: browserHead.head, framing: response.framing,
                                    context: context, writer: writer)
     }
 }

@@ -34,13 +34,18 @@ enum UpstreamRelay {
 
     /// Writes the head, then each piece of the body as the browser takes it (`writeBody` waits while
     /// the browser is slower: back-pressure), then the end.
-    static func stream(_ body: some UpstreamBody, head: HTTPResponseHead, contentLength: Int?,
+    ///
+    /// Never more than `framing.bodyLimit` bytes reach the browser: a body longer than its
+    /// announced length (or any body on a bodiless answer) would be read by the browser as the
+    /// start of its next answer on the keep-alive connection, so the connection is cut instead.
+    static func stream(_ body: some UpstreamBody, head: HTTPResponseHead, framing: UpstreamResponseFraming,
                        context: GatewayContext, writer: any HTTPResponseWriter) async {
         do {
-            try await writer.writeHead(head, contentLength: contentLength)
+            try await writer.writeHead(head, contentLength: framing.announcedLength)
         } catch {
             return body.discard()
         }
+        var room = framing.bodyLimit ?? .max
         while true {
             let piece: [UInt8]?
             do {
@@ -53,6 +58,14 @@ enum UpstreamRelay {
                 return writer.abort()
             }
             guard let piece else { break }
+            guard piece.count <= room else {
+                context.metrics.upstreamError(kind: "body")
+                context.logger.warning("upstream body longer than announced", metadata: [
+                    "announced": "\(framing.bodyLimit ?? 0)"])
+                body.discard()
+                return writer.abort()
+            }
+            room -= piece.count
             do { try await writer.writeBody(piece) } catch {
                 return body.discard()
             }

@@ -11,43 +11,59 @@ public enum ProxyHeaderPolicy {
                                                 "transfer-encoding", "upgrade", "proxy-authorization",
                                                 "proxy-authenticate"])
 
-    /// Never forwarded upstream: hop-by-hop, the browser's credentials, and what the gateway sets itself.
-    static let upstreamDropped = hopByHop.union(["cookie", "authorization", "host", "expect", "forwarded",
-                                                 "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"])
+    /// Never forwarded upstream: hop-by-hop, the browser's credentials, and what the gateway sets
+    /// itself (`Host`, `X-Forwarded-Host`/`-Proto`, whoever sent them).
+    static let upstreamAlwaysDropped = hopByHop.union(["cookie", "authorization", "host", "expect",
+                                                       "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"])
+    /// Claims about the client or the original request that upstreams (and frameworks behind them)
+    /// believe: the client's address, the port and path prefix it used, the URL it "really" asked
+    /// for. Only a trusted proxy in front of Gatehouse may make them; from anyone else they are
+    /// forged (`X-Original-URL`/`X-Rewrite-URL` bypass path-based rules in some frameworks).
+    static let forwardingClaims = ["forwarded", "x-real-ip", "true-client-ip", "x-forwarded-port",
+                                   "x-forwarded-prefix", "x-original-url", "x-rewrite-url", "x-client-ip",
+                                   "cf-connecting-ip", "x-cluster-client-ip", "fastly-client-ip",
+                                   "x-forwarded-server", "x-forwarded-scheme", "x-forwarded-ssl", "x-url-scheme",
+                                   "x-original-host", "x-host"]
+    /// Dropped when the peer is not a trusted proxy.
+    static let upstreamDropped = upstreamAlwaysDropped.union(forwardingClaims)
     /// Never passed back to the browser: hop-by-hop, cookies of the upstream, and the framing we redo.
     static let downstreamDropped = hopByHop.union(["set-cookie", "set-cookie2", "content-length"])
 
-    /// The headers to send upstream.
+    /// The headers to send upstream (both upstream clients send exactly these).
     ///
     /// Removes hop-by-hop fields and every field named in `Connection`, `Cookie`, the browser's
     /// `Authorization`, the CSRF header, `Host`, `Expect` (the gateway answers `100-continue`
-    /// itself and streams the body), `Forwarded` and any incoming `X-Forwarded-Proto`/`-Host`.
-    /// `X-Forwarded-For` keeps the incoming value (with the peer appended) only when the peer is a
-    /// trusted proxy; otherwise it is the peer alone (an IPv4-mapped IPv6 peer written as IPv4). Adds `Authorization: <authorization>` (`Bearer <access token>`),
-    /// `X-Forwarded-Proto: <publicScheme>` and `X-Forwarded-Host: <incoming Host>`.
+    /// itself and streams the body), and any incoming `X-Forwarded-Proto`/`-Host`. The forwarding
+    /// claims (`Forwarded`, `X-Real-IP`, `True-Client-IP`, `X-Forwarded-Port`, `X-Forwarded-Prefix`,
+    /// `X-Original-URL`, `X-Rewrite-URL`, …) pass unchanged only from a trusted proxy and are
+    /// removed otherwise. `X-Forwarded-For` keeps the incoming value (with the peer appended) only
+    /// when the peer is a trusted proxy; otherwise it is the peer alone (an IPv4-mapped IPv6 peer
+    /// written as IPv4). Adds `Authorization: <authorization>` (`Bearer <access token>`),
+    /// `X-Forwarded-Proto` and `X-Forwarded-Host` from `GATEHOUSE_PUBLIC_URL` (`forwarding`).
     /// `Content-Length` is kept, even if `Connection` names it: it must agree with the body.
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String,
-                                              csrfHeader: String, publicScheme: String,
-                                              trustedProxies: [CIDR]) -> HTTPHeaders {
+                                              forwarding: ProxyForwarding) -> HTTPHeaders {
         let named = namedInConnection(incoming, keeping: "content-length")
+        let trusted = forwarding.trusts(peerIP: peerIP)
+        let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
+        let csrfHeader = forwarding.csrfHeader
         var out = HTTPHeaders(minimumCapacity: incoming.count + 4)
         for field in incoming {
             let name = field.name
-            if upstreamDropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
+            if dropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
                 || (named?.contains(name) ?? false) { continue }
             out.add(field.name, field.value)
         }
 
         let peer = IPAddress.unmappedText(peerIP)
-        let trusted = trustedProxies.contains { $0.contains(ip: peerIP) }
         let previous = trusted ? incoming.values("X-Forwarded-For").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty } : []
         if !previous.isEmpty {
             out.add("X-Forwarded-For", (previous.map(String.init) + [peer]).joined(separator: ", "))
         } else {
             out.add("X-Forwarded-For", peer)
         }
-        out.add("X-Forwarded-Proto", publicScheme)
-        if let host = incoming["Host"] { out.add("X-Forwarded-Host", host) }
+        out.add("X-Forwarded-Proto", forwarding.forwardedProto)
+        out.add("X-Forwarded-Host", forwarding.forwardedHost)
         out.add("Authorization", authorization)
         return out
     }

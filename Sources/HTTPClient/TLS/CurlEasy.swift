@@ -14,6 +14,12 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var collector = CurlHeadCollector()
+    /// The request's method: the answer's framing depends on it (`HEAD`, `CONNECT`).
+    private let method: String
+    /// A bodiless `GET`, `HEAD` or `OPTIONS`: the only requests libcurl may send a second time.
+    private let mayBeRepeated: Bool
+    /// How many times libcurl has been about to send the request (see `beforeSendingRequest`).
+    private var attempts = 0
     var headArrived: Bool { collector.head != nil }
     /// Monotonic time of the last sign of life from the upstream (or of waiting on the browser).
     var lastActivity: UInt64
@@ -22,6 +28,8 @@ final class CurlEasy {
         guard let handle = curl_easy_init() else { throw .connectFailed("curl_easy_init failed") }
         self.handle = handle
         self.transfer = transfer
+        method = plan.method
+        mayBeRepeated = plan.upload == .none && (plan.method == "GET" || plan.method == "HEAD" || plan.method == "OPTIONS")
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         lastActivity = now
@@ -69,6 +77,8 @@ final class CurlEasy {
         try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
         try check(gatehouse_curl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
+        try check(gatehouse_curl_easy_setopt_prereq_callback(handle, curlPrereqCallback))
+        try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
 
         switch plan.method {
         case "GET": break
@@ -117,11 +127,30 @@ final class CurlEasy {
 
     // MARK: Callbacks (on the multi thread, inside curl_multi_perform / curl_easy_pause)
 
-    fileprivate func headerLine(_ line: UnsafeRawBufferPointer, now: UInt64) {
+    /// False stops the transfer (libcurl then closes the connection): the final head's framing is
+    /// ambiguous, and not one byte of its body may be read as if it were not.
+    fileprivate func headerLine(_ line: UnsafeRawBufferPointer, now: UInt64) -> Bool {
         lastActivity = now
         if collector.consume(line), let head = collector.head {
-            transfer.deliverHead(head)
+            do throws(UpstreamError) {
+                let framing = try UpstreamResponseFraming(head, requestMethod: method, version: collector.version)
+                transfer.deliverHead(head, framing: framing)
+            } catch {
+                transfer.complete(.failed(error))
+                return false
+            }
         }
+        return true
+    }
+
+    /// libcurl is about to send the request, on a new or reused connection. When a reused
+    /// connection dies before any answer byte, libcurl sends the request again on a fresh one (up
+    /// to five times, whatever the method): the upstream may then run a `POST` twice. As on the
+    /// `http://` path (`UpstreamClient.mayRetry`), only a bodiless `GET`, `HEAD` or `OPTIONS` gets
+    /// one more attempt; anything else fails (`502`). False aborts the transfer.
+    fileprivate func beforeSendingRequest() -> Bool {
+        attempts += 1
+        return attempts == 1 || (attempts == 2 && mayBeRepeated)
     }
 
     fileprivate func body(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> Bool {
@@ -151,6 +180,9 @@ final class CurlEasy {
             return .invalidRequest(detail)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
             return .connectionClosed
+        case CURLE_ABORTED_BY_CALLBACK:
+            // Only `beforeSendingRequest` aborts: the reused connection died and no retry is allowed.
+            return .connectionClosed
         default:
             return .invalidResponse(detail)
         }
@@ -164,8 +196,8 @@ private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: In
     let (total, overflow) = size.multipliedReportingOverflow(by: count)
     guard let userdata, !overflow else { return 0 }
     let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
-    easy.headerLine(UnsafeRawBufferPointer(start: data, count: total), now: EventLoop.monotonicNow())
-    return total
+    // Anything but `total` makes libcurl fail the transfer (CURLE_WRITE_ERROR).
+    return easy.headerLine(UnsafeRawBufferPointer(start: data, count: total), now: EventLoop.monotonicNow()) ? total : 0
 }
 
 private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
@@ -177,6 +209,13 @@ private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int
         return gatehouse_curl_writefunc_pause()
     }
     return total
+}
+
+private func curlPrereqCallback(_ userdata: UnsafeMutableRawPointer?, _ primaryIP: UnsafeMutablePointer<CChar>?,
+                                _ localIP: UnsafeMutablePointer<CChar>?, _ primaryPort: Int32, _ localPort: Int32) -> Int32 {
+    guard let userdata else { return gatehouse_curl_prereqfunc_abort() }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    return easy.beforeSendingRequest() ? gatehouse_curl_prereqfunc_ok() : gatehouse_curl_prereqfunc_abort()
 }
 
 private func curlReadCallback(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,

@@ -9,6 +9,8 @@ import HTTPServer
 struct CurlHeadCollector {
     /// The final head, once its closing empty line has arrived.
     private(set) var head: HTTPResponseHead?
+    /// The version of the final head's status line (an HTTP/1.0 answer may not use Transfer-Encoding).
+    private(set) var version: HTTPVersion = .http1_1
     private var status: Int?
     private var fields: [(name: String, value: String)] = []
 
@@ -21,8 +23,9 @@ struct CurlHeadCollector {
 
         if bytes.isEmpty {
             guard let status else { return false }
-            if (100..<200).contains(status) {
-                // An interim head: the final one follows.
+            if (100..<200).contains(status) && status != 101 {
+                // An interim head: the final one follows. (A `101` is final: libcurl takes it as
+                // the answer when no upgrade was asked for, and the client refuses it.)
                 self.status = nil
                 fields.removeAll()
                 return false
@@ -33,6 +36,7 @@ struct CurlHeadCollector {
         }
         if bytes.starts(with: Self.httpPrefix) {
             status = Self.statusCode(of: bytes)
+            version = bytes.starts(with: Self.http10Prefix) ? .http1_0 : .http1_1
             fields.removeAll()
             return false
         }
@@ -52,6 +56,7 @@ struct CurlHeadCollector {
     }
 
     private static let httpPrefix = Array("HTTP/".utf8)
+    private static let http10Prefix = Array("HTTP/1.0 ".utf8)
 
     /// The three-digit code after the first space of a status line (`HTTP/1.1 200 OK`, `HTTP/2 200`).
     private static func statusCode(of line: UnsafeRawBufferPointer) -> Int? {

@@ -47,7 +47,7 @@ final class CurlTransfer: Sendable {
         var uploadPaused = false
         var uploadRoomWaiter: CheckedContinuation<Void, Never>?
 
-        var head: HTTPResponseHead?
+        var head: (HTTPResponseHead, UpstreamResponseFraming)?
         var download: [[UInt8]] = []
         var downloadQueued = 0
         /// The write callback refused a piece and paused the receiving side.
@@ -120,11 +120,11 @@ final class CurlTransfer: Sendable {
     // MARK: Async side: relay
 
     /// Waits for the final response head.
-    func awaitHead() async throws(UpstreamError) -> HTTPResponseHead {
+    func awaitHead() async throws(UpstreamError) -> (HTTPResponseHead, UpstreamResponseFraming) {
         while true {
             // A head that arrived is the answer even if the exchange broke right after it: the
             // relay then sees the failure in the body (as on the `http://` path), whatever the timing.
-            let ready: Result<HTTPResponseHead, UpstreamError>? = state.withLock { s in
+            let ready: Result<(HTTPResponseHead, UpstreamResponseFraming), UpstreamError>? = state.withLock { s in
                 if let head = s.head { return .success(head) }
                 if case .failed(let error) = s.outcome { return .failure(error) }
                 if s.outcome == .finished { return .failure(.invalidResponse("the upstream sent no response head")) }
@@ -244,9 +244,9 @@ final class CurlTransfer: Sendable {
         return accepted
     }
 
-    func deliverHead(_ head: HTTPResponseHead) {
+    func deliverHead(_ head: HTTPResponseHead, framing: UpstreamResponseFraming) {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.head = head
+            s.head = (head, framing)
             defer { s.consumerWaiter = nil }
             return s.consumerWaiter
         }

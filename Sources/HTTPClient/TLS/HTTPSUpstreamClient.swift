@@ -7,7 +7,8 @@ import HTTPServer
 /// browser only as fast as the upstream takes it, and the response body is read from the upstream
 /// only as fast as the browser takes it; at most about `uploadBuffer` + `downloadBuffer` bytes per
 /// exchange wait in memory. Redirects are answers (never followed), content codings pass untouched,
-/// nothing is retried.
+/// and libcurl's own re-sending after a dead reused connection is limited to one more attempt of a
+/// bodiless `GET`, `HEAD` or `OPTIONS` (`CurlEasy.beforeSendingRequest`).
 ///
 /// For example:
 /// ```swift
@@ -60,14 +61,14 @@ public final class HTTPSUpstreamClient: Sendable {
                 await Self.pump(body, into: transfer, limit: maxBodyBytes)
             }
         }
-        let head: Result<HTTPResponseHead, UpstreamError> = await withTaskCancellationHandler {
+        let head: Result<(HTTPResponseHead, UpstreamResponseFraming), UpstreamError> = await withTaskCancellationHandler {
             do throws(UpstreamError) { return .success(try await transfer.awaitHead()) } catch { return .failure(error) }
         } onCancel: {
             transfer.cancel()
         }
         switch head {
-        case .success(let head):
-            return HTTPSUpstreamResponse(head: head, transfer: transfer)
+        case .success(let (head, framing)):
+            return HTTPSUpstreamResponse(head: head, framing: framing, transfer: transfer)
         case .failure(let error):
             transfer.cancel()
             throw error
@@ -94,10 +95,14 @@ public final class HTTPSUpstreamClient: Sendable {
 /// `discard()` it (then its connection is closed, never reused half-read). Dropping it discards it.
 public final class HTTPSUpstreamResponse: Sendable {
     public let head: HTTPResponseHead
+    /// Decided on the curl thread as the head arrived, by the rules of the `http://` client
+    /// (`UpstreamResponseFraming`); an ambiguous head never gets here (`send` throws).
+    public let framing: UpstreamResponseFraming
     private let transfer: CurlTransfer
 
-    init(head: HTTPResponseHead, transfer: CurlTransfer) {
+    init(head: HTTPResponseHead, framing: UpstreamResponseFraming, transfer: CurlTransfer) {
         self.head = head
+        self.framing = framing
         self.transfer = transfer
     }
 

@@ -58,6 +58,10 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
 
     func abort() {
         let connection = self.connection
+        // Over now, not when the close runs: the handler usually returns at once, and
+        // `handlerReturned` must not end the stream as if the body were whole (a cut chunked body
+        // would get its last chunk and look complete on a keep-alive connection).
+        if connection.loop.inEventLoop { finished = true }
         connection.loop.execute { [self] in
             if self.isCurrent { connection.close() }
         }

@@ -1,0 +1,35 @@
+/// What the proxy says about itself to upstreams, decided once from the configuration: the
+/// browser-facing host and scheme (from `GATEHOUSE_PUBLIC_URL`, never from the request) and whose
+/// forwarding headers are believed (`GATEHOUSE_TRUSTED_PROXIES`).
+///
+/// For example: `ProxyForwarding(publicURL: config.publicURL, trustedProxies: config.trustedProxies, csrfHeader: "X-CSRF")`
+/// gives `forwardedHost == "app.example.com"` for `https://app.example.com`.
+public struct ProxyForwarding: Sendable, Equatable {
+    /// `X-Forwarded-Host`: host[:port] of `GATEHOUSE_PUBLIC_URL` as written in its origin (default
+    /// port omitted). A browser's `Host` is whatever it chose to send (a DNS-rebinding page, a
+    /// hand-made request), so upstreams building links or redirects from it would be misled.
+    public let forwardedHost: String
+    /// `X-Forwarded-Proto`: the scheme of `GATEHOUSE_PUBLIC_URL`.
+    public let forwardedProto: String
+    /// Peers whose forwarding headers (`X-Forwarded-For`, `X-Real-IP`, `Forwarded`, …) are kept.
+    public let trustedProxies: [CIDR]
+    /// The anti-forgery header, never forwarded.
+    public let csrfHeader: String
+
+    public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String) {
+        self.init(forwardedHost: String(publicURL.origin.utf8.dropFirst(publicURL.scheme.utf8.count + 3))!,
+                  forwardedProto: publicURL.scheme, trustedProxies: trustedProxies, csrfHeader: csrfHeader)
+    }
+
+    public init(forwardedHost: String, forwardedProto: String, trustedProxies: [CIDR], csrfHeader: String) {
+        self.forwardedHost = forwardedHost
+        self.forwardedProto = forwardedProto
+        self.trustedProxies = trustedProxies
+        self.csrfHeader = csrfHeader
+    }
+
+    /// True when `peerIP` is one of the trusted proxies.
+    public func trusts(peerIP: String) -> Bool {
+        trustedProxies.contains { $0.contains(ip: peerIP) }
+    }
+}

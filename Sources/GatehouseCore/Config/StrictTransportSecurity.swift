@@ -21,6 +21,8 @@ public enum StrictTransportSecurity {
         var includeSubDomains = false, preload = false
         for raw in text.split(separator: ";", omittingEmptySubsequences: false) {
             let directive = raw.trimmingASCIIWhitespace()
+            // RFC 6797 §6.1 allows empty directives (`max-age=60;`).
+            if directive.isEmpty { continue }
             let lower = directive.lowercased()
             if lower.hasPrefix("max-age=") {
                 guard maxAge == nil else { throw .repeatedDirective("max-age") }

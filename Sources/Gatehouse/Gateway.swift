@@ -38,7 +38,7 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        sessions = SessionResolver(store: store, configuration: configuration, logger: logger)
+        sessions = SessionResolver(store: store, configuration: configuration, logger: logger, now: now)
         refresher = TokenRefresher(store: store, provider: provider, sessions: sessions, metrics: metrics,
                                    configuration: configuration, logger: logger)
     }
@@ -91,7 +91,7 @@ public final class Gateway: HTTPHandler {
 
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let head = request.head
-        let secure = SecuredResponseWriter(writer)
+        let secure = SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
         switch OwnPath(head.path) {
         case .login:
             guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
@@ -123,7 +123,8 @@ public final class Gateway: HTTPHandler {
 
     func secured(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers))
+        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
+                              strictTransportSecurity: context.configuration.strictTransportSecurity)
         return response
     }
 
@@ -132,20 +133,26 @@ public final class Gateway: HTTPHandler {
 /// Adds the security headers to whatever a handler writes (complete or streamed).
 final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
     private let inner: any HTTPResponseWriter
+    private let strictTransportSecurity: String?
 
-    init(_ inner: any HTTPResponseWriter) { self.inner = inner }
+    init(_ inner: any HTTPResponseWriter, strictTransportSecurity: String? = nil) {
+        self.inner = inner
+        self.strictTransportSecurity = strictTransportSecurity
+    }
 
     var headWritten: Bool { inner.headWritten }
 
     func respond(_ response: HTTPResponse) async {
         var response = response
-        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers))
+        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
+                              strictTransportSecurity: strictTransportSecurity)
         await inner.respond(response)
     }
 
     func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
         var head = head
-        SecurityHeaders.apply(to: &head.headers, html: SecurityHeaders.isHTML(head.headers))
+        SecurityHeaders.apply(to: &head.headers, html: SecurityHeaders.isHTML(head.headers),
+                              strictTransportSecurity: strictTransportSecurity)
         try await inner.writeHead(head, contentLength: contentLength)
     }
 

@@ -75,7 +75,7 @@ public final class GatewayRuntime: Sendable {
         serverConfig.maxBodyBytes = configuration.maxBody
         if let loopCount { serverConfig.loopCount = loopCount }
         var defaults = HTTPHeaders()
-        SecurityHeaders.apply(to: &defaults, html: false)
+        SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: configuration.strictTransportSecurity)
         let observer = GatewayObserver(metrics: metrics, logger: logger) { gateway.routeClass(of: $0) }
         let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
                                 defaultHeaders: defaults, logger: logger)
@@ -84,6 +84,8 @@ public final class GatewayRuntime: Sendable {
             throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")
         }
         provider.start()
+        // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
+        metrics.activeSessions.start { try store.countActiveSessions(now: Int64(Date().timeIntervalSince1970)) }
         let maintenance = Task {
             // Expired sessions, pending logins and back-channel jtis are purged in the background.
             while !Task.isCancelled {
@@ -111,6 +113,7 @@ public final class GatewayRuntime: Sendable {
         let nanos = UInt64(grace.components.seconds) * 1_000_000_000 + UInt64(grace.components.attoseconds / 1_000_000_000)
         await server.shutdown(graceNanoseconds: nanos)
         maintenance.cancel()
+        context.metrics.activeSessions.stop()
         context.provider.stop()
         do { try store.close() } catch {
             context.logger.error("database close failed", metadata: ["error": "\(error)"])

@@ -62,19 +62,8 @@ struct SessionsCommand: ParsableCommand {
                 report("gatehouse: \(error)")
                 throw Exit.unavailable
             }
-            if json {
-                let rows = sessions.map { s in
-                    "{\"id\":\(JSONString.quoted(s.idPrefix)),\"sub\":\(JSONString.quoted(s.sub)),\"createdAt\":\(s.createdAt),"
-                        + "\"lastSeenAt\":\(s.lastSeenAt),\"idleExpiresAt\":\(s.idleExpiresAt),\"expiresAt\":\(s.expiresAt)}"
-                }
-                print("[" + rows.joined(separator: ",") + "]")
-                return
-            }
-            print(["ID", "SUB", "CREATED", "LAST SEEN", "IDLE EXPIRES", "EXPIRES"].joined(separator: "\t"))
-            for s in sessions {
-                print([s.idPrefix, s.sub, iso(s.createdAt), iso(s.lastSeenAt), iso(s.idleExpiresAt), iso(s.expiresAt)]
-                    .joined(separator: "\t"))
-            }
+            // `sub` is the provider's: escaped so that it cannot drive the terminal (SessionListing).
+            print(json ? SessionListing.json(sessions) : SessionListing.table(sessions, time: iso))
         }
     }
 

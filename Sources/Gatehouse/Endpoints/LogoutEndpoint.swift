@@ -35,6 +35,7 @@ struct LogoutEndpoint {
         }
         _ = try? context.store.deleteSession(idHash: session.idHash)
         context.sessions.forget(session.idHash)
+        context.metrics.activeSessions.nudge()
         context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
 
         let clients = context.provider.current

@@ -61,6 +61,9 @@ public final class GatewayMetrics: Sendable {
 
     private let numbers = Mutex(Numbers())
 
+    /// `gatehouse_active_sessions`, counted off the event loops (the runtime starts its thread).
+    public let activeSessions = ActiveSessionsGauge()
+
     public init() {}
 
     public func recordRequest(_ routeClass: RouteClass, status: Int, durationNanoseconds: UInt64) {
@@ -82,7 +85,10 @@ public final class GatewayMetrics: Sendable {
     }
 
     public func loginStarted() { numbers.withLock { $0.loginsStarted += 1 } }
-    public func loginCompleted() { numbers.withLock { $0.loginsCompleted += 1 } }
+    public func loginCompleted() {
+        numbers.withLock { $0.loginsCompleted += 1 }
+        activeSessions.nudge()
+    }
     public func loginFailed(reason: String) { numbers.withLock { $0.loginsFailed[reason, default: 0] += 1 } }
     public func refreshSucceeded() { numbers.withLock { $0.refreshesOK += 1 } }
     public func refreshFailed(reason: String) { numbers.withLock { $0.refreshesFailed[reason, default: 0] += 1 } }
@@ -91,8 +97,9 @@ public final class GatewayMetrics: Sendable {
     public func connectionClosed() { numbers.withLock { $0.openConnections -= 1 } }
     public func connectionRejected() { numbers.withLock { $0.rejectedConnections += 1 } }
 
-    /// The exposition text. `activeSessions` is read by the caller (a database count).
-    public func render(activeSessions: Int?) -> String {
+    /// The exposition text. Reads only memory: the session gauge is the last background count.
+    public func render() -> String {
+        let activeSessions = self.activeSessions.value
         let n = numbers.withLock { $0 }
         var r = RequestNumbers()
         for shard in shards { r.add(shard.numbers.withLock { $0 }) }

@@ -74,7 +74,8 @@ struct ApiProxy {
                                         headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: response.head.headers))
         // Added here, while this function owns the only copy of the fields: the secured writer then
         // finds them present and adds (and copies) nothing.
-        SecurityHeaders.apply(to: &outgoing.headers, html: SecurityHeaders.isHTML(outgoing.headers))
+        SecurityHeaders.apply(to: &outgoing.headers, html: SecurityHeaders.isHTML(outgoing.headers),
+                              strictTransportSecurity: context.configuration.strictTransportSecurity)
         // Small answers usually arrive whole with their head: relay them in one write. The client
         // decided the framing and the length to announce (for HEAD, what GET would send).
         if let body = response.wholeBodyIfBuffered() {

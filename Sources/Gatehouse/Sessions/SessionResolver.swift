@@ -49,25 +49,63 @@ public final class SessionResolver: Sendable {
     static let maximumRememberedIDs = 10_000
     private let idMemo = Mutex<[Substring: SessionID]>([:])
     private let logger: Logger
+    /// Unix seconds (the gateway's injectable clock), for checking several cookie values.
+    private let now: @Sendable () -> Int64
 
-    public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger) {
+    public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.store = store
+        self.now = now
         cookieName = configuration.cookieName
         idleSeconds = Int64(configuration.sessionIdle)
         touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
         self.logger = logger
     }
 
-    /// The session id presented by the request, if it is well-formed.
+    /// The session id presented by the request: its one well-formed session cookie, or, when the
+    /// browser sends several cookies of that name, the first of them (at most
+    /// `maximumCookieCandidates`) that names a live session.
+    ///
+    /// A browser keeps same-named cookies set for different paths or by a sibling subdomain
+    /// ("cookie tossing") and sends them all, the longest path first; a planted value must not
+    /// shadow the real one. With a single value nothing is looked up here and nothing allocated:
+    /// the caller's `resolve` does the one lookup. Without any live candidate the first
+    /// well-formed value is returned (and resolves to nothing).
     public func sessionID(in headers: HTTPHeaders) -> SessionID? {
-        // A planted duplicate cookie must not shadow the real one: try each value.
-        var found: SessionID? = nil
+        var first: SessionID? = nil
+        var several = false
         CookieParser.forEachValue(named: cookieName, in: headers) { value in
-            guard value.utf8.count == SessionID.cookieValueLength else { return true }
-            found = knownID(value)
-            return found == nil
+            guard value.utf8.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
+            guard first == nil else {
+                several = true
+                return false
+            }
+            first = id
+            return true
         }
-        return found
+        guard several else { return first }
+        return firstLiveCandidate(in: headers) ?? first
+    }
+
+    /// How many well-formed values of the session cookie are looked up, at most, per request.
+    static let maximumCookieCandidates = 4
+
+    /// The rare path (several cookies of our name): each candidate costs a cache or store lookup,
+    /// which also leaves the live one cached for the caller's `resolve`.
+    private func firstLiveCandidate(in headers: HTTPHeaders) -> SessionID? {
+        var live: SessionID? = nil
+        var tried = 0
+        let now = self.now()
+        CookieParser.forEachValue(named: cookieName, in: headers) { value in
+            guard value.utf8.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
+            tried += 1
+            if (try? resolve(idHash: id.hash, now: now, slide: false)) != nil {
+                live = id
+                return false
+            }
+            return tried < Self.maximumCookieCandidates
+        }
+        return live
     }
 
     /// Validating and hashing a cookie value (base64url decoding, SHA-256, hex) costs more than the

@@ -32,6 +32,7 @@ extension GatehouseConfiguration {
         let cookieName = r.cookieName(publicURL: publicURL)
         let sameSite = r.sameSite()
         let csrfHeader = r.csrfHeader()
+        let hsts = r.strictTransportSecurity(publicURL: publicURL)
         let postLogout = r.postLogoutRedirectURI(publicURL: publicURL)
 
         // Sessions
@@ -65,6 +66,7 @@ extension GatehouseConfiguration {
             scopes: scopes, authParams: authParams, providerTimeout: providerTimeout, refreshMargin: refreshMargin,
             publicURL: publicURL, listen: listen, publicDir: publicDir, cookieName: cookieName,
             cookieSameSite: sameSite, csrfHeader: csrfHeader, postLogoutRedirectURI: postLogout,
+            strictTransportSecurity: hsts,
             databasePath: database, secretKey: secretKey, previousSecretKey: previousKey,
             sessionIdle: idle, sessionLifetime: lifetime, routes: routes, maxBody: maxBody,
             trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat))
@@ -267,6 +269,13 @@ struct EnvironmentReader {
             fail(name, "\(ConfigurationIssue.quote(text)) needs a Secure cookie, but GATEHOUSE_PUBLIC_URL is not https")
             return nil
         }
+        // Without the exact `__Host-` prefix a sibling subdomain (or an http page of the same host)
+        // can plant a same-named cookie that the browser sends beside ours (cookie tossing).
+        if let publicURL, publicURL.isSecure, !text.hasPrefix("__Host-") {
+            fail(name, "\(ConfigurationIssue.quote(text)) must start with __Host- when GATEHOUSE_PUBLIC_URL is https "
+                 + "(the prefix stops other subdomains from planting a cookie of the same name)")
+            return nil
+        }
         return text
     }
 
@@ -298,6 +307,10 @@ struct EnvironmentReader {
         }
         guard !Self.reservedHeaders.contains(text.lowercased()) else {
             fail(name, "\(ConfigurationIssue.quote(text)) is a standard header Gatehouse relies on; use a custom name such as X-CSRF")
+            return nil
+        }
+        if let why = CSRFHeaderName.unsuitability(of: text) {
+            fail(name, "\(ConfigurationIssue.quote(text)) \(why); use a custom name such as X-CSRF")
             return nil
         }
         return text

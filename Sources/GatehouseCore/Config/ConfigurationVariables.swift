@@ -28,6 +28,8 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_COOKIE_SAMESITE", "Strict", "Strict or Lax for the session cookie"),
         ("GATEHOUSE_CSRF_HEADER", "X-CSRF",
          "header every /user, POST /logout and API request must carry with the value 1"),
+        ("GATEHOUSE_HSTS", "max-age=31536000 when PUBLIC_URL is https",
+         "Strict-Transport-Security on every answer over https: max-age=N[; includeSubDomains][; preload], or off; never sent on http"),
         ("GATEHOUSE_POST_LOGOUT_REDIRECT_URI", "{PUBLIC_URL}/", "where the provider sends the browser after logout"),
         ("GATEHOUSE_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error or critical"),
         ("GATEHOUSE_LOG_FORMAT", "json", "json (one object a line) or text"),

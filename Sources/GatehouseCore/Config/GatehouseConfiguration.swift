@@ -31,6 +31,9 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var cookieSameSite: SameSitePolicy
     public var csrfHeader: String
     public var postLogoutRedirectURI: String
+    /// The `Strict-Transport-Security` value sent on every answer (`GATEHOUSE_HSTS`); nil on http
+    /// or when turned `off`.
+    public var strictTransportSecurity: String?
 
     // MARK: Sessions
     public var databasePath: String

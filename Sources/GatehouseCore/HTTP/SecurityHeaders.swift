@@ -7,11 +7,14 @@ public enum SecurityHeaders {
     public static let contentSecurityPolicy =
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-    /// Adds `X-Content-Type-Options`, `Referrer-Policy`, `X-Frame-Options`, and on HTML the
-    /// `Content-Security-Policy`, each only when the response does not already carry it.
-    public static func apply(to headers: inout HTTPHeaders, html: Bool) {
+    /// Adds `X-Content-Type-Options`, `Referrer-Policy`, `X-Frame-Options`, on HTML the
+    /// `Content-Security-Policy`, and `Strict-Transport-Security` when a value is given (the public
+    /// URL is https: `GatehouseConfiguration.strictTransportSecurity`), each only when the response
+    /// does not already carry it. The values are prebuilt strings: nothing is formatted per answer.
+    public static func apply(to headers: inout HTTPHeaders, html: Bool, strictTransportSecurity: String? = nil) {
         // One pass to see what is there; nothing is added (and the fields not copied) when all are.
         var hasTypeOptions = false, hasReferrer = false, hasFrame = false, hasCSP = !html
+        var hasHSTS = strictTransportSecurity == nil
         for field in headers.fields {
             let name = field.name
             switch name.utf8.count {
@@ -20,6 +23,7 @@ public enum SecurityHeaders {
                 hasReferrer = hasReferrer || name.asciiCaseInsensitiveEquals("Referrer-Policy")
                 hasFrame = hasFrame || name.asciiCaseInsensitiveEquals("X-Frame-Options")
             case 23: hasCSP = hasCSP || name.asciiCaseInsensitiveEquals("Content-Security-Policy")
+            case 25: hasHSTS = hasHSTS || name.asciiCaseInsensitiveEquals("Strict-Transport-Security")
             default: break
             }
         }
@@ -27,6 +31,7 @@ public enum SecurityHeaders {
         if !hasReferrer { headers.add("Referrer-Policy", "no-referrer") }
         if !hasFrame { headers.add("X-Frame-Options", "DENY") }
         if !hasCSP { headers.add("Content-Security-Policy", contentSecurityPolicy) }
+        if !hasHSTS, let strictTransportSecurity { headers.add("Strict-Transport-Security", strictTransportSecurity) }
     }
 
     /// True when the fields declare an HTML body (`Content-Type: text/html…`, any case).

@@ -55,5 +55,11 @@ CREATE TABLE logout_jti (
 CREATE INDEX logout_jti_by_expires_at ON logout_jti (expires_at);
 
 """#),
+        Migration(version: 2, name: "pending_login_binding_index", sql: #"""
+-- 0002_pending_login_binding_index: pending logins are capped per browser binding (and in total);
+-- the per-binding eviction that runs with every insert reads this index instead of the table.
+CREATE INDEX pending_logins_by_binding ON pending_logins (binding_hash, expires_at);
+
+"""#),
     ]
 }

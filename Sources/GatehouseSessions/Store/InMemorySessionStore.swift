@@ -12,12 +12,19 @@ public final class InMemorySessionStore: SessionStore {
     private struct State: Sendable {
         var sessions: [String: StoredSession] = [:]
         var pendingLogins: [String: PendingLogin] = [:]
+        /// Insertion order of pending logins: the tie-break of eviction, as `rowid` is in SQL.
+        var pendingOrder: [String: UInt64] = [:]
+        var nextPendingOrder: UInt64 = 0
         var logoutJTIs: [String: Int64] = [:]
     }
 
     private let state = Mutex(State())
+    /// Caps on pending logins, enforced by every `savePendingLogin`.
+    public let pendingLoginLimits: PendingLoginLimits
 
-    public init() {}
+    public init(pendingLoginLimits: PendingLoginLimits = .standard) {
+        self.pendingLoginLimits = pendingLoginLimits
+    }
 
     public func createSession(_ new: NewSession, replacing oldIdHash: String?) throws(SessionStoreError) -> Session {
         let session = Session(idHash: new.idHash, sub: new.sub, sid: new.sid, claims: new.claims, tokens: new.tokens,
@@ -138,11 +145,35 @@ public final class InMemorySessionStore: SessionStore {
                 throw .database(SQLiteError(code: 1555, message: "UNIQUE constraint failed: pending_logins.state_hash"))
             }
             state.pendingLogins[login.stateHash] = login
+            state.pendingOrder[login.stateHash] = state.nextPendingOrder
+            state.nextPendingOrder += 1
+            Self.evictPending(from: &state, keeping: pendingLoginLimits.perBinding) { $0.bindingHash == login.bindingHash }
+            Self.evictPending(from: &state, keeping: pendingLoginLimits.total) { _ in true }
+        }
+    }
+
+    /// Pending logins stored, expired or not.
+    public func pendingLoginCount() -> Int {
+        state.withLock { $0.pendingLogins.count }
+    }
+
+    /// Keeps the `limit` newest of the pending logins that match: newest by expiry, then by insertion.
+    private static func evictPending(from state: inout State, keeping limit: Int, where matches: (PendingLogin) -> Bool) {
+        let candidates = state.pendingLogins.values.filter(matches)
+        guard candidates.count > limit else { return }
+        let order = state.pendingOrder
+        let oldestFirst = candidates.sorted { a, b in
+            (a.expiresAt, order[a.stateHash] ?? 0) < (b.expiresAt, order[b.stateHash] ?? 0)
+        }
+        for login in oldestFirst.prefix(candidates.count - limit) {
+            state.pendingLogins[login.stateHash] = nil
+            state.pendingOrder[login.stateHash] = nil
         }
     }
 
     public func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
         state.withLock { state in
+            state.pendingOrder[stateHash] = nil
             guard let login = state.pendingLogins.removeValue(forKey: stateHash), now < login.expiresAt else { return nil }
             return login
         }
@@ -162,7 +193,10 @@ public final class InMemorySessionStore: SessionStore {
         state.withLock { state in
             let sessions = Self.remove(from: &state) { !$0.isActive(at: now) }
             let pending = state.pendingLogins.filter { $0.value.expiresAt <= now }.map(\.key)
-            for key in pending { state.pendingLogins[key] = nil }
+            for key in pending {
+                state.pendingLogins[key] = nil
+                state.pendingOrder[key] = nil
+            }
             let jtis = state.logoutJTIs.filter { $0.value <= now }.map(\.key)
             for key in jtis { state.logoutJTIs[key] = nil }
             return PurgeCounts(sessions: sessions, pendingLogins: pending.count, logoutJTIs: jtis.count)

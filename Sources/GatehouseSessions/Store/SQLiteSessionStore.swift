@@ -15,24 +15,29 @@ public final class SQLiteSessionStore: SessionStore {
     public let database: SQLiteDatabase
     /// The key-less operations (list, revoke, purge, migrate, ping) on the same database.
     public let maintenance: SQLiteSessionMaintenance
+    /// Caps on pending logins, enforced by every `savePendingLogin`.
+    public let pendingLoginLimits: PendingLoginLimits
     private let sealer: TokenSealer
     private let logger: Logger
 
     /// Opens (creating if needed) the database file. Does not migrate: call `migrate()`.
     /// - Throws: `SessionStoreError.database` when the file cannot be opened or configured.
-    public convenience init(path: String, sealer: TokenSealer, logger: Logger) throws(SessionStoreError) {
+    public convenience init(path: String, sealer: TokenSealer, logger: Logger,
+                            pendingLoginLimits: PendingLoginLimits = .standard) throws(SessionStoreError) {
         let database: SQLiteDatabase
         do {
             database = try SQLiteDatabase(path: path)
         } catch {
             throw .database(error)
         }
-        self.init(database: database, sealer: sealer, logger: logger)
+        self.init(database: database, sealer: sealer, logger: logger, pendingLoginLimits: pendingLoginLimits)
     }
 
     /// A store over an already open database.
-    public init(database: SQLiteDatabase, sealer: TokenSealer, logger: Logger) {
+    public init(database: SQLiteDatabase, sealer: TokenSealer, logger: Logger,
+                pendingLoginLimits: PendingLoginLimits = .standard) {
         self.database = database
+        self.pendingLoginLimits = pendingLoginLimits
         self.maintenance = SQLiteSessionMaintenance(database: database, logger: logger)
         self.sealer = sealer
         self.logger = logger
@@ -175,11 +180,23 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func savePendingLogin(_ login: PendingLogin) throws(SessionStoreError) {
         let sealed = try PendingLoginSecrets.sealed(login, sealer: sealer)
+        let limits = pendingLoginLimits
         try write { (conn: SQLiteConnection) throws(SQLiteError) in
             try conn.run(SQL.insertPending, [
                 .text(login.stateHash), .text(login.bindingHash), .blob(sealed),
                 .integer(login.createdAt), .integer(login.expiresAt),
             ])
+            // Same transaction as the insert: no flood of /login, however fast and from however
+            // many processes, ever sees the table above its caps.
+            try conn.run(SQL.evictPendingOfBinding, [.text(login.bindingHash), .integer(Int64(limits.perBinding))])
+            try conn.run(SQL.evictPendingOverall, [.integer(Int64(limits.total))])
+        }
+    }
+
+    /// Pending-login rows stored, expired or not (tests and operators checking the caps).
+    public func pendingLoginCount() throws(SessionStoreError) -> Int {
+        try read { (conn: SQLiteConnection) throws(SQLiteError) -> Int in
+            try conn.queryFirst(SQL.countPending) { row in Int(row.int64(0)) } ?? 0
         }
     }
 

@@ -44,12 +44,26 @@ enum SQL {
     static let insertPending = """
         INSERT INTO pending_logins (state_hash, binding_hash, sealed, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
         """
+    /// Keeps the `?2` newest logins of binding `?1` (index `pending_logins_by_binding`).
+    static let evictPendingOfBinding = """
+        DELETE FROM pending_logins WHERE rowid IN (
+            SELECT rowid FROM pending_logins WHERE binding_hash = ?1
+            ORDER BY expires_at DESC, rowid DESC LIMIT -1 OFFSET ?2)
+        """
+    /// Keeps at most `?1` rows: the surplus closest to expiry goes (index `pending_logins_by_expires_at`;
+    /// `COUNT(*)` counts b-tree cells page by page, so this stays cheap at the cap).
+    static let evictPendingOverall = """
+        DELETE FROM pending_logins WHERE rowid IN (
+            SELECT rowid FROM pending_logins ORDER BY expires_at, rowid
+            LIMIT max(0, (SELECT COUNT(*) FROM pending_logins) - ?1))
+        """
     static let takePending = """
         DELETE FROM pending_logins WHERE state_hash = ? RETURNING binding_hash, sealed, created_at, expires_at
         """
     static let insertJTI = "INSERT INTO logout_jti (jti_hash, expires_at) VALUES (?, ?) ON CONFLICT (jti_hash) DO NOTHING"
     static let purgeSessions = "DELETE FROM sessions WHERE idle_expires_at <= ?1 OR expires_at <= ?1"
     static let purgePending = "DELETE FROM pending_logins WHERE expires_at <= ?"
+    static let countPending = "SELECT COUNT(*) FROM pending_logins"
     static let purgeJTI = "DELETE FROM logout_jti WHERE expires_at <= ?"
     static let ping = "SELECT 1 FROM sessions LIMIT 1"
 }

@@ -10,7 +10,8 @@ struct GatewayMetricsTests {
         metrics.loginFailed(reason: "unknown_or_expired_state")
         metrics.loginFailed(reason: "iss_mismatch")
         metrics.refreshFailed(reason: "invalid_grant")
-        let text = metrics.render(activeSessions: 3)
+        metrics.activeSessions.set(3)
+        let text = metrics.render()
         #expect(text.contains("# TYPE gatehouse_logins_started_total counter\ngatehouse_logins_started_total 1\n"))
         #expect(text.contains("""
             gatehouse_logins_failed_total{reason="iss_mismatch"} 1
@@ -25,7 +26,7 @@ struct GatewayMetricsTests {
         let metrics = GatewayMetrics()
         metrics.recordRequest(.api, status: 200, durationNanoseconds: 2_000_000)
         metrics.recordRequest(.api, status: 502, durationNanoseconds: 20_000_000_000)
-        let text = metrics.render(activeSessions: nil)
+        let text = metrics.render()
         #expect(text.contains("gatehouse_http_request_duration_seconds_bucket{route=\"api\",le=\"0.0025\"} 1\n"))
         #expect(text.contains("gatehouse_http_request_duration_seconds_bucket{route=\"api\",le=\"+Inf\"} 2\n"))
         #expect(text.contains("gatehouse_http_request_duration_seconds_count{route=\"api\"} 2\n"))

@@ -21,7 +21,9 @@ extension GatehouseConfiguration {
         let clientSecret = r.value("GATEHOUSE_CLIENT_SECRET")
         let clientAuthMethod = r.clientAuthMethod(hasSecret: clientSecret != nil)
         let scopes = r.scopes()
-        let authParams = r.authParams()
+        let authParams = r.refuseUnsupportedAuthParams(r.authParams())
+        let userinfo = r.userinfoPolicy()
+        let idTokenAlgorithms = r.idTokenAlgorithms()
         let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
         let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
 
@@ -56,18 +58,21 @@ extension GatehouseConfiguration {
 
         guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
-              let maxBody, let upstreamTimeout, let logLevel, let logFormat
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo
         else {
             return .failure(ConfigurationErrors(issues: r.issues))
         }
-        return .success(GatehouseConfiguration(
+        var configuration = GatehouseConfiguration(
             issuer: issuer, clientID: clientID, clientSecret: clientSecret, clientAuthMethod: clientAuthMethod,
             scopes: scopes, authParams: authParams, providerTimeout: providerTimeout, refreshMargin: refreshMargin,
             publicURL: publicURL, listen: listen, publicDir: publicDir, cookieName: cookieName,
             cookieSameSite: sameSite, csrfHeader: csrfHeader, postLogoutRedirectURI: postLogout,
             databasePath: database, secretKey: secretKey, previousSecretKey: previousKey,
             sessionIdle: idle, sessionLifetime: lifetime, routes: routes, maxBody: maxBody,
-            trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat))
+            trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
+        configuration.userinfo = userinfo
+        configuration.idTokenAlgorithms = idTokenAlgorithms
+        return .success(configuration)
     }
 }
 

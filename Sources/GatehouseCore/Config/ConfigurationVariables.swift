@@ -37,6 +37,10 @@ extension GatehouseConfiguration {
          "comma-separated CIDRs of load balancers whose X-Forwarded-For is kept and appended to"),
         ("GATEHOUSE_UPSTREAM_TIMEOUT", "30s", "time limit for an upstream's first response byte"),
         ("GATEHOUSE_REFRESH_MARGIN", "60s", "refresh the access token this long before it expires"),
+        ("GATEHOUSE_USERINFO", "auto",
+         "auto (when the provider has a userinfo_endpoint and the scopes ask for more than openid), true or false: call UserInfo after login and refresh and merge its claims"),
+        ("GATEHOUSE_ID_TOKEN_ALGS", "RS256 (plus the provider's algorithm when it advertises exactly one)",
+         "comma-separated signing algorithms accepted for ID and logout tokens; asymmetric only"),
     ]
 
     /// `GATEHOUSE_*` variables in `environment` that Gatehouse does not know (likely typos), sorted.

@@ -22,6 +22,11 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var providerTimeout: Int
     /// Refresh the access token when it expires within this many seconds (`GATEHOUSE_REFRESH_MARGIN`).
     public var refreshMargin: Int
+    /// When UserInfo is fetched after login and refresh (`GATEHOUSE_USERINFO`).
+    public var userinfo: UserInfoPolicy = .auto
+    /// `GATEHOUSE_ID_TOKEN_ALGS`: the only algorithms accepted for ID and logout tokens; nil for
+    /// the default (RS256, plus the provider's algorithm when it advertises exactly one).
+    public var idTokenAlgorithms: [String]? = nil
 
     // MARK: Browser-facing
     public var publicURL: PublicURL

@@ -7,6 +7,9 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     case clientSecretPost = "client_secret_post"
     /// No authentication: a public client that sends only `client_id`.
     case none = "none"
+    /// A JWT signed with HMAC-SHA256 under the client secret (OIDC Core §9, RFC 7523); the secret
+    /// itself never travels.
+    case clientSecretJWT = "client_secret_jwt"
 
     /// SPEC default: `client_secret_basic` when a secret is configured, else `none`.
     public static func `default`(hasSecret: Bool) -> ClientAuthMethod {

@@ -12,11 +12,14 @@ public struct TokenClient: Sendable {
     public let authMethod: ClientAuthMethod
     private let clientSecret: String?
     private let http: any ProviderHTTPClient
+    /// The clock for client assertions (`client_secret_jwt`).
+    private let now: @Sendable () -> Date
 
     /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when `authMethod` needs a secret
     ///   and none is given.
     public init(tokenEndpoint: String, revocationEndpoint: String?, clientID: String, clientSecret: String?,
-                authMethod: ClientAuthMethod, http: any ProviderHTTPClient) throws(TokenEndpointError) {
+                authMethod: ClientAuthMethod, http: any ProviderHTTPClient,
+                now: @escaping @Sendable () -> Date = { Date() }) throws(TokenEndpointError) {
         if authMethod.requiresSecret && (clientSecret ?? "").isEmpty {
             throw .invalidConfiguration("\(authMethod.rawValue) needs GATEHOUSE_CLIENT_SECRET")
         }
@@ -26,13 +29,14 @@ public struct TokenClient: Sendable {
         self.clientSecret = authMethod.requiresSecret ? clientSecret : nil
         self.authMethod = authMethod
         self.http = http
+        self.now = now
     }
 
     /// Takes the token and revocation endpoints from validated provider metadata.
     public init(metadata: ProviderMetadata, clientID: String, clientSecret: String?, authMethod: ClientAuthMethod,
-                http: any ProviderHTTPClient) throws(TokenEndpointError) {
+                http: any ProviderHTTPClient, now: @escaping @Sendable () -> Date = { Date() }) throws(TokenEndpointError) {
         try self.init(tokenEndpoint: metadata.tokenEndpoint, revocationEndpoint: metadata.revocationEndpoint,
-                      clientID: clientID, clientSecret: clientSecret, authMethod: authMethod, http: http)
+                      clientID: clientID, clientSecret: clientSecret, authMethod: authMethod, http: http, now: now)
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3 with RFC 7636 §4.5 `code_verifier`).
@@ -95,6 +99,10 @@ public struct TokenClient: Sendable {
             parameters += [("client_id", clientID), ("client_secret", clientSecret ?? "")]
         case .none:
             parameters.append(("client_id", clientID))
+        case .clientSecretJWT:
+            parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
+                           ("client_assertion", ClientAssertion.clientSecretJWT(clientID: clientID, secret: clientSecret ?? "",
+                                                                                audience: tokenEndpoint, now: now()))]
         }
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }

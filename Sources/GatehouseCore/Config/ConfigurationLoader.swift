@@ -125,7 +125,7 @@ struct EnvironmentReader {
         let name = "GATEHOUSE_CLIENT_AUTH_METHOD"
         guard let text = value(name) else { return hasSecret ? .clientSecretBasic : ClientAuthMethod.none }
         guard let method = ClientAuthMethod(rawValue: text.lowercased()) else {
-            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, none")
+            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, client_secret_jwt, none")
             return nil
         }
         if method != .none && !hasSecret {

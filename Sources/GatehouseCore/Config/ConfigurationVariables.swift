@@ -6,7 +6,7 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_CLIENT_ID", "required", "client id registered at the provider"),
         ("GATEHOUSE_CLIENT_SECRET", "none", "client secret; when set the client authenticates to the token endpoint"),
         ("GATEHOUSE_CLIENT_AUTH_METHOD", "client_secret_basic if a secret is set, else none",
-         "client_secret_basic, client_secret_post or none"),
+         "client_secret_basic, client_secret_post, client_secret_jwt or none"),
         ("GATEHOUSE_PUBLIC_URL", "http://localhost:8080",
          "the origin the browser uses; redirect_uri is {PUBLIC_URL}/callback"),
         ("GATEHOUSE_LISTEN", "0.0.0.0:8080", "address and port to bind ([::]:8080 for IPv6)"),

@@ -19,6 +19,10 @@ struct CheckCommand: AsyncParsableCommand {
         print("ok   configuration (\(GatehouseConfiguration.variables.count) variables checked)")
         var unavailable = false
         var misconfigured = false
+        if let problem = ProviderConnection.clientCredentialProblem(config) {
+            print("FAIL client key: \(problem)")
+            misconfigured = true
+        }
 
         let http = URLSessionProviderClient(timeout: TimeInterval(config.providerTimeout))
         do {

@@ -170,8 +170,13 @@ public final class ProviderConnection: Sendable {
         }
         let tokens: TokenClient
         do {
+            var signingKey: ClientSigningKey?
+            if method == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM {
+                signingKey = try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID)
+            }
             tokens = try TokenClient(metadata: metadata, clientID: configuration.clientID,
-                                     clientSecret: configuration.clientSecret, authMethod: method, http: http)
+                                     clientSecret: configuration.clientSecret, authMethod: method, http: http,
+                                     signingKey: signingKey)
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
@@ -193,6 +198,13 @@ public final class ProviderConnection: Sendable {
             idTokens: IDTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
             logoutTokens: LogoutTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
             userinfo: userinfo)
+    }
+
+    /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`
+    /// key), for `serve` and `check` to refuse at start; nil when none.
+    public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
+        guard configuration.clientAuthMethod == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM else { return nil }
+        return ClientSigningKey.problem(pem: pem)
     }
 
     /// Discovery §3: when `token_endpoint_auth_methods_supported` is listed and lacks the configured

@@ -24,6 +24,7 @@ extension GatehouseConfiguration {
         let authParams = r.refuseUnsupportedAuthParams(r.authParams())
         let userinfo = r.userinfoPolicy()
         let idTokenAlgorithms = r.idTokenAlgorithms()
+        let clientKey = r.clientPrivateKey(method: clientAuthMethod)
         let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
         let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
 
@@ -72,6 +73,8 @@ extension GatehouseConfiguration {
             trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
         configuration.userinfo = userinfo
         configuration.idTokenAlgorithms = idTokenAlgorithms
+        configuration.clientPrivateKeyPEM = clientKey?.pem
+        configuration.clientKeyID = clientKey?.keyID
         return .success(configuration)
     }
 }
@@ -125,10 +128,10 @@ struct EnvironmentReader {
         let name = "GATEHOUSE_CLIENT_AUTH_METHOD"
         guard let text = value(name) else { return hasSecret ? .clientSecretBasic : ClientAuthMethod.none }
         guard let method = ClientAuthMethod(rawValue: text.lowercased()) else {
-            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, client_secret_jwt, none")
+            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt, none")
             return nil
         }
-        if method != .none && !hasSecret {
+        if method != .none && method != .privateKeyJWT && !hasSecret {
             fail(name, "is \(method.rawValue) but GATEHOUSE_CLIENT_SECRET is not set")
             return nil
         }

@@ -27,6 +27,11 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     /// `GATEHOUSE_ID_TOKEN_ALGS`: the only algorithms accepted for ID and logout tokens; nil for
     /// the default (RS256, plus the provider's algorithm when it advertises exactly one).
     public var idTokenAlgorithms: [String]? = nil
+    /// The PEM of the client's private key for `private_key_jwt` (`GATEHOUSE_CLIENT_PRIVATE_KEY`,
+    /// the PEM itself or a file holding it); never printed.
+    public var clientPrivateKeyPEM: String? = nil
+    /// `GATEHOUSE_CLIENT_KEY_ID`: the `kid` of that key at the provider.
+    public var clientKeyID: String? = nil
 
     // MARK: Browser-facing
     public var publicURL: PublicURL

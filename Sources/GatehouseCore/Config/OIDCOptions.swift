@@ -1,3 +1,5 @@
+import Foundation
+
 /// When Gatehouse calls the provider's UserInfo endpoint (`GATEHOUSE_USERINFO`, OIDC Core §5.3).
 public enum UserInfoPolicy: String, Sendable, Equatable, CaseIterable {
     /// When the provider has a `userinfo_endpoint` and the scopes ask for more than `openid`.
@@ -61,6 +63,31 @@ extension EnvironmentReader {
             fail(name, "lists no algorithm")
         }
         return algorithms
+    }
+
+    /// `GATEHOUSE_CLIENT_PRIVATE_KEY` (PEM text, or a file holding it) and `GATEHOUSE_CLIENT_KEY_ID`:
+    /// required with `private_key_jwt`. The key is parsed when the token client is built; here
+    /// only its presence and PEM shape are checked, and the value is never echoed.
+    mutating func clientPrivateKey(method: ClientAuthMethod?) -> (pem: String, keyID: String?)? {
+        let name = "GATEHOUSE_CLIENT_PRIVATE_KEY"
+        let keyID = value("GATEHOUSE_CLIENT_KEY_ID")
+        guard let text = value(name) else {
+            if method == .privateKeyJWT { fail(name, "is required with GATEHOUSE_CLIENT_AUTH_METHOD=private_key_jwt") }
+            return nil
+        }
+        var pem = text
+        if !text.hasPrefix("-----BEGIN") {
+            guard let data = FileManager.default.contents(atPath: text) else {
+                fail(name, "is neither a PEM private key nor a readable file")
+                return nil
+            }
+            pem = String(decoding: data, as: UTF8.self)
+        }
+        guard pem.contains("-----BEGIN") && pem.contains("PRIVATE KEY-----") else {
+            fail(name, "does not hold a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+            return nil
+        }
+        return (pem, keyID)
     }
 
     /// Refuses the authorization parameters Gatehouse would otherwise have to drop silently.

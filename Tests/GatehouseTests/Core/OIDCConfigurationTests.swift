@@ -71,3 +71,32 @@ struct OIDCConfigurationTests {
         #expect(issues(["GATEHOUSE_AUTH_PARAMS": "\(name)=x"]).map(\.variable) == ["GATEHOUSE_AUTH_PARAMS"])
     }
 }
+
+@Suite("Configuration: private_key_jwt")
+struct PrivateKeyConfigurationTests {
+    private func load(_ extra: [String: String]) -> Result<GatehouseConfiguration, ConfigurationErrors> {
+        var environment = ["GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa"]
+        for (name, value) in extra { environment[name] = value }
+        return GatehouseConfiguration.load(environment: environment, requireSecretKey: false)
+    }
+
+    @Test("private_key_jwt needs GATEHOUSE_CLIENT_PRIVATE_KEY, not a secret; the key is never echoed")
+    func needsKey() throws {
+        guard case .failure(let errors) = load(["GATEHOUSE_CLIENT_AUTH_METHOD": "private_key_jwt"]) else {
+            Issue.record("accepted without a key")
+            return
+        }
+        #expect(errors.issues.map(\.variable) == ["GATEHOUSE_CLIENT_PRIVATE_KEY"])
+        let pem = "-----BEGIN PRIVATE KEY-----\nMIIsecret\n-----END PRIVATE KEY-----"
+        let configuration = try load(["GATEHOUSE_CLIENT_AUTH_METHOD": "private_key_jwt", "GATEHOUSE_CLIENT_PRIVATE_KEY": pem,
+                                      "GATEHOUSE_CLIENT_KEY_ID": "k1"]).get()
+        #expect(configuration.clientPrivateKeyPEM == pem && configuration.clientKeyID == "k1")
+        #expect(!configuration.description.contains("MIIsecret"))
+        guard case .failure(let missingFile) = load(["GATEHOUSE_CLIENT_AUTH_METHOD": "private_key_jwt",
+                                                     "GATEHOUSE_CLIENT_PRIVATE_KEY": "/nonexistent/key.pem"]) else {
+            Issue.record("accepted a missing file")
+            return
+        }
+        #expect(missingFile.issues.map(\.variable) == ["GATEHOUSE_CLIENT_PRIVATE_KEY"])
+    }
+}

@@ -45,7 +45,7 @@ public actor KeySet {
 
     /// - Parameters:
     ///   - allowedAlgorithms: usually ``SigningAlgorithm/allowList(configured:advertised:)``.
-    ///   - minimumRefetchInterval: the least time between two fetches (default 30 s).
+    ///   - minimumRefetchInterval: the least time after an unknown-`kid` refetch that found no new key before the next (default 30 s).
     ///   - now: the clock, injected for tests.
     public init(jwksURI: String, http: any ProviderHTTPClient, allowedAlgorithms: Set<SigningAlgorithm>,
                 minimumRefetchInterval: TimeInterval = 30, now: @escaping @Sendable () -> Date = { Date() }) {

@@ -13,10 +13,5 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     /// A JWT signed with the client's private key (OIDC Core §9); the provider holds the public key.
     case privateKeyJWT = "private_key_jwt"
 
-    /// SPEC default: `client_secret_basic` when a secret is configured, else `none`.
-    public static func `default`(hasSecret: Bool) -> ClientAuthMethod {
-        hasSecret ? .clientSecretBasic : .none
-    }
-
     public var requiresSecret: Bool { self != .none && self != .privateKeyJWT }
 }

@@ -99,13 +99,6 @@ public final class ProviderConnection: Sendable {
         try await attempt(respectingBackOff: true).get()
     }
 
-    /// Fetches discovery (and the JWKS, so a broken key endpoint shows up as not ready) now,
-    /// joining an attempt under way.
-    @discardableResult
-    public func load() async throws(DiscoveryError) -> ProviderClients {
-        try await attempt(respectingBackOff: false, reload: true).get()
-    }
-
     private func attempt(respectingBackOff: Bool, reload: Bool = false) async -> Result<ProviderClients, DiscoveryError> {
         let started = now()
         let decision = state.withLock { state -> Result<Task<Result<ProviderClients, DiscoveryError>, Never>, DiscoveryError>? in

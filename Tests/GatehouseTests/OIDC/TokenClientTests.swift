@@ -60,8 +60,6 @@ struct TokenClientTests {
         }
         #expect(ClientAuthMethod(rawValue: "client_secret_post") == .clientSecretPost)
         #expect(ClientAuthMethod(rawValue: "tls_client_auth") == nil)
-        #expect(ClientAuthMethod.default(hasSecret: true) == .clientSecretBasic)
-        #expect(ClientAuthMethod.default(hasSecret: false) == .none)
     }
 
     @Test("An OAuth error body becomes a typed code (RFC 6749 §5.2)")

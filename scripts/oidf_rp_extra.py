@@ -15,6 +15,13 @@ import drive_shared as drive  # noqa: E402
 EXTRA = {
     "rp-token_endpoint-client_secret_jwt": {"mode": "accept", "auth": "client_secret_jwt"},
     "rp-token_endpoint-private_key_jwt": {"mode": "accept", "auth": "private_key_jwt"},
+    # signed UserInfo: the client registers userinfo_signed_response_alg (below); a UserInfo call is
+    # required for the PASS
+    "rp-userinfo-sig": {"mode": "accept", "userinfo": True},
+}
+# Registration additions per test id (the registration URL names the test).
+REGISTRATION = {
+    "rp-userinfo-sig": {"userinfo_signed_response_alg": "RS256"},
 }
 
 # private_key_jwt: a fresh RSA key for this run. Gatehouse gets it through GATEHOUSE_CLIENT_PRIVATE_KEY
@@ -56,6 +63,10 @@ def _register(url, *args, **kwargs):
     if isinstance(body, dict) and body.get("token_endpoint_auth_method") == "private_key_jwt":
         body = dict(body, jwks={"keys": [PUBLIC_JWK]})
         kwargs["json"] = body
+    if isinstance(body, dict) and "redirect_uris" in body:
+        for test_id, extra in REGISTRATION.items():
+            if "/{}/registration".format(test_id) in url:
+                kwargs["json"] = dict(body, **extra)
     return _post(url, *args, **kwargs)
 
 

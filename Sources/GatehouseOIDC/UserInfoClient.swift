@@ -5,8 +5,12 @@ public enum UserInfoError: Error, Sendable, Equatable, CustomStringConvertible {
     case transport(ProviderTransportError)
     /// Not `200` (RFC 6750 §3.1 errors come as `401`/`403` with `WWW-Authenticate`).
     case unexpectedStatus(Int)
-    /// `application/jwt`: a signed (or encrypted) UserInfo response, which Gatehouse does not accept.
+    /// `application/jwt` without a key set to verify it, or an encrypted (JWE) response.
     case signedResponseUnsupported
+    /// A signed response whose signature or algorithm does not verify against the provider's JWKS.
+    case signature(JWSVerificationError)
+    /// §5.3.2: a signed response's `iss` must be the issuer and its `aud` must include the client id.
+    case signedClaimMismatch(String)
     case malformed(String)
     /// §5.3.2: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub
     /// Claim in the ID Token; if they do not match, the UserInfo Response values MUST NOT be used."
@@ -17,7 +21,9 @@ public enum UserInfoError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transport(let error): "UserInfo: \(error)"
         case .unexpectedStatus(let status): "UserInfo answered HTTP \(status)"
         case .signedResponseUnsupported:
-            "UserInfo answered application/jwt (a signed response), which Gatehouse does not accept; register the client for JSON UserInfo or set GATEHOUSE_USERINFO=false"
+            "UserInfo answered an encrypted or unverifiable application/jwt, which Gatehouse does not accept; register the client for JSON or signed (not encrypted) UserInfo, or set GATEHOUSE_USERINFO=false"
+        case .signature(let error): "signed UserInfo: \(error)"
+        case .signedClaimMismatch(let reason): "signed UserInfo: \(reason)"
         case .malformed(let reason): "UserInfo answer is not usable: \(reason)"
         case .subjectMismatch: "UserInfo sub differs from the ID token's sub"
         }
@@ -29,12 +35,29 @@ public enum UserInfoError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// For example: `let claims = try await userinfo.fetch(accessToken: token, expectedSubject: sub)`.
 public struct UserInfoClient: Sendable {
+    /// What verifies a signed (`application/jwt`) answer: the provider's keys (algorithms pinned as
+    /// for ID tokens), its issuer and the client id (§5.3.2).
+    public struct SignedResponses: Sendable {
+        public let keySet: KeySet
+        public let issuer: String
+        public let clientID: String
+
+        public init(keySet: KeySet, issuer: String, clientID: String) {
+            self.keySet = keySet
+            self.issuer = issuer
+            self.clientID = clientID
+        }
+    }
+
     public let endpoint: String
     private let http: any ProviderHTTPClient
+    private let signed: SignedResponses?
 
-    public init(endpoint: String, http: any ProviderHTTPClient) {
+    /// - Parameter signed: nil refuses signed answers.
+    public init(endpoint: String, http: any ProviderHTTPClient, signed: SignedResponses? = nil) {
         self.endpoint = endpoint
         self.http = http
+        self.signed = signed
     }
 
     /// The UserInfo claims, once their `sub` equals `expectedSubject`.
@@ -45,15 +68,50 @@ public struct UserInfoClient: Sendable {
             response = try await http.send(ProviderHTTPRequest(
                 method: .get, url: endpoint,
                 headers: [ProviderHTTPHeader("Authorization", "Bearer " + accessToken),
-                          ProviderHTTPHeader("Accept", "application/json")]))
+                          ProviderHTTPHeader("Accept", "application/json, application/jwt")]))
         } catch {
             throw .transport(error)
         }
         guard response.status == 200 else { throw .unexpectedStatus(response.status) }
         let mediaType = (response.header("Content-Type") ?? "").split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        if mediaType == "application/jwt" { throw .signedResponseUnsupported }
+        if mediaType == "application/jwt" {
+            return try await signedClaims(response.body, expectedSubject: expectedSubject)
+        }
         return try Self.claims(response.body, expectedSubject: expectedSubject)
+    }
+
+    /// A signed answer (§5.3.2): signature against the provider's JWKS, `iss`, `aud`, then `sub`.
+    ///
+    /// §5.3.2 says a signed answer "MUST contain" `iss` and `aud`, but providers omit them (the
+    /// OIDF test OP does); the answer comes straight from the endpoint, for our access token, so a
+    /// missing claim is tolerated, while a present one must match.
+    private func signedClaims(_ body: [UInt8], expectedSubject: String) async throws(UserInfoError) -> [String: JSONValue] {
+        guard let signed else { throw .signedResponseUnsupported }
+        let token = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard token.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
+            throw .signedResponseUnsupported
+        }
+        let verified: VerifiedJWS
+        do { verified = try await signed.keySet.verify(token) } catch { throw .signature(error) }
+        let claims = verified.claims
+        if let iss = claims["iss"], iss != .string(signed.issuer) {
+            throw .signedClaimMismatch("iss is not the issuer \"\(signed.issuer)\"")
+        }
+        if let aud = claims["aud"] {
+            let audiences: [String]
+            switch aud {
+            case .string(let single): audiences = [single]
+            case .array(let many): audiences = many.compactMap(\.stringValue)
+            default: audiences = []
+            }
+            guard audiences.contains(signed.clientID) else {
+                throw .signedClaimMismatch("aud does not contain the client id \"\(signed.clientID)\"")
+            }
+        }
+        guard case .string(let sub)? = claims["sub"] else { throw .malformed("sub is missing or not a string") }
+        guard sub == expectedSubject else { throw .subjectMismatch }
+        return claims
     }
 
     /// Decodes a JSON UserInfo body and checks `sub` (§5.3.2).

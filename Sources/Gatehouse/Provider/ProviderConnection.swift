@@ -173,16 +173,17 @@ public final class ProviderConnection: Sendable {
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
+        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms)
         let userinfo: UserInfoClient?
         if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
             guard let endpoint = metadata.userinfoEndpoint else {
                 throw .missingField("userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)")
             }
-            userinfo = UserInfoClient(endpoint: endpoint, http: http)
+            userinfo = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
+                keySet: keys, issuer: metadata.issuer, clientID: configuration.clientID))
         } else {
             userinfo = nil
         }
-        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms)
         do { try await keys.refresh() } catch {
             throw .malformedDocument("jwks_uri: \(error)")
         }

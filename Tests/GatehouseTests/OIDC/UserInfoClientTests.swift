@@ -45,3 +45,62 @@ struct UserInfoClientTests {
                            "name": .string("Ada")])
     }
 }
+
+@Suite("Signed UserInfo (OIDC Core §5.3.2)")
+struct SignedUserInfoTests {
+    let provider = TestProvider()
+
+    private func client(_ http: FakeProviderHTTP) -> UserInfoClient {
+        let keys = KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256])
+        return UserInfoClient(endpoint: UserInfoClientTests.endpoint, http: http, signed: UserInfoClient.SignedResponses(
+            keySet: keys, issuer: TestProvider.issuer, clientID: TestProvider.clientID))
+    }
+
+    private func answer(_ http: FakeProviderHTTP, _ jwt: String) {
+        http.respond(to: UserInfoClientTests.endpoint, with: ProviderHTTPResponse(
+            status: 200, headers: [ProviderHTTPHeader("Content-Type", "application/jwt; charset=utf-8")], body: Array(jwt.utf8)))
+    }
+
+    private let claims: [String: JSONValue] = ["iss": .string(TestProvider.issuer), "aud": .string(TestProvider.clientID),
+                                               "sub": .string("user-42"), "name": .string("Ada")]
+
+    @Test("A signed answer with the right sub (and iss, aud when present) is accepted")
+    func accepted() async throws {
+        let http = provider.http()
+        answer(http, try await provider.signRS256(claims))
+        let result = try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        #expect(result["name"] == .string("Ada"))
+        // Providers omit iss and aud although §5.3.2 asks for them: tolerated when absent.
+        answer(http, try await provider.signRS256(["sub": .string("user-42")]))
+        #expect(try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")["sub"] == .string("user-42"))
+    }
+
+    @Test("A bad signature, a foreign aud or iss, another sub, or an unpinned algorithm is refused")
+    func refused() async throws {
+        let http = provider.http()
+        answer(http, try await provider.signRS256(claims, key: TestProvider.otherRSAKey))
+        await #expect(throws: UserInfoError.signature(.invalidSignature(kid: "rsa-1"))) {
+            try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        }
+        var foreign = claims
+        foreign["aud"] = .string("someone-else")
+        answer(http, try await provider.signRS256(foreign))
+        await #expect(throws: UserInfoError.signedClaimMismatch("aud does not contain the client id \"\(TestProvider.clientID)\"")) {
+            try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        }
+        foreign = claims
+        foreign["iss"] = .string("https://evil.example")
+        answer(http, try await provider.signRS256(foreign))
+        await #expect(throws: UserInfoError.signedClaimMismatch("iss is not the issuer \"\(TestProvider.issuer)\"")) {
+            try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        }
+        answer(http, try await provider.signRS256(claims))
+        await #expect(throws: UserInfoError.subjectMismatch) {
+            try await client(http).fetch(accessToken: "at", expectedSubject: "user-43")
+        }
+        answer(http, try await provider.signES256(claims))
+        await #expect(throws: UserInfoError.signature(.algorithmNotAllowed("ES256", allowed: ["RS256"]))) {
+            try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        }
+    }
+}

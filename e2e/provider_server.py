@@ -67,6 +67,12 @@ CONFIG = {
     # make the next code-exchange answers carry a bad ID token: one of
     # "aud", "nonce", "iss", "exp", "iat_future", "sig", "alg_none", "other_key", "azp"
     "id_token_tamper": None,
+    # refresh answers carry an ID token (OIDC Core 12.2): None (none, the default), "valid",
+    # "other_sub" (names another user), "auth_time" (a new auth_time), "sig" (bad signature)
+    "refresh_id_token": None,
+    # UserInfo answers: "userinfo_sub" replaces `sub`; "userinfo_extra" (an object) adds claims
+    "userinfo_sub": None,
+    "userinfo_extra": None,
 }
 DEFAULTS = dict(CONFIG)
 
@@ -359,6 +365,9 @@ def build_app(args) -> flask.Flask:
             gt = req.form.get("grant_type", "?")
             if resp.status_code == 200:
                 body = json.loads(resp.get_data())
+                if gt == "refresh_token" and CONFIG["refresh_id_token"]:
+                    body["id_token"] = _refresh_id_token(body, req, CONFIG["refresh_id_token"], storage, issuer())
+                    resp.set_data(json.dumps(body))
                 if CONFIG["id_token_tamper"] and body.get("id_token"):
                     body["id_token"] = _tamper(body["id_token"], CONFIG["id_token_tamper"], storage)
                     resp.set_data(json.dumps(body))
@@ -382,6 +391,13 @@ def build_app(args) -> flask.Flask:
                 with LOCK:
                     STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
                 log.warning("token endpoint error %s: %s", resp.status_code, resp.get_data(as_text=True))
+        elif req.path == "/userinfo" and resp.status_code == 200 and (
+                CONFIG["userinfo_sub"] or CONFIG["userinfo_extra"]):
+            info = json.loads(resp.get_data())
+            if CONFIG["userinfo_sub"]:
+                info["sub"] = CONFIG["userinfo_sub"]
+            info.update(CONFIG["userinfo_extra"] or {})
+            resp.set_data(json.dumps(info))
         elif req.path == "/oauth2/revoke":
             with LOCK:
                 STATS["revocations"].append({
@@ -526,6 +542,26 @@ def _tamper(token: str, how: str, storage) -> str:
     else:
         raise ValueError(how)
     return JsonWebToken(["RS256"]).encode(header, claims, key).decode()
+
+
+def _refresh_id_token(body: dict, req, how: str, storage, iss: str) -> str:
+    """An ID token for a refresh answer (OIDC Core 12.2), good or spoiled as `how` says."""
+    at = storage.get_access_token(body.get("access_token", ""))
+    cid = req.authorization.username if req.authorization else req.form.get("client_id")
+    now = int(time.time())
+    claims = {"iss": iss, "sub": at.user_id if at is not None else "?", "aud": [cid],
+              "iat": now, "exp": now + 600, "refreshed": True}
+    if how == "other_sub":
+        claims["sub"] = "mallory"
+    elif how == "auth_time":
+        claims["auth_time"] = now
+    key = storage.jwk
+    header = {"alg": "RS256", "kid": key.thumbprint()}
+    token = JsonWebToken(["RS256"]).encode(header, claims, key).decode()
+    if how == "sig":
+        h, p, sig = token.split(".")
+        token = ".".join([h, p, ("A" if sig[0] != "A" else "B") + sig[1:]])
+    return token
 
 
 def _b64d(part: str) -> bytes:

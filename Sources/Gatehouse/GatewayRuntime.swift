@@ -42,6 +42,9 @@ public final class GatewayRuntime: Sendable {
     /// Opens the database (applying migrations), starts discovery and the server.
     public static func start(configuration: GatehouseConfiguration, logger: Logger,
                              loopCount: Int? = nil) throws(GatewayStartError) -> GatewayRuntime {
+        if let problem = ProviderConnection.clientCredentialProblem(configuration) {
+            throw .configuration(problem)
+        }
         guard let key = configuration.secretKey else {
             throw .configuration("GATEHOUSE_SECRET_KEY: required for serve (generate one with `gatehouse keygen`)")
         }

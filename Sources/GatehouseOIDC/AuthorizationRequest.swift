@@ -32,7 +32,8 @@ public enum AuthorizationRequest {
     /// - Parameters:
     ///   - scopes: requested scopes; `openid` is always sent first, duplicates and empty entries dropped.
     ///   - extraParameters: `GATEHOUSE_AUTH_PARAMS`; names in ``reservedParameterNames`` are ignored
-    ///     (configuration validation should refuse them; see ``refusedExtraParameterNames(_:)``).
+    ///     as a second line of defence: the configuration loader already refuses them at start
+    ///     (`EnvironmentReader.reservedAuthParams` and `unsupportedAuthParams`, exit 64).
     ///   - random: the CSPRNG for `state`, `nonce` (32 bytes each) and the 32-byte verifier.
     public static func make(metadata: ProviderMetadata, clientID: String, redirectURI: String, scopes: [String],
                             extraParameters: [(String, String)],
@@ -53,12 +54,6 @@ public enum AuthorizationRequest {
         ]
         parameters += extraParameters.filter { !reservedParameterNames.contains($0.0) }
         return (PercentEncoding.appendingQuery(parameters, to: metadata.authorizationEndpoint), login)
-    }
-
-    /// The names among `extraParameters` that ``make(metadata:clientID:redirectURI:scopes:extraParameters:random:)``
-    /// would ignore, for configuration validation to report.
-    public static func refusedExtraParameterNames(_ extraParameters: [(String, String)]) -> [String] {
-        extraParameters.map(\.0).filter { reservedParameterNames.contains($0) }
     }
 
     /// The `scope` value: `openid` first, then each other scope once, in the given order.

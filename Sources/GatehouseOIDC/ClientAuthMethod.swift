@@ -7,11 +7,11 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     case clientSecretPost = "client_secret_post"
     /// No authentication: a public client that sends only `client_id`.
     case none = "none"
+    /// A JWT signed with HMAC-SHA256 under the client secret (OIDC Core §9, RFC 7523); the secret
+    /// itself never travels.
+    case clientSecretJWT = "client_secret_jwt"
+    /// A JWT signed with the client's private key (OIDC Core §9); the provider holds the public key.
+    case privateKeyJWT = "private_key_jwt"
 
-    /// SPEC default: `client_secret_basic` when a secret is configured, else `none`.
-    public static func `default`(hasSecret: Bool) -> ClientAuthMethod {
-        hasSecret ? .clientSecretBasic : .none
-    }
-
-    public var requiresSecret: Bool { self != .none }
+    public var requiresSecret: Bool { self != .none && self != .privateKeyJWT }
 }

@@ -28,3 +28,15 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 }
+
+extension DiscoveryError {
+    /// The provider answers, but its metadata does not fit this gateway's configuration (issuer
+    /// mismatch, an unusable endpoint, no S256, a missing field): waiting will not help, the
+    /// operator must act. The others (network, HTTP status, a garbled document) may be transient.
+    public var isMisconfiguration: Bool {
+        switch self {
+        case .issuerMismatch, .invalidEndpoint, .s256NotSupported, .missingField: true
+        case .transport, .unexpectedStatus, .malformedDocument: false
+        }
+    }
+}

@@ -53,6 +53,8 @@ public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
     case subjectMismatch
     /// The token declares itself another kind of JWT (e.g. `typ: logout+jwt`).
     case unexpectedTokenType(String)
+    /// OIDC Core §12.2: a refreshed ID token's `auth_time` differs from the original authentication's.
+    case authTimeChanged
 
     /// The claim the failed check concerns, for a log field.
     public var claim: String? {
@@ -68,6 +70,7 @@ public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .nonceMismatch: "nonce"
         case .subjectMismatch: "sub"
         case .unexpectedTokenType: "typ"
+        case .authTimeChanged: "auth_time"
         }
     }
 
@@ -91,6 +94,7 @@ public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .nonceMismatch: "ID token nonce does not match the pending login's nonce"
         case .subjectMismatch: "refreshed ID token names another sub than the session"
         case .unexpectedTokenType(let typ): "JWT typ \"\(typ)\" is not an ID token"
+        case .authTimeChanged: "refreshed ID token auth_time differs from the original authentication's"
         }
     }
 

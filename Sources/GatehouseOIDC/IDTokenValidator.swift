@@ -29,11 +29,27 @@ public struct IDTokenValidator: Sendable {
         return claims
     }
 
-    /// Validates an ID token returned by a refresh (OIDC Core §12.2): the same checks without
-    /// the nonce, and `sub` must be the session's subject.
-    public func validateRefreshed(_ jwt: String, expectedSubject: String, now: Date) async throws(IDTokenError) -> IDTokenClaims {
+    /// Validates an ID token returned by a refresh (OIDC Core §12.2) against the claims of the
+    /// session's original ID token: signature, `iss`, `aud`, `azp`, `exp`, `iat` as at login; `sub`
+    /// equal to the original's; `auth_time`, when both carry it, unchanged (it names the original
+    /// authentication); no nonce is required, but one that is present must be the original's.
+    /// - Throws: ``IDTokenError``; the caller must then keep the session's claims as they are.
+    public func validateRefreshed(_ jwt: String, original: [String: JSONValue], now: Date) async throws(IDTokenError) -> IDTokenClaims {
         let claims = try await validatedClaims(jwt, now: now)
-        guard claims.sub == expectedSubject else { throw .subjectMismatch }
+        guard case .string(let originalSubject)? = original["sub"], claims.sub == originalSubject else {
+            throw .subjectMismatch
+        }
+        if case .string(let originalIssuer)? = original["iss"], originalIssuer != claims.issuer {
+            throw .issuerMismatch(expected: originalIssuer, actual: claims.issuer)
+        }
+        if let authTime = claims.all["auth_time"], let originalAuthTime = original["auth_time"], authTime != originalAuthTime {
+            throw .authTimeChanged
+        }
+        if let nonce = claims.nonce {
+            guard case .string(let originalNonce)? = original["nonce"], ConstantTime.equals(nonce, originalNonce) else {
+                throw .nonceMismatch
+            }
+        }
         return claims
     }
 

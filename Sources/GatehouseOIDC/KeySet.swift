@@ -13,9 +13,15 @@ public struct VerifiedJWS: Sendable, Equatable {
 /// The provider's signing keys (`jwks_uri`), cached, with one rate-limited refetch on an unknown `kid`.
 ///
 /// Keys rotate: a token signed with a new key carries a `kid` the cache has not seen, so the set
-/// is fetched again — at most once per ``minimumRefetchInterval`` (default 30 s), so forged tokens
-/// with random `kid`s sent to the unauthenticated back-channel endpoint cannot make Gatehouse
-/// hammer the provider (OIDC Core §10.1.1). Concurrent callers share one fetch.
+/// is fetched again (OIDC Core §10.1.1). Only refetches that an unknown `kid` (or a token without
+/// `kid` that no cached key verifies) caused count for the rate limit: after such a refetch, the
+/// next one waits ``minimumRefetchInterval`` (default 30 s) — unless that refetch brought a
+/// different key set, i.e. the provider is rotating, when the next unknown `kid` may refetch once
+/// more at once. So forged tokens with random `kid`s sent to the unauthenticated back-channel
+/// endpoint cannot make Gatehouse hammer the provider (at most one refetch per rotation or per
+/// interval), while a rotation shortly after start-up, or two rotations in a row, never fails a
+/// login. A failed first load is retried with exponential back-off (1 s doubling to 60 s).
+/// Concurrent callers share one fetch.
 ///
 /// For example: `let jws = try await keySet.verify(idToken)`.
 public actor KeySet {
@@ -28,15 +34,18 @@ public actor KeySet {
     private var keys: [ProviderKey]?
     private var lastError: KeySetError?
     private var appliedGeneration = 0
-    private var lastFetchStarted: Date?
+    /// When the last refetch caused by an unknown `kid` started, and whether it changed the set.
+    private var lastKeyRefetch: (started: Date, changedKeys: Bool)?
+    /// Back-off of the first load after failures: the earliest next attempt and the current delay.
+    private var loadRetry: (notBefore: Date, delay: TimeInterval)?
     private var inFlight: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>?
     private var verifiers: [String: JWTKeyCollection] = [:]
     /// How many times `jwks_uri` was requested (for tests and metrics).
     public private(set) var fetchCount = 0
 
     /// - Parameters:
-    ///   - allowedAlgorithms: usually ``SigningAlgorithm/allowList(advertised:)``.
-    ///   - minimumRefetchInterval: the least time between two fetches (default 30 s).
+    ///   - allowedAlgorithms: usually ``SigningAlgorithm/allowList(configured:advertised:)``.
+    ///   - minimumRefetchInterval: the least time after an unknown-`kid` refetch that found no new key before the next (default 30 s).
     ///   - now: the clock, injected for tests.
     public init(jwksURI: String, http: any ProviderHTTPClient, allowedAlgorithms: Set<SigningAlgorithm>,
                 minimumRefetchInterval: TimeInterval = 30, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -47,17 +56,19 @@ public actor KeySet {
         self.now = now
     }
 
-    /// Uses the metadata's `jwks_uri` and its `id_token_signing_alg_values_supported` ∩ asymmetric algorithms.
-    public init(metadata: ProviderMetadata, http: any ProviderHTTPClient, minimumRefetchInterval: TimeInterval = 30,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    /// Uses the metadata's `jwks_uri`; the algorithms are ``SigningAlgorithm/allowList(configured:advertised:)``
+    /// of `configuredAlgorithms` (`GATEHOUSE_ID_TOKEN_ALGS`) and its `id_token_signing_alg_values_supported`.
+    public init(metadata: ProviderMetadata, http: any ProviderHTTPClient, configuredAlgorithms: [String]? = nil,
+                minimumRefetchInterval: TimeInterval = 30, now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(jwksURI: metadata.jwksURI, http: http,
-                  allowedAlgorithms: SigningAlgorithm.allowList(advertised: metadata.idTokenSigningAlgValuesSupported),
+                  allowedAlgorithms: SigningAlgorithm.allowList(configured: configuredAlgorithms,
+                                                                advertised: metadata.idTokenSigningAlgValuesSupported),
                   minimumRefetchInterval: minimumRefetchInterval, now: now)
     }
 
     /// Fetches the key set now, ignoring the rate limit (for start-up and readiness).
     public func refresh() async throws(KeySetError) {
-        if case .failure(let error)? = await fetch(force: true) { throw error }
+        if case .failure(let error)? = await fetch(.forced) { throw error }
     }
 
     /// Verifies the signature of a compact JWS with a provider key and returns its claims.
@@ -74,23 +85,40 @@ public actor KeySet {
         }
         if let crit = header.crit { throw .unsupportedCriticalHeader(crit) }
 
+        var loadedNow = false
         if keys == nil {
-            switch await fetch(force: false) {
+            switch await fetch(.firstLoad) {
             case .failure(let error)?: throw .keySetUnavailable(error)
             case nil where keys == nil: throw .keySetUnavailable(lastError ?? .noUsableKeys)
-            default: break
+            default: loadedNow = true
             }
         }
         var candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
-        if candidates.isEmpty {
-            switch await fetch(force: false) {
+        if candidates.isEmpty && !loadedNow {
+            switch await fetch(.unknownKey) {
             case .success?: candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
             case .failure(let error)?: throw .keySetUnavailable(error)
             case nil: break
             }
+            loadedNow = true
         }
         guard !candidates.isEmpty else { throw .unknownKey(kid: header.kid) }
+        if let verified = try await verify(token, header: header, algorithm: algorithm, with: candidates) {
+            return verified
+        }
+        // A token without `kid` that no cached key verifies may be signed with a key published
+        // since: one refetch, under the same limit as an unknown `kid`.
+        if header.kid == nil && !loadedNow, case .success? = await fetch(.unknownKey),
+           let verified = try await verify(token, header: header, algorithm: algorithm,
+                                           with: matchingKeys(kid: nil, algorithm: algorithm)) {
+            return verified
+        }
+        throw .invalidSignature(kid: header.kid)
+    }
 
+    /// The first candidate key that verifies the token, or nil.
+    private func verify(_ token: String, header: CompactJWSHeader, algorithm: SigningAlgorithm,
+                        with candidates: [ProviderKey]) async throws(JWSVerificationError) -> VerifiedJWS? {
         for key in candidates {
             guard let collection = await verifier(for: key, algorithm: algorithm) else { continue }
             do {
@@ -102,7 +130,7 @@ public actor KeySet {
                 continue
             }
         }
-        throw .invalidSignature(kid: header.kid)
+        return nil
     }
 
     private func matchingKeys(kid: String?, algorithm: SigningAlgorithm) -> [ProviderKey] {
@@ -132,17 +160,43 @@ public actor KeySet {
         return collection
     }
 
+    /// Why a fetch is wanted; each has its own limit.
+    private enum FetchReason {
+        /// Start-up and readiness: always.
+        case forced
+        /// No set yet: after a failure, exponential back-off.
+        case firstLoad
+        /// A token names a `kid` the set lacks (or has none and no key verifies it).
+        case unknownKey
+    }
+
+    /// Whether a fetch for `reason` may start at `now`.
+    private func mayFetch(_ reason: FetchReason, at now: Date) -> Bool {
+        switch reason {
+        case .forced:
+            return true
+        case .firstLoad:
+            guard let loadRetry else { return true }
+            return now >= loadRetry.notBefore
+        case .unknownKey:
+            guard let last = lastKeyRefetch else { return true }
+            return last.changedKeys || now.timeIntervalSince(last.started) >= minimumRefetchInterval
+        }
+    }
+
     /// Fetches unless rate-limited (`nil`), joining a fetch already under way.
-    private func fetch(force: Bool) async -> Result<Void, KeySetError>? {
+    private func fetch(_ reason: FetchReason) async -> Result<Void, KeySetError>? {
         let task: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>
+        var counted = false
         if let inFlight {
             task = inFlight
         } else {
             let started = now()
-            if !force, let last = lastFetchStarted, started.timeIntervalSince(last) < minimumRefetchInterval {
-                return nil
+            guard mayFetch(reason, at: started) else { return nil }
+            if reason == .unknownKey {
+                lastKeyRefetch = (started, false)
+                counted = true
             }
-            lastFetchStarted = started
             fetchCount += 1
             let generation = fetchCount
             let (http, jwksURI) = (self.http, self.jwksURI)
@@ -155,14 +209,30 @@ public actor KeySet {
             inFlight = nil
             switch result {
             case .success(let newKeys):
+                if counted, let last = lastKeyRefetch {
+                    lastKeyRefetch = (last.started, Self.keyIDs(newKeys) != Self.keyIDs(keys ?? []))
+                }
                 keys = newKeys
                 verifiers = [:]
                 lastError = nil
+                loadRetry = nil
             case .failure(let error):
                 lastError = error
+                if keys == nil {
+                    let delay = min((loadRetry?.delay ?? 0.5) * 2, 60)
+                    loadRetry = (now().addingTimeInterval(delay), delay)
+                }
             }
         }
         return result.map { _ in () }
+    }
+
+    /// What identifies a set for "did it change": each key's `kid` and public parameters.
+    private static func keyIDs(_ keys: [ProviderKey]) -> Set<String> {
+        Set(keys.map { key in
+            let parameters = [key.jwk.modulus, key.jwk.exponent, key.jwk.x, key.jwk.y].compactMap { $0 }
+            return "\(key.kid ?? "")|\(key.kty)|\(parameters.joined(separator: ","))"
+        })
     }
 
     private static func download(_ jwksURI: String, http: any ProviderHTTPClient) async -> Result<[ProviderKey], KeySetError> {

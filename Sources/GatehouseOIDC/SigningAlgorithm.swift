@@ -32,10 +32,22 @@ public enum SigningAlgorithm: String, Sendable, CaseIterable, Hashable {
         alg.lowercased() == "none" || alg.uppercased().hasPrefix("HS")
     }
 
-    /// The provider's `id_token_signing_alg_values_supported` ∩ the asymmetric algorithms; RS256 when
-    /// the provider lists none (OIDC Discovery §3: RS256 "MUST be included").
-    public static func allowList(advertised: [String]?) -> Set<SigningAlgorithm> {
-        guard let advertised, !advertised.isEmpty else { return [.rs256] }
-        return Set(advertised.compactMap(SigningAlgorithm.init(rawValue:)))
+    /// The algorithms accepted for ID and logout tokens (algorithm pinning, RFC 8725 §3.1).
+    ///
+    /// `configured` (`GATEHOUSE_ID_TOKEN_ALGS`) wins when given. Otherwise RS256 — which every
+    /// provider must support (OIDC Core §15.1, Discovery §3) — plus, when the provider's
+    /// `id_token_signing_alg_values_supported` lists exactly one asymmetric algorithm, that one (so
+    /// a provider that signs only ES256 works unconfigured). A provider that lists several is not
+    /// trusted to pick among them per token: a token signed with an algorithm the client did not
+    /// choose is refused (the OIDF `rp-backchannel-rpinitlogout-lt-wrong-alg` case).
+    public static func allowList(configured: [String]?, advertised: [String]?) -> Set<SigningAlgorithm> {
+        if let configured, !configured.isEmpty {
+            return Set(configured.compactMap(SigningAlgorithm.init(rawValue:)))
+        }
+        var allowed: Set<SigningAlgorithm> = [.rs256]
+        if let advertised, advertised.count == 1, let only = SigningAlgorithm(rawValue: advertised[0]) {
+            allowed.insert(only)
+        }
+        return allowed
     }
 }

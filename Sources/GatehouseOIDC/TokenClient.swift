@@ -12,27 +12,39 @@ public struct TokenClient: Sendable {
     public let authMethod: ClientAuthMethod
     private let clientSecret: String?
     private let http: any ProviderHTTPClient
+    /// The clock for client assertions (`client_secret_jwt`, `private_key_jwt`).
+    private let now: @Sendable () -> Date
+    /// The client's key for `private_key_jwt`.
+    private let signingKey: ClientSigningKey?
 
     /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when `authMethod` needs a secret
     ///   and none is given.
     public init(tokenEndpoint: String, revocationEndpoint: String?, clientID: String, clientSecret: String?,
-                authMethod: ClientAuthMethod, http: any ProviderHTTPClient) throws(TokenEndpointError) {
+                authMethod: ClientAuthMethod, http: any ProviderHTTPClient, signingKey: ClientSigningKey? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) throws(TokenEndpointError) {
         if authMethod.requiresSecret && (clientSecret ?? "").isEmpty {
             throw .invalidConfiguration("\(authMethod.rawValue) needs GATEHOUSE_CLIENT_SECRET")
         }
+        if authMethod == .privateKeyJWT && signingKey == nil {
+            throw .invalidConfiguration("private_key_jwt needs GATEHOUSE_CLIENT_PRIVATE_KEY")
+        }
+        self.signingKey = signingKey
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
         self.clientID = clientID
         self.clientSecret = authMethod.requiresSecret ? clientSecret : nil
         self.authMethod = authMethod
         self.http = http
+        self.now = now
     }
 
     /// Takes the token and revocation endpoints from validated provider metadata.
     public init(metadata: ProviderMetadata, clientID: String, clientSecret: String?, authMethod: ClientAuthMethod,
-                http: any ProviderHTTPClient) throws(TokenEndpointError) {
+                http: any ProviderHTTPClient, signingKey: ClientSigningKey? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) throws(TokenEndpointError) {
         try self.init(tokenEndpoint: metadata.tokenEndpoint, revocationEndpoint: metadata.revocationEndpoint,
-                      clientID: clientID, clientSecret: clientSecret, authMethod: authMethod, http: http)
+                      clientID: clientID, clientSecret: clientSecret, authMethod: authMethod, http: http,
+                      signingKey: signingKey, now: now)
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3 with RFC 7636 §4.5 `code_verifier`).
@@ -81,7 +93,7 @@ public struct TokenClient: Sendable {
     }
 
     /// The request as sent, with client authentication applied (exposed for tests of request shape).
-    func request(to url: String, _ parameters: [(String, String)]) -> ProviderHTTPRequest {
+    func request(to url: String, _ parameters: [(String, String)], signedAssertion: String? = nil) -> ProviderHTTPRequest {
         var parameters = parameters
         var headers = [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
                        ProviderHTTPHeader("Accept", "application/json")]
@@ -95,13 +107,24 @@ public struct TokenClient: Sendable {
             parameters += [("client_id", clientID), ("client_secret", clientSecret ?? "")]
         case .none:
             parameters.append(("client_id", clientID))
+        case .clientSecretJWT:
+            parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
+                           ("client_assertion", ClientAssertion.clientSecretJWT(clientID: clientID, secret: clientSecret ?? "",
+                                                                                audience: tokenEndpoint, now: now()))]
+        case .privateKeyJWT:
+            parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
+                           ("client_assertion", signedAssertion ?? "")]
         }
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }
 
     private func post(to url: String, _ parameters: [(String, String)]) async throws(TokenEndpointError) -> ProviderHTTPResponse {
+        var assertion: String?
+        if authMethod == .privateKeyJWT, let signingKey {
+            assertion = try await signingKey.assertion(clientID: clientID, audience: tokenEndpoint, now: now())
+        }
         do {
-            return try await http.send(request(to: url, parameters))
+            return try await http.send(request(to: url, parameters, signedAssertion: assertion))
         } catch {
             throw .transport(error)
         }

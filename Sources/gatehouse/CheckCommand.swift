@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
@@ -17,6 +18,11 @@ struct CheckCommand: AsyncParsableCommand {
         let config = try loadConfiguration(requireSecretKey: true)
         print("ok   configuration (\(GatehouseConfiguration.variables.count) variables checked)")
         var unavailable = false
+        var misconfigured = false
+        if let problem = ProviderConnection.clientCredentialProblem(config) {
+            print("FAIL client key: \(problem)")
+            misconfigured = true
+        }
 
         let http = URLSessionProviderClient(timeout: TimeInterval(config.providerTimeout))
         do {
@@ -26,9 +32,21 @@ struct CheckCommand: AsyncParsableCommand {
             print("     token:         \(metadata.tokenEndpoint)")
             print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /)")")
             print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
+            let algorithms = SigningAlgorithm.allowList(configured: config.idTokenAlgorithms,
+                                                        advertised: metadata.idTokenSigningAlgValuesSupported)
+            print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
+            let method = GatehouseOIDC.ClientAuthMethod(rawValue: config.clientAuthMethod.rawValue) ?? .none
+            if let problem = ProviderConnection.authMethodProblem(metadata: metadata, method: method) {
+                print("FAIL token endpoint authentication: \(problem)")
+                misconfigured = true
+            }
+            if config.userinfo == .always && metadata.userinfoEndpoint == nil {
+                print("FAIL GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint")
+                misconfigured = true
+            }
         } catch {
             print("FAIL provider discovery at \(ProviderMetadata.discoveryURL(issuer: config.issuer)): \(error)")
-            unavailable = true
+            if error.isMisconfiguration { misconfigured = true } else { unavailable = true }
         }
 
         do {
@@ -52,5 +70,7 @@ struct CheckCommand: AsyncParsableCommand {
             }
         }
         if unavailable { throw Exit.unavailable }
+        // The provider answered, but with metadata this configuration cannot use.
+        if misconfigured { throw Exit.usage }
     }
 }

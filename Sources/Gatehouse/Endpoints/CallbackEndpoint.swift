@@ -12,9 +12,9 @@ struct CallbackEndpoint {
     let context: GatewayContext
 
     enum Failure: Error {
-        case missingState, unknownState, wrongBrowser, providerError(String), issuerMismatch, issuerMissing
-        case missingCode, ambiguousParameters, providerUnreachable(String), tokenEndpoint(String)
-        case invalidIDToken(String), missingIDToken, storage(String)
+        case missingState, unknownState, wrongBrowser, providerError(String), issuer(AuthorizationResponseIssuer.Problem)
+        case missingCode, ambiguousParameters, providerUnreachable(String), providerMisconfigured(String)
+        case tokenEndpoint(String), invalidIDToken(String), missingIDToken, userinfo(String), storage(String)
 
         var reason: String {
             switch self {
@@ -22,14 +22,16 @@ struct CallbackEndpoint {
             case .unknownState: "unknown_or_expired_state"
             case .wrongBrowser: "login_binding_mismatch"
             case .providerError: "provider_error"
-            case .issuerMismatch: "iss_mismatch"
-            case .issuerMissing: "iss_missing"
+            case .issuer(.mismatch): "iss_mismatch"
+            case .issuer(.missing): "iss_missing"
             case .missingCode: "missing_code"
             case .ambiguousParameters: "repeated_parameters"
             case .providerUnreachable: "provider_unreachable"
+            case .providerMisconfigured: "provider_misconfigured"
             case .tokenEndpoint: "token_endpoint_error"
             case .invalidIDToken: "invalid_id_token"
             case .missingIDToken: "missing_id_token"
+            case .userinfo: "userinfo_error"
             case .storage: "storage_error"
             }
         }
@@ -44,8 +46,11 @@ struct CallbackEndpoint {
             context.metrics.loginFailed(reason: failure.reason)
             var detail = ""
             switch failure {
-            case .providerError(let d), .providerUnreachable(let d), .tokenEndpoint(let d), .invalidIDToken(let d), .storage(let d):
+            case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
+                 .invalidIDToken(let d), .userinfo(let d), .storage(let d):
                 detail = d
+            case .issuer(let problem):
+                detail = problem.description
             default: break
             }
             context.logger.warning("login failed at callback",
@@ -81,15 +86,11 @@ struct CallbackEndpoint {
         }
         let clients: ProviderClients
         do { clients = try await context.provider.clients() } catch {
-            return .failure(.providerUnreachable("\(error)"))
+            return .failure(error.isMisconfiguration ? .providerMisconfigured("\(error)") : .providerUnreachable("\(error)"))
         }
         // RFC 9207: the authorization response names its issuer, which must be ours (mix-up defence).
-        if let iss = query.single("iss") {
-            guard iss == clients.metadata.issuer else { return .failure(.issuerMismatch) }
-        } else if query.contains("iss") {
-            return .failure(.issuerMismatch)
-        } else if clients.metadata.authorizationResponseIssParameterSupported == true {
-            return .failure(.issuerMissing)
+        do { try AuthorizationResponseIssuer.check(query.single("iss"), metadata: clients.metadata) } catch {
+            return .failure(.issuer(error))
         }
         guard let code = query.single("code"), !code.isEmpty else { return .failure(.missingCode) }
         guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
@@ -110,6 +111,17 @@ struct CallbackEndpoint {
         } catch {
             return .failure(.invalidIDToken("\(error)"))
         }
+        // OIDC Core §5.3: UserInfo adds claims; its sub must be the ID token's or the login fails.
+        var sessionClaims = claims.all
+        if let userinfo = clients.userinfo {
+            do {
+                let extra = try await userinfo.fetch(accessToken: tokens.accessToken, expectedSubject: claims.sub)
+                sessionClaims = UserInfoClaims.merge(idToken: claims.all, userinfo: extra)
+            } catch {
+                if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
+                return .failure(.userinfo("\(error)"))
+            }
+        }
 
         // A new session id at every login (session fixation); the browser's previous session goes.
         let previous = context.sessions.sessionID(in: request.head.headers)
@@ -119,7 +131,7 @@ struct CallbackEndpoint {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            claimsJSON = Array(try encoder.encode(claims.all))
+            claimsJSON = Array(try encoder.encode(sessionClaims))
         } catch {
             return .failure(.storage("claims: \(error)"))
         }
@@ -146,6 +158,9 @@ struct CallbackEndpoint {
         case .providerUnreachable:
             return HTMLPage.error(status: 502, title: "Sign-in is unavailable",
                                   message: "The identity provider could not be reached. Please try again.")
+        case .providerMisconfigured:
+            return HTMLPage.error(status: 502, title: "Sign-in is misconfigured",
+                                  message: "The identity provider's configuration does not match this site's (misconfigured provider). The site's operator has to fix it.")
         case .providerError(let code) where code == "access_denied":
             return HTMLPage.error(status: 400, title: "Sign-in was cancelled",
                                   message: "The identity provider did not sign you in.")

@@ -25,8 +25,7 @@ struct LoginEndpoint {
             clients = try await context.provider.clients()
         } catch {
             context.logger.error("login: provider discovery failed", metadata: ["error": "\(error)"])
-            return HTMLPage.error(status: 502, title: "Sign-in is unavailable",
-                                  message: "The identity provider cannot be reached right now. Please try again shortly.")
+            return ProviderErrorPage.page(for: error)
         }
         let (url, secrets) = AuthorizationRequest.make(
             metadata: clients.metadata, clientID: context.configuration.clientID,

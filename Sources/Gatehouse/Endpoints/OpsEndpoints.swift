@@ -17,9 +17,17 @@ enum OpsEndpoints {
             return HTTPResponse.jsonError(status: 503, error: "database_unavailable",
                                           description: "The session database does not answer.")
         }
-        guard context.provider.isLoaded else {
+        switch context.provider.status {
+        case .loaded:
+            break
+        case .loading:
             return HTTPResponse.jsonError(status: 503, error: "provider_metadata_not_loaded",
                                           description: "The OpenID provider's discovery document is not loaded yet.")
+        case .failed(let error):
+            // The reason names URLs and issuers only (no secrets); an operator needs it to act.
+            let kind = error.isMisconfiguration ? "misconfigured provider" : "provider unreachable"
+            return HTTPResponse.jsonError(status: 503, error: "provider_metadata_not_loaded",
+                                          description: "The OpenID provider's discovery document is not loaded (\(kind)): \(error)")
         }
         return Responses.json(200, Array("{\"status\":\"ready\"}".utf8))
     }

@@ -10,32 +10,76 @@ public struct ProviderClients: Sendable {
     public let tokens: TokenClient
     public let idTokens: IDTokenValidator
     public let logoutTokens: LogoutTokenValidator
+    /// Set when UserInfo is to be called after login and refresh (`GATEHOUSE_USERINFO`).
+    public let userinfo: UserInfoClient?
 }
 
 /// The provider's discovery document and keys, loaded in the background.
 ///
-/// The gateway starts even when the provider is down: discovery is retried with back-off, `/readyz`
-/// reports 503 until it succeeds, and `/login` tries once more on demand. Once loaded, the document
-/// is refreshed periodically so key and endpoint changes at the provider are picked up.
+/// The gateway starts even when the provider is down: discovery (with the JWKS) is retried with
+/// exponential back-off (1 s doubling to 60 s), `/readyz` reports 503 with the reason until it
+/// succeeds, and `/login`, `/callback` and `/backchannel-logout` may start one attempt on demand
+/// once the back-off has passed. Attempts are single-flight: whatever the request rate, at most one
+/// fetch is in flight, and requests during the back-off get the last failure at once instead of a
+/// fetch each (review issue 10, item 6). Once loaded, the document is refreshed periodically so key
+/// and endpoint changes at the provider are picked up.
 public final class ProviderConnection: Sendable {
+    /// Where loading stands, for `/readyz` and the error pages.
+    public enum Status: Sendable {
+        case loaded
+        /// No attempt has finished yet.
+        case loading
+        /// The last attempt failed for this reason.
+        case failed(DiscoveryError)
+    }
+
+    private struct State {
+        var clients: ProviderClients?
+        var inFlight: Task<Result<ProviderClients, DiscoveryError>, Never>?
+        var lastError: DiscoveryError?
+        /// No on-demand attempt before this instant after a failure.
+        var retryAt: Date?
+        var delay: TimeInterval = 0
+        /// Attempts started (for tests and logs).
+        var attempts = 0
+    }
+
+    /// The first and the largest wait between failed attempts.
+    static let initialRetryDelay: TimeInterval = 1
+    static let maximumRetryDelay: TimeInterval = 60
+
     private let configuration: GatehouseConfiguration
     private let http: any ProviderHTTPClient
     private let logger: Logger
-    private let state = Mutex<ProviderClients?>(nil)
+    private let now: @Sendable () -> Date
+    private let state = Mutex(State())
     private let loader = Mutex<Task<Void, Never>?>(nil)
     /// How often a loaded document is fetched again.
     private let refreshInterval: Duration = .seconds(3600)
 
-    public init(configuration: GatehouseConfiguration, http: any ProviderHTTPClient, logger: Logger) {
+    public init(configuration: GatehouseConfiguration, http: any ProviderHTTPClient, logger: Logger,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.http = http
         self.logger = logger
+        self.now = now
     }
 
     /// The loaded clients, if discovery has succeeded.
-    public var current: ProviderClients? { state.withLock { $0 } }
+    public var current: ProviderClients? { state.withLock { $0.clients } }
 
     public var isLoaded: Bool { current != nil }
+
+    public var status: Status {
+        state.withLock { state in
+            if state.clients != nil { return .loaded }
+            if let error = state.lastError { return .failed(error) }
+            return .loading
+        }
+    }
+
+    /// How many discovery attempts were started.
+    public var attempts: Int { state.withLock { $0.attempts } }
 
     /// Starts the background loader (idempotent).
     public func start() {
@@ -49,51 +93,134 @@ public final class ProviderConnection: Sendable {
         loader.withLock { $0?.cancel() }
     }
 
-    /// The clients, loading the document now if it is not loaded yet.
+    /// The clients, loading the document now if it is not loaded yet: joins an attempt under way,
+    /// and during the back-off after a failure throws that failure without contacting the provider.
     public func clients() async throws(DiscoveryError) -> ProviderClients {
-        if let current { return current }
-        return try await load()
+        try await attempt(respectingBackOff: true).get()
     }
 
-    /// Fetches discovery (and the JWKS, so a broken key endpoint shows up as not ready).
-    @discardableResult
-    public func load() async throws(DiscoveryError) -> ProviderClients {
+    private func attempt(respectingBackOff: Bool, reload: Bool = false) async -> Result<ProviderClients, DiscoveryError> {
+        let started = now()
+        let decision = state.withLock { state -> Result<Task<Result<ProviderClients, DiscoveryError>, Never>, DiscoveryError>? in
+            if let task = state.inFlight { return .success(task) }
+            if !reload, state.clients != nil { return nil }
+            if respectingBackOff, let retryAt = state.retryAt, started < retryAt, let error = state.lastError {
+                return .failure(error)
+            }
+            state.attempts += 1
+            let task = Task { [self] in await self.fetch() }
+            state.inFlight = task
+            return .success(task)
+        }
+        switch decision {
+        case nil:
+            if let clients = current { return .success(clients) }
+            return await attempt(respectingBackOff: respectingBackOff, reload: reload)
+        case .failure(let error)?:
+            return .failure(error)
+        case .success(let task)?:
+            return await task.value
+        }
+    }
+
+    /// One discovery + JWKS fetch; records its outcome and the next back-off.
+    private func fetch() async -> Result<ProviderClients, DiscoveryError> {
+        let result: Result<ProviderClients, DiscoveryError>
+        do { result = .success(try await build()) } catch { result = .failure(error) }
+        let finished = now()
+        let delay = state.withLock { state -> TimeInterval in
+            state.inFlight = nil
+            switch result {
+            case .success(let clients):
+                state.clients = clients
+                state.lastError = nil
+                state.retryAt = nil
+                state.delay = 0
+            case .failure(let error):
+                state.lastError = error
+                state.delay = state.delay == 0 ? Self.initialRetryDelay : min(state.delay * 2, Self.maximumRetryDelay)
+                state.retryAt = finished.addingTimeInterval(state.delay)
+            }
+            return state.delay
+        }
+        switch result {
+        case .success:
+            logger.info("provider metadata loaded", metadata: ["oauth.issuer": "\(configuration.issuer)"])
+        case .failure(let error):
+            logger.warning(error.isMisconfiguration ? "provider misconfigured; retrying" : "provider discovery failed; retrying",
+                           metadata: ["oauth.issuer": "\(configuration.issuer)", "error": "\(error)",
+                                      "retry.seconds": "\(Int(delay))"])
+        }
+        return result
+    }
+
+    private func build() async throws(DiscoveryError) -> ProviderClients {
         let metadata = try await ProviderMetadata.discover(issuer: configuration.issuer, http: http)
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: configuration.clientAuthMethod.rawValue) ?? .none
+        if let problem = Self.authMethodProblem(metadata: metadata, method: method) {
+            logger.warning("the provider does not list the configured token endpoint authentication method",
+                           metadata: ["oauth.issuer": "\(configuration.issuer)", "problem": "\(problem)"])
+        }
         let tokens: TokenClient
         do {
+            var signingKey: ClientSigningKey?
+            if method == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM {
+                signingKey = try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID)
+            }
             tokens = try TokenClient(metadata: metadata, clientID: configuration.clientID,
-                                     clientSecret: configuration.clientSecret, authMethod: method, http: http)
+                                     clientSecret: configuration.clientSecret, authMethod: method, http: http,
+                                     signingKey: signingKey)
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
-        let keys = KeySet(metadata: metadata, http: http)
+        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms)
+        let userinfo: UserInfoClient?
+        if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
+            guard let endpoint = metadata.userinfoEndpoint else {
+                throw .missingField("userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)")
+            }
+            userinfo = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
+                keySet: keys, issuer: metadata.issuer, clientID: configuration.clientID))
+        } else {
+            userinfo = nil
+        }
         do { try await keys.refresh() } catch {
             throw .malformedDocument("jwks_uri: \(error)")
         }
-        let clients = ProviderClients(
+        return ProviderClients(
             metadata: metadata, tokens: tokens,
             idTokens: IDTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
-            logoutTokens: LogoutTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys))
-        state.withLock { $0 = clients }
-        return clients
+            logoutTokens: LogoutTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
+            userinfo: userinfo)
+    }
+
+    /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`
+    /// key), for `serve` and `check` to refuse at start; nil when none.
+    public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
+        guard configuration.clientAuthMethod == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM else { return nil }
+        return ClientSigningKey.problem(pem: pem)
+    }
+
+    /// Discovery §3: when `token_endpoint_auth_methods_supported` is listed and lacks the configured
+    /// method, the token endpoint will likely refuse the client; nil when listed and included, or
+    /// not listed at all.
+    public static func authMethodProblem(metadata: ProviderMetadata, method: GatehouseOIDC.ClientAuthMethod) -> String? {
+        guard let listed = metadata.tokenEndpointAuthMethodsSupported,
+              !metadata.supportsTokenEndpointAuthMethod(method) else { return nil }
+        return "GATEHOUSE_CLIENT_AUTH_METHOD is \(method.rawValue) but the provider's token_endpoint_auth_methods_supported lists only \(listed.joined(separator: ", "))"
     }
 
     private func run() async {
-        var delay: Duration = .seconds(1)
         while !Task.isCancelled {
-            do {
-                try await load()
-                logger.info("provider metadata loaded", metadata: ["oauth.issuer": "\(configuration.issuer)"])
-                delay = .seconds(1)
+            if isLoaded {
                 try? await Task.sleep(for: refreshInterval)
-            } catch {
-                logger.warning("provider discovery failed; retrying",
-                               metadata: ["oauth.issuer": "\(configuration.issuer)", "error": "\(error)",
-                                          "retry.seconds": "\(delay.components.seconds)"])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(60))
+                _ = await attempt(respectingBackOff: false, reload: true)
+                continue
             }
+            _ = await attempt(respectingBackOff: true)
+            if isLoaded { continue }
+            let wait = state.withLock { $0.retryAt?.timeIntervalSince(now()) } ?? Self.initialRetryDelay
+            try? await Task.sleep(for: .milliseconds(Int(max(wait, 0.05) * 1000)))
         }
     }
 }

@@ -130,6 +130,21 @@ public final class TokenRefresher: Sendable {
             logger.warning("refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
             return .unavailable("\(error)")
         }
+        let claims: [UInt8]?
+        switch await RefreshedClaims.resolve(response: response, session: session, clients: clients, now: now) {
+        case .success(let updated):
+            claims = updated
+        case .failure(.invalidIDToken(let error)):
+            // OIDC Core §12.2: the new tokens are not used and the session keeps what it had.
+            metrics.refreshFailed(reason: "invalid_id_token")
+            logger.warning("refresh returned an invalid ID token; session not updated",
+                           metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+            return .unavailable("refreshed ID token: \(error)")
+        case .failure(.userinfo(let error)):
+            logger.warning("UserInfo after refresh failed; claims kept",
+                           metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+            claims = nil
+        }
         var tokens = session.tokens
         tokens.accessToken = response.accessToken
         tokens.tokenType = response.tokenType
@@ -139,7 +154,8 @@ public final class TokenRefresher: Sendable {
         tokens.accessTokenExpiresAt = response.expiresIn.map { now + Int64($0) }
         tokens.accessTokenLifetime = response.expiresIn.map { Int64($0) }
         do {
-            let stored = try store.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens)
+            let stored = try store.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
+                                                claims: claims)
             guard stored, let updated = try store.loadSession(idHash: idHash, now: now) else {
                 // Lost a race we should not have (the lease expired): use whatever is stored now.
                 guard let current = try store.loadSession(idHash: idHash, now: now) else { return .ended }

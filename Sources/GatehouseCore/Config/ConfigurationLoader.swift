@@ -21,7 +21,10 @@ extension GatehouseConfiguration {
         let clientSecret = r.value("GATEHOUSE_CLIENT_SECRET")
         let clientAuthMethod = r.clientAuthMethod(hasSecret: clientSecret != nil)
         let scopes = r.scopes()
-        let authParams = r.authParams()
+        let authParams = r.refuseUnsupportedAuthParams(r.authParams())
+        let userinfo = r.userinfoPolicy()
+        let idTokenAlgorithms = r.idTokenAlgorithms()
+        let clientKey = r.clientPrivateKey(method: clientAuthMethod)
         let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
         let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
 
@@ -57,11 +60,11 @@ extension GatehouseConfiguration {
 
         guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
-              let maxBody, let upstreamTimeout, let logLevel, let logFormat
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo
         else {
             return .failure(ConfigurationErrors(issues: r.issues))
         }
-        return .success(GatehouseConfiguration(
+        var configuration = GatehouseConfiguration(
             issuer: issuer, clientID: clientID, clientSecret: clientSecret, clientAuthMethod: clientAuthMethod,
             scopes: scopes, authParams: authParams, providerTimeout: providerTimeout, refreshMargin: refreshMargin,
             publicURL: publicURL, listen: listen, publicDir: publicDir, cookieName: cookieName,
@@ -69,7 +72,12 @@ extension GatehouseConfiguration {
             strictTransportSecurity: hsts,
             databasePath: database, secretKey: secretKey, previousSecretKey: previousKey,
             sessionIdle: idle, sessionLifetime: lifetime, routes: routes, maxBody: maxBody,
-            trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat))
+            trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
+        configuration.userinfo = userinfo
+        configuration.idTokenAlgorithms = idTokenAlgorithms
+        configuration.clientPrivateKeyPEM = clientKey?.pem
+        configuration.clientKeyID = clientKey?.keyID
+        return .success(configuration)
     }
 }
 
@@ -122,10 +130,10 @@ struct EnvironmentReader {
         let name = "GATEHOUSE_CLIENT_AUTH_METHOD"
         guard let text = value(name) else { return hasSecret ? .clientSecretBasic : ClientAuthMethod.none }
         guard let method = ClientAuthMethod(rawValue: text.lowercased()) else {
-            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, none")
+            fail(name, "\(ConfigurationIssue.quote(text)) is not one of client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt, none")
             return nil
         }
-        if method != .none && !hasSecret {
+        if method != .none && method != .privateKeyJWT && !hasSecret {
             fail(name, "is \(method.rawValue) but GATEHOUSE_CLIENT_SECRET is not set")
             return nil
         }

@@ -3,6 +3,10 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     case clientSecretBasic = "client_secret_basic"
     case clientSecretPost = "client_secret_post"
     case none
+    /// An HMAC-SHA256 JWT under the client secret (OIDC Core §9).
+    case clientSecretJWT = "client_secret_jwt"
+    /// A JWT signed with the client's private key (`GATEHOUSE_CLIENT_PRIVATE_KEY`, OIDC Core §9).
+    case privateKeyJWT = "private_key_jwt"
 }
 
 /// The `SameSite` attribute of the session cookie (RFC 6265bis §5.6.7).

@@ -6,7 +6,7 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_CLIENT_ID", "required", "client id registered at the provider"),
         ("GATEHOUSE_CLIENT_SECRET", "none", "client secret; when set the client authenticates to the token endpoint"),
         ("GATEHOUSE_CLIENT_AUTH_METHOD", "client_secret_basic if a secret is set, else none",
-         "client_secret_basic, client_secret_post or none"),
+         "client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt or none"),
         ("GATEHOUSE_PUBLIC_URL", "http://localhost:8080",
          "the origin the browser uses; redirect_uri is {PUBLIC_URL}/callback"),
         ("GATEHOUSE_LISTEN", "0.0.0.0:8080", "address and port to bind ([::]:8080 for IPv6)"),
@@ -39,6 +39,13 @@ extension GatehouseConfiguration {
          "comma-separated CIDRs of load balancers whose X-Forwarded-For is kept and appended to"),
         ("GATEHOUSE_UPSTREAM_TIMEOUT", "30s", "time limit for an upstream's first response byte"),
         ("GATEHOUSE_REFRESH_MARGIN", "60s", "refresh the access token this long before it expires"),
+        ("GATEHOUSE_USERINFO", "auto",
+         "auto (when the provider has a userinfo_endpoint and the scopes ask for more than openid), true or false: call UserInfo after login and refresh and merge its claims"),
+        ("GATEHOUSE_CLIENT_PRIVATE_KEY", "none",
+         "private_key_jwt: the client's RSA or P-256 private key, PEM text or the path of a PEM file"),
+        ("GATEHOUSE_CLIENT_KEY_ID", "none", "private_key_jwt: the kid of that key at the provider"),
+        ("GATEHOUSE_ID_TOKEN_ALGS", "RS256 (plus the provider's algorithm when it advertises exactly one)",
+         "comma-separated signing algorithms accepted for ID and logout tokens; asymmetric only"),
     ]
 
     /// `GATEHOUSE_*` variables in `environment` that Gatehouse does not know (likely typos), sorted.

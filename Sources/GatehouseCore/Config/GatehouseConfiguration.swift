@@ -22,6 +22,16 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var providerTimeout: Int
     /// Refresh the access token when it expires within this many seconds (`GATEHOUSE_REFRESH_MARGIN`).
     public var refreshMargin: Int
+    /// When UserInfo is fetched after login and refresh (`GATEHOUSE_USERINFO`).
+    public var userinfo: UserInfoPolicy = .auto
+    /// `GATEHOUSE_ID_TOKEN_ALGS`: the only algorithms accepted for ID and logout tokens; nil for
+    /// the default (RS256, plus the provider's algorithm when it advertises exactly one).
+    public var idTokenAlgorithms: [String]? = nil
+    /// The PEM of the client's private key for `private_key_jwt` (`GATEHOUSE_CLIENT_PRIVATE_KEY`,
+    /// the PEM itself or a file holding it); never printed.
+    public var clientPrivateKeyPEM: String? = nil
+    /// `GATEHOUSE_CLIENT_KEY_ID`: the `kid` of that key at the provider.
+    public var clientKeyID: String? = nil
 
     // MARK: Browser-facing
     public var publicURL: PublicURL

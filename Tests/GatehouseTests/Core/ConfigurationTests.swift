@@ -221,7 +221,7 @@ struct ConfigurationErrorTests {
         ("GATEHOUSE_ISSUER", "https://idp.example.com?x=1", "must not have a query"),
         ("GATEHOUSE_ISSUER", "https://u:p@idp.example.com", "user information"),
         ("GATEHOUSE_ISSUER", "idp.example.com", "is not an absolute URL"),
-        ("GATEHOUSE_CLIENT_AUTH_METHOD", "private_key_jwt", "is not one of"),
+        ("GATEHOUSE_CLIENT_AUTH_METHOD", "tls_client_auth", "is not one of"),
         ("GATEHOUSE_CLIENT_AUTH_METHOD", "client_secret_basic", "GATEHOUSE_CLIENT_SECRET is not set"),
         ("GATEHOUSE_CLIENT_AUTH_METHOD", "client_secret_post", "GATEHOUSE_CLIENT_SECRET is not set"),
         ("GATEHOUSE_PUBLIC_URL", "https://app.example.com/app", "without a path"),

@@ -53,7 +53,6 @@ struct AuthorizationRequestTests {
         #expect(items.filter { $0.0 == "code_challenge_method" }.map(\.1) == ["S256"])
         #expect(!items.contains { $0.0 == "response_mode" })
         #expect(items.last?.0 == "connection")
-        #expect(AuthorizationRequest.refusedExtraParameterNames(extras) == ["state", "code_challenge_method", "response_mode"])
     }
 
     @Test("An authorization endpoint's own query is kept (RFC 6749 §3.1)")

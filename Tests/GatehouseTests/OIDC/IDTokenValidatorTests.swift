@@ -18,7 +18,8 @@ struct IDTokenValidatorTests {
     let clock = TestClock()
 
     private func validator(skew: TimeInterval = 60) -> IDTokenValidator {
-        let keys = KeySet(metadata: TestProvider.metadata, http: provider.http(), now: { [clock] in clock.now })
+        let keys = KeySet(metadata: TestProvider.metadata, http: provider.http(), configuredAlgorithms: ["RS256", "ES256"],
+                          now: { [clock] in clock.now })
         return IDTokenValidator(issuer: TestProvider.issuer, clientID: TestProvider.clientID, keySet: keys, clockSkew: skew)
     }
 
@@ -141,9 +142,12 @@ struct IDTokenValidatorTests {
         var claims = TestProvider.idTokenClaims(now: now)
         claims["nonce"] = nil
         let token = try await provider.signRS256(claims)
-        _ = try await validator().validateRefreshed(token, expectedSubject: "user-42", now: now)
+        let original = TestProvider.idTokenClaims(now: now.addingTimeInterval(-600))
+        _ = try await validator().validateRefreshed(token, original: original, now: now)
+        var otherSubject = original
+        otherSubject["sub"] = .string("user-43")
         await #expect(throws: IDTokenError.subjectMismatch) {
-            try await validator().validateRefreshed(token, expectedSubject: "user-43", now: now)
+            try await validator().validateRefreshed(token, original: otherSubject, now: now)
         }
     }
 

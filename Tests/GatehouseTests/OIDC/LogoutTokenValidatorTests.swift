@@ -16,7 +16,8 @@ struct LogoutTokenValidatorTests {
     let clock = TestClock()
 
     private func validator() -> LogoutTokenValidator {
-        let keys = KeySet(metadata: TestProvider.metadata, http: provider.http(), now: { [clock] in clock.now })
+        let keys = KeySet(metadata: TestProvider.metadata, http: provider.http(), configuredAlgorithms: ["RS256", "ES256"],
+                          now: { [clock] in clock.now })
         return LogoutTokenValidator(issuer: TestProvider.issuer, clientID: TestProvider.clientID, keySet: keys)
     }
 

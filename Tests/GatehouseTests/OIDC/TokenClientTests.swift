@@ -59,9 +59,7 @@ struct TokenClientTests {
                             http: FakeProviderHTTP())
         }
         #expect(ClientAuthMethod(rawValue: "client_secret_post") == .clientSecretPost)
-        #expect(ClientAuthMethod(rawValue: "private_key_jwt") == nil)
-        #expect(ClientAuthMethod.default(hasSecret: true) == .clientSecretBasic)
-        #expect(ClientAuthMethod.default(hasSecret: false) == .none)
+        #expect(ClientAuthMethod(rawValue: "tls_client_auth") == nil)
     }
 
     @Test("An OAuth error body becomes a typed code (RFC 6749 §5.2)")

@@ -1,0 +1,101 @@
+import Foundation
+
+/// When Gatehouse calls the provider's UserInfo endpoint (`GATEHOUSE_USERINFO`, OIDC Core §5.3).
+public enum UserInfoPolicy: String, Sendable, Equatable, CaseIterable {
+    /// When the provider has a `userinfo_endpoint` and the scopes ask for more than `openid`.
+    case auto
+    /// Always (login fails when the provider has no `userinfo_endpoint`).
+    case always = "true"
+    /// Never.
+    case never = "false"
+
+    /// Whether UserInfo is fetched, given the provider's endpoint and the requested scopes.
+    public func applies(endpoint: String?, scopes: [String]) -> Bool {
+        switch self {
+        case .never: false
+        case .always: true
+        case .auto: endpoint != nil && scopes.contains { $0 != "openid" }
+        }
+    }
+}
+
+/// The OIDC-specific variables: read by ``GatehouseConfiguration/load(environment:requireSecretKey:)``.
+extension EnvironmentReader {
+    /// The asymmetric JWS algorithms (RFC 7518 §3.3–3.5, RFC 8037); the same set as
+    /// `GatehouseOIDC.SigningAlgorithm`. `none` and HMAC are never acceptable for provider tokens.
+    static let asymmetricAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
+                                       "ES256", "ES384", "ES512", "EdDSA"]
+
+    /// Authorization-request parameters Gatehouse does not support: `response_mode` would move the
+    /// code out of the query `/callback` reads; `request` and `request_uri` (request objects,
+    /// OIDC Core §6) would carry parameters Gatehouse neither signs nor checks.
+    static let unsupportedAuthParams: Set<String> = ["response_mode", "request", "request_uri"]
+
+    mutating func userinfoPolicy() -> UserInfoPolicy? {
+        let name = "GATEHOUSE_USERINFO"
+        guard let text = value(name) else { return .auto }
+        guard let policy = UserInfoPolicy(rawValue: text.lowercased()) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not auto, true or false")
+            return nil
+        }
+        return policy
+    }
+
+    /// `GATEHOUSE_ID_TOKEN_ALGS`: nil when unset (the default depends on the provider's metadata).
+    mutating func idTokenAlgorithms() -> [String]? {
+        let name = "GATEHOUSE_ID_TOKEN_ALGS"
+        guard let text = value(name) else { return nil }
+        var algorithms: [String] = []
+        for raw in text.split(separator: ",") {
+            let entry = String(raw.trimmingConfigurationWhitespace())
+            if entry.isEmpty { continue }
+            guard let known = Self.asymmetricAlgorithms.first(where: { $0.lowercased() == entry.lowercased() }) else {
+                let lower = entry.lowercased()
+                let why = lower == "none" || lower.hasPrefix("hs")
+                    ? "is not allowed: ID and logout tokens must be signed asymmetrically (no none, no HMAC)"
+                    : "is not a supported algorithm (\(Self.asymmetricAlgorithms.joined(separator: ", ")))"
+                fail(name, "\(ConfigurationIssue.quote(entry)) \(why)")
+                continue
+            }
+            if !algorithms.contains(known) { algorithms.append(known) }
+        }
+        if algorithms.isEmpty && issues.allSatisfy({ $0.variable != name }) {
+            fail(name, "lists no algorithm")
+        }
+        return algorithms
+    }
+
+    /// `GATEHOUSE_CLIENT_PRIVATE_KEY` (PEM text, or a file holding it) and `GATEHOUSE_CLIENT_KEY_ID`:
+    /// required with `private_key_jwt`. The key is parsed when the token client is built; here
+    /// only its presence and PEM shape are checked, and the value is never echoed.
+    mutating func clientPrivateKey(method: ClientAuthMethod?) -> (pem: String, keyID: String?)? {
+        let name = "GATEHOUSE_CLIENT_PRIVATE_KEY"
+        let keyID = value("GATEHOUSE_CLIENT_KEY_ID")
+        guard let text = value(name) else {
+            if method == .privateKeyJWT { fail(name, "is required with GATEHOUSE_CLIENT_AUTH_METHOD=private_key_jwt") }
+            return nil
+        }
+        var pem = text
+        if !text.hasPrefix("-----BEGIN") {
+            guard let data = FileManager.default.contents(atPath: text) else {
+                fail(name, "is neither a PEM private key nor a readable file")
+                return nil
+            }
+            pem = String(decoding: data, as: UTF8.self)
+        }
+        guard pem.contains("-----BEGIN") && pem.contains("PRIVATE KEY-----") else {
+            fail(name, "does not hold a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+            return nil
+        }
+        return (pem, keyID)
+    }
+
+    /// Refuses the authorization parameters Gatehouse would otherwise have to drop silently.
+    mutating func refuseUnsupportedAuthParams(_ params: [(String, String)]) -> [(String, String)] {
+        params.filter { key, _ in
+            guard Self.unsupportedAuthParams.contains(key) else { return true }
+            fail("GATEHOUSE_AUTH_PARAMS", "\(ConfigurationIssue.quote(key)) is not supported by Gatehouse (the code must come back in the /callback query, and request objects are not used)")
+            return false
+        }
+    }
+}

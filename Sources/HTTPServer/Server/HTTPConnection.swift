@@ -7,6 +7,13 @@ import Glibc
 /// Requests on a connection are handled one at a time, in order (pipelined requests wait in the read
 /// buffer). All state is confined to the loop thread; handler tasks reach it through `Exchange`, which
 /// hops to the loop first.
+///
+/// Back-pressure: answers wait in `output` until the client reads them. While more than
+/// `writeHighWatermark` bytes are unsent, the connection parses no further request (pipelined ones stay
+/// in the kernel's buffers, which then stop the client) and a streamed body's `writeBody` waits; both
+/// resume once the client has taken the unsent bytes below `writeLowWatermark`. The send-progress
+/// deadline runs while anything is unsent and is re-armed only when bytes leave, so a client that
+/// pipelines requests but never reads is disconnected after `progressTimeoutNanoseconds`.
 final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     enum State {
         case awaitingHead
@@ -36,6 +43,13 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var outputOffset = 0
     private var deadline: UInt64 = 0
     private var deadlineKind: DeadlineKind = .none
+    /// When unsent output must have moved by (0: nothing unsent). Separate from `deadline`, which
+    /// follows the request side: starting a request must not extend the time the previous answers had.
+    private(set) var sendDeadline: UInt64 = 0
+    /// Reading and parsing stopped because too much output is unsent (see the type's comment).
+    private(set) var inputPaused = false
+    /// `processInput` is on the stack: the request it just finished needs no scheduled continuation.
+    private var processingInput = false
     private var shuttingDown = false
 
     // The exchange in progress.
@@ -99,6 +113,33 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     func socketWritable() {
         guard state != .closed else { return }
         flush()
+        if (inputPaused || drainWaiter != nil) && state != .closed
+            && output.count - outputOffset <= config.writeLowWatermark {
+            releaseBackPressure()
+        }
+    }
+
+    /// Unsent response bytes.
+    var unsentOutputCount: Int { output.count - outputOffset }
+
+    /// The client took the unsent output below the low watermark: continue producing.
+    private func releaseBackPressure() {
+        // Drop the bytes already sent, so a client reading steadily but never all of it cannot make
+        // `output` grow by keeping it from ever being empty. At most the low watermark is moved.
+        if outputOffset > 0 {
+            output.removeSubrange(0..<outputOffset)
+            outputOffset = 0
+        }
+        if let waiter = drainWaiter {
+            drainWaiter = nil
+            waiter.resume(returning: true)
+        }
+        if inputPaused {
+            inputPaused = false
+            // Edge-triggered epoll: bytes already buffered (and any the kernel holds, `readReady` is
+            // still set) will not announce themselves again, so parse them now.
+            if state == .awaitingHead { processInput() }
+        }
     }
 
     func socketHangup() {
@@ -142,9 +183,26 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         return false
     }
 
+    /// Requests one `processInput` call starts before it yields the loop to other connections.
+    private static let requestsPerTurn = 64
+
     /// Parses and starts as many requests as the buffered bytes allow.
     private func processInput() {
+        processingInput = true
+        defer { processingInput = false }
+        var budget = Self.requestsPerTurn
         while state == .awaitingHead {
+            // A client that pipelines requests without reading the answers: stop here, so neither its
+            // answers nor its requests pile up in memory (the socket buffers hold the rest).
+            if output.count - outputOffset > config.writeHighWatermark {
+                inputPaused = true
+                return
+            }
+            if budget == 0 && (!input.isEmpty || readReady) {
+                // A fast pipelining client must not keep the loop from its other connections.
+                loop.execute { [weak self] in self?.processInput() }
+                return
+            }
             if input.isEmpty || readReady {
                 let wasEmpty = input.isEmpty
                 readSocket(limit: config.maxHeadBytes + 8 * 1024)
@@ -170,6 +228,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             case .complete(let head, let consumed):
                 input.consume(consumed)
                 parser.reset()
+                budget -= 1
                 begin(head)
             }
         }
@@ -206,6 +265,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         responseStarted = false
         requestID = listener.nextRequestID()
         state = .handling
+        // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
         setDeadline(.none, after: 0)
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
@@ -394,10 +454,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         flush()
         if state == .closed { return false }
         if output.count - outputOffset > config.writeHighWatermark {
-            return await withUnsafeContinuation { continuation in
-                drainWaiter = continuation
-                setDeadline(.progress, after: config.progressTimeoutNanoseconds)
-            }
+            // Released by `releaseBackPressure` (below the low watermark) or `close`; the send-progress
+            // deadline, armed by `flush`, ends a client that stops reading.
+            return await withUnsafeContinuation { continuation in drainWaiter = continuation }
         }
         return true
     }
@@ -474,7 +533,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private func readyForNextRequest() {
         state = .awaitingHead
         if outputOffset < output.count {
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            // The answer is still on its way: `sendDeadline` governs, and `flush` arms the idle or
+            // head deadline once it is out (an idle deadline would cut a slow but steady download).
+            setDeadline(.none, after: 0)
         } else if input.isEmpty {
             setDeadline(.idle, after: config.idleTimeoutNanoseconds)
         } else {
@@ -485,7 +546,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             return
         }
         // Continue with pipelined input, but from the loop rather than recursively (deep pipelines).
-        if !input.isEmpty || readReady {
+        // Inside `processInput` (an immediate answer) its loop simply continues.
+        if !processingInput && (!input.isEmpty || readReady) {
             loop.execute { [weak self] in self?.processInput() }
         }
     }
@@ -531,11 +593,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             if n < 0 && err == EINTR { continue }
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
                 // Output is waiting for the client: the connection lives as long as the client keeps
-                // reading (an idle or a linger deadline would cut a slow but steady download).
-                let progressed = outputOffset > startOffset
-                if drainWaiter != nil || deadlineKind == .none || deadlineKind == .idle
-                    || (progressed && (deadlineKind == .progress || deadlineKind == .linger)) {
-                    setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+                // reading. Only bytes that leave extend it; new answers queued behind do not.
+                if outputOffset > startOffset || sendDeadline == 0 {
+                    sendDeadline = loop.now &+ config.progressTimeoutNanoseconds
                 }
                 return
             }
@@ -544,14 +604,14 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputOffset = 0
-        if state == .awaitingHead && deadlineKind == .progress {
+        sendDeadline = 0
+        if state == .awaitingHead && deadlineKind == .none {
             // The previous response is out: back to waiting for the next request.
             setDeadline(input.isEmpty ? .idle : .head,
                         after: input.isEmpty ? config.idleTimeoutNanoseconds : config.headTimeoutNanoseconds)
         }
         if let waiter = drainWaiter {
             drainWaiter = nil
-            setDeadline(.none, after: 0)
             waiter.resume(returning: true)
         }
         if state == .lingering && closeWhenFlushed { shutdownWriteAndLinger() }
@@ -565,8 +625,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if outputOffset >= output.count {
             shutdownWriteAndLinger()
         } else {
-            // The linger period starts once the answer is out; until then the client must keep reading.
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            // The linger period starts once the answer is out; until then the client must keep
+            // reading (`sendDeadline`).
+            setDeadline(.none, after: 0)
         }
     }
 
@@ -604,6 +665,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     func checkDeadline(now: UInt64) {
+        if sendDeadline != 0 && now >= sendDeadline {
+            // Unsent output has not moved for the progress timeout: the client stopped reading.
+            close()
+            return
+        }
         guard deadlineKind != .none, now >= deadline else { return }
         switch deadlineKind {
         case .head:

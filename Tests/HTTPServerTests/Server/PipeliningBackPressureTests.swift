@@ -11,6 +11,7 @@ struct ConnectionSnapshot: Sendable {
     var inputPaused: Bool
     var unsent: Int
     var sendDeadline: UInt64
+    var awaitingBody: Bool
 }
 
 extension TestServer {
@@ -22,7 +23,8 @@ extension TestServer {
                 listener.loop.execute {
                     continuation.resume(returning: listener.connections.values.map {
                         ConnectionSnapshot(state: $0.state, inputPaused: $0.inputPaused,
-                                           unsent: $0.unsentOutputCount, sendDeadline: $0.sendDeadline)
+                                           unsent: $0.unsentOutputCount, sendDeadline: $0.sendDeadline,
+                                           awaitingBody: $0.isAwaitingBody)
                     })
                 }
             }

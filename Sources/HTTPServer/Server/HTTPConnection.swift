@@ -214,7 +214,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 }
             }
             if input.isEmpty {
-                if peerClosed { close() }
+                if peerClosed { closeOnceSent() }
                 return
             }
             let result: HeadParseResult<HTTPRequestHead>
@@ -226,7 +226,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             }
             switch result {
             case .incomplete:
-                if peerClosed { close(); return }
+                if peerClosed { closeOnceSent(); return }
                 if !readReady { return }
             case .complete(let head, let consumed):
                 input.consume(consumed)
@@ -557,8 +557,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             return
         }
         // Continue with pipelined input, but from the loop rather than recursively (deep pipelines).
-        // Inside `processInput` (an immediate answer) its loop simply continues.
-        if !processingInput && (!input.isEmpty || readReady) {
+        // Inside `processInput` (an immediate answer) its loop simply continues. An EOF read along
+        // with the last request comes with no further edge: it is acted on there too.
+        if !processingInput && (!input.isEmpty || readReady || peerClosed) {
             loop.execute { [weak self] in self?.processInput() }
         }
     }
@@ -571,21 +572,21 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 // Only what is discarded here counts: a chunked body's size is unknown when the
                 // response goes out, so a large one is cut off here rather than read to the end.
                 drainedBytes += piece.count
-                if drainedBytes > config.maxDrainBytes { close(); return }
+                if drainedBytes > config.maxDrainBytes { closeOnceSent(); return }
                 continue
             case .some(.success(.none)):
                 readyForNextRequest()
                 return
             case .some(.failure):
-                close()
+                closeOnceSent()
                 return
             case .none:
                 if bodyComplete { readyForNextRequest(); return }
                 // The client's EOF was read already (say, while the handler read the body): no more
                 // body comes, and no readiness edge will either (found by the connection fuzzer).
-                if peerClosed { close(); return }
+                if peerClosed { closeOnceSent(); return }
                 if !readReady { return }
-                if !readSocket(limit: 64 * 1024) { close(); return }
+                if !readSocket(limit: 64 * 1024) { closeOnceSent(); return }
                 if input.isEmpty && !readReady { return }
             }
         }
@@ -632,6 +633,13 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     private var closeWhenFlushed = false
+
+    /// Ends the connection, but only after the answers already queued are sent: neither the client's
+    /// EOF (a client may half-close after its requests and still read) nor a body it will not finish
+    /// may cut them off (found by the connection fuzzer with small socket buffers).
+    private func closeOnceSent() {
+        if outputOffset < output.count { closeAfterFlush() } else { close() }
+    }
 
     private func closeAfterFlush() {
         state = .lingering

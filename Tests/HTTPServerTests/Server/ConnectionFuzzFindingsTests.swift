@@ -71,4 +71,32 @@ struct ConnectionFuzzFindingsTests {
             #expect(try await client.waitForClose(timeout: 10))
         }
     }
+
+    /// With `pausing`, the server stops parsing at the watermark and reads the EOF when it resumes,
+    /// with the second request still buffered; without, it reads the EOF while the first answer is
+    /// still queued (the old code closed at once and cut that answer off).
+    @Test("A client that half-closes after its requests gets every answer queued for it, then the close",
+          arguments: [false, true])
+    func halfCloseDoesNotCutQueuedAnswers(pausing: Bool) async throws {
+        var config = TestServer.configuration()
+        if !pausing {
+            config.writeHighWatermark = 64 * 1024 * 1024
+            config.writeLowWatermark = 32 * 1024 * 1024
+        }
+        try await withServer(config) { server in
+            // A small receive window: most of the answer is still queued when the EOF is read.
+            let client = try await server.client(receiveBuffer: 64 * 1024)
+            try await server.withLoopsBlocked {
+                try await client.send(get("/big?size=\(8 * 1024 * 1024)") + get("/text"))
+                client.shutdownWrite()
+            }
+            let big = try await client.readResponse(timeout: 20)
+            let mismatch = patternMismatch(big.body, expectedCount: 8 * 1024 * 1024)
+            #expect(mismatch == nil, "body of \(big.body.count) bytes differs at \(mismatch ?? -1)")
+            #expect(try await client.readResponse().bodyText == "hello world")
+            // Closed once the answers are out, not after the idle timeout (5 s here): the EOF was
+            // read while a request was still pending.
+            #expect(try await client.waitForClose(timeout: 4))
+        }
+    }
 }

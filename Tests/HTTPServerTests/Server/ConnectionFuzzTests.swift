@@ -185,13 +185,17 @@ struct SocketpairExchange {
     /// How long the server may take to close after the client's EOF (a hang, not a timing check).
     static let closeTimeout: Int32 = 10_000
 
-    static func run(_ input: [UInt8], pieces: [Int], on listener: Listener) -> Result<[UInt8], RawClientError> {
+    /// `readLate`: after its EOF, the client lets the server fill the socket before reading, so the
+    /// answers back up and the connection pauses and resumes.
+    static func run(_ input: [UInt8], pieces: [Int], readLate: Bool, on listener: Listener) -> Result<[UInt8], RawClientError> {
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             return .failure(RawClientError(what: "socketpair", errno: errno))
         }
         let client = fds[0], serverEnd = fds[1]
         defer { close(client) }
+        // The smallest the kernel allows: a few pipelined answers fill it (the client reads only at the end).
+        Sockets.setOption(serverEnd, level: SOL_SOCKET, name: SO_SNDBUF, value: 1)
         listener.loop.execute {
             listener.server.openConnections.wrappingAdd(1, ordering: .relaxed)
             listener.adopt(serverEnd, peer: PeerAddress(ip: "127.0.0.1", port: 0))
@@ -205,6 +209,7 @@ struct SocketpairExchange {
             if i < pieces.count - 1 { awaitConsumed(client) }
         }
         shutdown(client, Int32(SHUT_WR))
+        if readLate { awaitQuiet(client) }
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -228,6 +233,17 @@ struct SocketpairExchange {
             sent += n
         }
         return true
+    }
+
+    /// Until no more bytes arrive for a while (FIONREAD stops growing), for at most ~3 ms.
+    private static func awaitQuiet(_ fd: Int32) {
+        let start = EventLoop.monotonicNow()
+        var available: Int32 = 0, last: Int32 = -1, unchanged = 0
+        while ioctl(fd, UInt(FIONREAD), &available) == 0 && unchanged < 100 && EventLoop.monotonicNow() &- start < 3_000_000 {
+            unchanged = available == last ? unchanged + 1 : 0
+            last = available
+            sched_yield()
+        }
     }
 
     /// Until the peer has read everything sent (TIOCOUTQ), for at most ~2 ms: a server busy with
@@ -260,10 +276,10 @@ struct ConnectionFuzzTests {
         wire("\r\nPOST /immediate HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nbody"),
     ]
 
-    /// 1–4 pipelined seed requests, mutated (one input in ten is left valid).
+    /// 1–6 pipelined seed requests, mutated (one input in ten is left valid).
     static func input(using rng: inout SplitMix64) -> [UInt8] {
         var bytes: [UInt8] = []
-        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+        for _ in 0..<Int.random(in: 1...6, using: &rng) {
             bytes += seeds[Int.random(in: seeds.indices, using: &rng)]
         }
         switch Int.random(in: 0..<10, using: &rng) {
@@ -284,6 +300,10 @@ struct ConnectionFuzzTests {
     static func configuration() -> HTTPServerConfiguration {
         var config = TestServer.configuration()
         config.maxHeadBytes = 2 * 1024  // mutations that duplicate runs reach the 431 limit too
+        // With the small socket buffer of `SocketpairExchange`, a few pipelined answers fill the
+        // socket and pass the high watermark: pausing and resuming are in the state space too.
+        config.writeHighWatermark = 128
+        config.writeLowWatermark = 64
         return config
     }
 
@@ -326,8 +346,9 @@ struct ConnectionFuzzTests {
         for iteration in stride(from: worker, to: iterations, by: workers) {
             let bytes = input(using: &rng)
             let cuts = pieces(bytes.count, using: &rng)
+            let readLate = Int.random(in: 0..<4, using: &rng) == 0
             let expected = ExpectedAnswer.of(bytes, configuration: configuration)
-            switch SocketpairExchange.run(bytes, pieces: cuts, on: listener) {
+            switch SocketpairExchange.run(bytes, pieces: cuts, readLate: readLate, on: listener) {
             case .failure(let error):
                 problems.append("#\(iteration) \(error) for \(String(decoding: bytes, as: UTF8.self).debugDescription)")
             case .success(let output):

@@ -7,6 +7,13 @@ import Glibc
 /// Requests on a connection are handled one at a time, in order (pipelined requests wait in the read
 /// buffer). All state is confined to the loop thread; handler tasks reach it through `Exchange`, which
 /// hops to the loop first.
+///
+/// Back-pressure: answers wait in `output` until the client reads them. While more than
+/// `writeHighWatermark` bytes are unsent, the connection parses no further request (pipelined ones stay
+/// in the kernel's buffers, which then stop the client) and a streamed body's `writeBody` waits; both
+/// resume once the client has taken the unsent bytes below `writeLowWatermark`. The send-progress
+/// deadline runs while anything is unsent and is re-armed only when bytes leave, so a client that
+/// pipelines requests but never reads is disconnected after `progressTimeoutNanoseconds`.
 final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     enum State {
         case awaitingHead
@@ -36,6 +43,13 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var outputOffset = 0
     private var deadline: UInt64 = 0
     private var deadlineKind: DeadlineKind = .none
+    /// When unsent output must have moved by (0: nothing unsent). Separate from `deadline`, which
+    /// follows the request side: starting a request must not extend the time the previous answers had.
+    private(set) var sendDeadline: UInt64 = 0
+    /// Reading and parsing stopped because too much output is unsent (see the type's comment).
+    private(set) var inputPaused = false
+    /// `processInput` is on the stack: the request it just finished needs no scheduled continuation.
+    private var processingInput = false
     private var shuttingDown = false
 
     // The exchange in progress.
@@ -99,6 +113,36 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     func socketWritable() {
         guard state != .closed else { return }
         flush()
+        if (inputPaused || drainWaiter != nil) && state != .closed
+            && output.count - outputOffset <= config.writeLowWatermark {
+            releaseBackPressure()
+        }
+    }
+
+    /// Unsent response bytes.
+    var unsentOutputCount: Int { output.count - outputOffset }
+
+    /// A handler waits for request body bytes (for tests).
+    var isAwaitingBody: Bool { bodyWaiter != nil }
+
+    /// The client took the unsent output below the low watermark: continue producing.
+    private func releaseBackPressure() {
+        // Drop the bytes already sent, so a client reading steadily but never all of it cannot make
+        // `output` grow by keeping it from ever being empty. At most the low watermark is moved.
+        if outputOffset > 0 {
+            output.removeSubrange(0..<outputOffset)
+            outputOffset = 0
+        }
+        if let waiter = drainWaiter {
+            drainWaiter = nil
+            waiter.resume(returning: true)
+        }
+        if inputPaused {
+            inputPaused = false
+            // Edge-triggered epoll: bytes already buffered (and any the kernel holds, `readReady` is
+            // still set) will not announce themselves again, so parse them now.
+            if state == .awaitingHead { processInput() }
+        }
     }
 
     func socketHangup() {
@@ -142,9 +186,26 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         return false
     }
 
+    /// Requests one `processInput` call starts before it yields the loop to other connections.
+    private static let requestsPerTurn = 64
+
     /// Parses and starts as many requests as the buffered bytes allow.
     private func processInput() {
+        processingInput = true
+        defer { processingInput = false }
+        var budget = Self.requestsPerTurn
         while state == .awaitingHead {
+            // A client that pipelines requests without reading the answers: stop here, so neither its
+            // answers nor its requests pile up in memory (the socket buffers hold the rest).
+            if output.count - outputOffset > config.writeHighWatermark {
+                inputPaused = true
+                return
+            }
+            if budget == 0 && (!input.isEmpty || readReady) {
+                // A fast pipelining client must not keep the loop from its other connections.
+                loop.execute { [weak self] in self?.processInput() }
+                return
+            }
             if input.isEmpty || readReady {
                 let wasEmpty = input.isEmpty
                 readSocket(limit: config.maxHeadBytes + 8 * 1024)
@@ -153,7 +214,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 }
             }
             if input.isEmpty {
-                if peerClosed { close() }
+                if peerClosed { closeOnceSent() }
                 return
             }
             let result: HeadParseResult<HTTPRequestHead>
@@ -165,11 +226,12 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             }
             switch result {
             case .incomplete:
-                if peerClosed { close(); return }
+                if peerClosed { closeOnceSent(); return }
                 if !readReady { return }
             case .complete(let head, let consumed):
                 input.consume(consumed)
                 parser.reset()
+                budget -= 1
                 begin(head)
             }
         }
@@ -206,6 +268,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         responseStarted = false
         requestID = listener.nextRequestID()
         state = .handling
+        // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
         setDeadline(.none, after: 0)
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
@@ -252,12 +315,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             // A failed send closes the connection (and frees its fd number): do not read it now.
             if state == .closed { return .failure(.connectionClosed) }
         }
-        if readReady {
-            readSocket(limit: 64 * 1024)
-            if let piece = takeBufferedBody() { return piece }
-            if peerClosed { return .failure(.connectionClosed) }
-        }
-        if peerClosed { return .failure(.connectionClosed) }
+        if let piece = readBodyPiece() { return piece }
         return await withUnsafeContinuation { continuation in
             bodyWaiter = continuation
             setDeadline(.progress, after: config.progressTimeoutNanoseconds)
@@ -267,16 +325,25 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private func feedBodyWaiter() {
-        guard let waiter = bodyWaiter else { return }
-        readSocket(limit: 64 * 1024)
-        if let piece = takeBufferedBody() {
-            bodyWaiter = nil
-            setDeadline(.none, after: 0)
-            waiter.resume(returning: piece)
-        } else if peerClosed {
-            bodyWaiter = nil
-            waiter.resume(returning: .failure(.connectionClosed))
+        guard let waiter = bodyWaiter, let piece = readBodyPiece() else { return }
+        bodyWaiter = nil
+        setDeadline(.none, after: 0)
+        waiter.resume(returning: piece)
+    }
+
+    /// Reads until the bytes give a body piece (or the body's end), the client's EOF shows, or the
+    /// kernel has nothing more. nil: wait for the next readiness edge. One read is not enough: one
+    /// that brings only framing bytes (a chunk header, a trailer) while the EOF waits behind them gets
+    /// no further edge (found by the connection fuzzer: such a body waited for the progress timeout).
+    private func readBodyPiece() -> Result<[UInt8]?, HTTPBodyError>? {
+        while readReady && !peerClosed {
+            let before = input.readableCount
+            readSocket(limit: 64 * 1024)
+            let grew = input.readableCount > before
+            if let piece = takeBufferedBody() { return piece }
+            if !grew { break }
         }
+        return peerClosed ? .failure(.connectionClosed) : nil
     }
 
     /// Takes the body bytes already buffered. nil when none are (and the body is not finished).
@@ -394,10 +461,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         flush()
         if state == .closed { return false }
         if output.count - outputOffset > config.writeHighWatermark {
-            return await withUnsafeContinuation { continuation in
-                drainWaiter = continuation
-                setDeadline(.progress, after: config.progressTimeoutNanoseconds)
-            }
+            // Released by `releaseBackPressure` (below the low watermark) or `close`; the send-progress
+            // deadline, armed by `flush`, ends a client that stops reading.
+            return await withUnsafeContinuation { continuation in drainWaiter = continuation }
         }
         return true
     }
@@ -427,6 +493,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private func refuse(status: Int, description: String) {
         state = .handling
         bodyComplete = true
+        // Nothing of the previous request may shape this answer: after a HEAD, the JSON body was
+        // left out while its Content-Length was sent (found by the connection fuzzer).
+        isHEAD = false
+        expectContinue = false
         method = "-"
         path = "-"
         requestID = listener.nextRequestID()
@@ -474,7 +544,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private func readyForNextRequest() {
         state = .awaitingHead
         if outputOffset < output.count {
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            // The answer is still on its way: `sendDeadline` governs, and `flush` arms the idle or
+            // head deadline once it is out (an idle deadline would cut a slow but steady download).
+            setDeadline(.none, after: 0)
         } else if input.isEmpty {
             setDeadline(.idle, after: config.idleTimeoutNanoseconds)
         } else {
@@ -485,7 +557,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             return
         }
         // Continue with pipelined input, but from the loop rather than recursively (deep pipelines).
-        if !input.isEmpty || readReady {
+        // Inside `processInput` (an immediate answer) its loop simply continues. An EOF read along
+        // with the last request comes with no further edge: it is acted on there too.
+        if !processingInput && (!input.isEmpty || readReady || peerClosed) {
             loop.execute { [weak self] in self?.processInput() }
         }
     }
@@ -498,18 +572,21 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 // Only what is discarded here counts: a chunked body's size is unknown when the
                 // response goes out, so a large one is cut off here rather than read to the end.
                 drainedBytes += piece.count
-                if drainedBytes > config.maxDrainBytes { close(); return }
+                if drainedBytes > config.maxDrainBytes { closeOnceSent(); return }
                 continue
             case .some(.success(.none)):
                 readyForNextRequest()
                 return
             case .some(.failure):
-                close()
+                closeOnceSent()
                 return
             case .none:
                 if bodyComplete { readyForNextRequest(); return }
+                // The client's EOF was read already (say, while the handler read the body): no more
+                // body comes, and no readiness edge will either (found by the connection fuzzer).
+                if peerClosed { closeOnceSent(); return }
                 if !readReady { return }
-                if !readSocket(limit: 64 * 1024) { close(); return }
+                if !readSocket(limit: 64 * 1024) { closeOnceSent(); return }
                 if input.isEmpty && !readReady { return }
             }
         }
@@ -531,11 +608,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             if n < 0 && err == EINTR { continue }
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
                 // Output is waiting for the client: the connection lives as long as the client keeps
-                // reading (an idle or a linger deadline would cut a slow but steady download).
-                let progressed = outputOffset > startOffset
-                if drainWaiter != nil || deadlineKind == .none || deadlineKind == .idle
-                    || (progressed && (deadlineKind == .progress || deadlineKind == .linger)) {
-                    setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+                // reading. Only bytes that leave extend it; new answers queued behind do not.
+                if outputOffset > startOffset || sendDeadline == 0 {
+                    sendDeadline = loop.now &+ config.progressTimeoutNanoseconds
                 }
                 return
             }
@@ -544,14 +619,14 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputOffset = 0
-        if state == .awaitingHead && deadlineKind == .progress {
+        sendDeadline = 0
+        if state == .awaitingHead && deadlineKind == .none {
             // The previous response is out: back to waiting for the next request.
             setDeadline(input.isEmpty ? .idle : .head,
                         after: input.isEmpty ? config.idleTimeoutNanoseconds : config.headTimeoutNanoseconds)
         }
         if let waiter = drainWaiter {
             drainWaiter = nil
-            setDeadline(.none, after: 0)
             waiter.resume(returning: true)
         }
         if state == .lingering && closeWhenFlushed { shutdownWriteAndLinger() }
@@ -559,14 +634,22 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     private var closeWhenFlushed = false
 
+    /// Ends the connection, but only after the answers already queued are sent: neither the client's
+    /// EOF (a client may half-close after its requests and still read) nor a body it will not finish
+    /// may cut them off (found by the connection fuzzer with small socket buffers).
+    private func closeOnceSent() {
+        if outputOffset < output.count { closeAfterFlush() } else { close() }
+    }
+
     private func closeAfterFlush() {
         state = .lingering
         closeWhenFlushed = true
         if outputOffset >= output.count {
             shutdownWriteAndLinger()
         } else {
-            // The linger period starts once the answer is out; until then the client must keep reading.
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            // The linger period starts once the answer is out; until then the client must keep
+            // reading (`sendDeadline`).
+            setDeadline(.none, after: 0)
         }
     }
 
@@ -604,6 +687,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     func checkDeadline(now: UInt64) {
+        if sendDeadline != 0 && now >= sendDeadline {
+            // Unsent output has not moved for the progress timeout: the client stopped reading.
+            close()
+            return
+        }
         guard deadlineKind != .none, now >= deadline else { return }
         switch deadlineKind {
         case .head:

@@ -157,25 +157,33 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
                 continue
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            do { try Sockets.setNonBlocking(client) } catch {
-                server.openConnections.wrappingSubtract(1, ordering: .relaxed)
-                close(client)
-                continue
-            }
             Sockets.setNoDelay(client)
-            let peer = SocketAddress(storage: storage, length: length).peerAddress
-            let connection = HTTPConnection(fd: client, peer: peer, listener: self)
-            do {
-                try loop.register(client, connection)
-            } catch {
-                server.openConnections.wrappingSubtract(1, ordering: .relaxed)
-                close(client)
-                continue
-            }
-            connections[ObjectIdentifier(connection)] = connection
-            server.observer?.connectionOpened()
-            connection.start()
+            adopt(client, peer: SocketAddress(storage: storage, length: length).peerAddress)
         }
+    }
+
+    /// Serves a connected socket already counted in `openConnections`: an accepted one, or in tests
+    /// one end of a socketpair (the fuzz harness drives the real connection logic without TCP).
+    /// Closes it when it cannot be served.
+    @discardableResult
+    func adopt(_ client: Int32, peer: PeerAddress) -> HTTPConnection? {
+        do { try Sockets.setNonBlocking(client) } catch {
+            server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            close(client)
+            return nil
+        }
+        let connection = HTTPConnection(fd: client, peer: peer, listener: self)
+        do {
+            try loop.register(client, connection)
+        } catch {
+            server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            close(client)
+            return nil
+        }
+        connections[ObjectIdentifier(connection)] = connection
+        server.observer?.connectionOpened()
+        connection.start()
+        return connection
     }
 
     func socketWritable() {}

@@ -20,8 +20,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var progressTimeoutNanoseconds: UInt64 = 60_000_000_000
     /// Unread request body the server will read and discard to keep a connection usable.
     public var maxDrainBytes: Int = 256 * 1024
-    /// Buffered response bytes above which `writeBody` waits for the client.
+    /// Unsent response bytes above which a connection stops reading and parsing requests (pipelined
+    /// requests then wait in the socket buffers) and `writeBody` waits for the client. Default 256 KiB.
     public var writeHighWatermark: Int = 256 * 1024
+    /// Unsent response bytes below which both resume. Default 128 KiB.
+    public var writeLowWatermark: Int = 128 * 1024
 
     public init() {}
 

@@ -11,10 +11,13 @@ final class HandlerRunner: @unchecked Sendable {
     typealias Work = (request: HTTPRequest, exchange: Exchange)
 
     private var waiter: UnsafeContinuation<Work?, Never>?
-    /// Requests handed over while the task was busy, in order. A connection hands over its next
-    /// request only once the previous answer is complete, so this holds one at most; it is a queue
-    /// so that nothing could ever be dropped if that changed.
-    private var pending: [Work] = []
+    /// The request handed over while the task was still busy (its handler answered but has not
+    /// returned yet). One slot, not a queue, so client input can never make it grow: the connection
+    /// starts its next request only once the previous answer is complete, and that request's answer
+    /// can only come from its own handler run, which this slot is waiting for. So the connection
+    /// hands over nothing more until the task has taken this one (it reads and parses nothing
+    /// meanwhile: its state is `.handling`, and the client's further requests stay in the socket).
+    private var pending: Work?
     private var closed = false
 
     /// Starts the task on `loop`; it then waits for work.
@@ -35,7 +38,8 @@ final class HandlerRunner: @unchecked Sendable {
             self.waiter = nil
             waiter.resume(returning: (request, exchange))
         } else {
-            pending.append((request, exchange))
+            assert(pending == nil, "a second request handed over before the first one's handler ran")
+            pending = (request, exchange)
         }
     }
 
@@ -49,7 +53,10 @@ final class HandlerRunner: @unchecked Sendable {
     }
 
     private func next() async -> Work? {
-        if !pending.isEmpty { return pending.removeFirst() }
+        if let work = pending {
+            pending = nil
+            return work
+        }
         if closed { return nil }
         return await withUnsafeContinuation { waiter = $0 }
     }

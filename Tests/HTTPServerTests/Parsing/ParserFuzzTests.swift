@@ -1,5 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
 import Testing
 @testable import HTTPServer
+
+/// How much the fuzz tests run and from which seed, shared by all of them.
+///
+/// `FUZZ_SEED` (decimal or `0x` hex) replays a run; without it every run draws a new seed, so CI keeps
+/// exploring. `FUZZ_ITERATIONS` is the total of mutated inputs over the fuzz tests (default 100,000,
+/// what `swift test` runs in CI; the sanitizer run in README's Development section uses millions).
+/// Every failure message carries the line that reproduces it.
+enum FuzzRun {
+    static let seed: UInt64 = {
+        if let text = getenv("FUZZ_SEED").map({ String(cString: $0) }) {
+            let value = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+            if let value { return value }
+        }
+        return UInt64.random(in: 0...UInt64.max)
+    }()
+
+    static let totalIterations: Int = {
+        getenv("FUZZ_ITERATIONS").flatMap { Int(String(cString: $0)) }.map { max(1, $0) } ?? 100_000
+    }()
+
+    /// This test's part of the total.
+    static func iterations(share: Double) -> Int { max(1, Int(Double(totalIterations) * share)) }
+
+    /// A generator of its own per test (`stream` tells them apart), all derived from the one seed.
+    static func generator(_ stream: UInt64) -> SplitMix64 { SplitMix64(seed: seed ^ stream) }
+
+    /// Runs a fuzz loop on a thread of its own: millions of iterations (the sanitizer run) must not
+    /// hold the cooperative pool, whose threads the server tests running beside need within their
+    /// timeouts.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue(label: "test.fuzz").async { continuation.resume(returning: body()) }
+        }
+    }
+
+    static var reproduce: String {
+        "reproduce with: FUZZ_SEED=0x\(String(seed, radix: 16)) FUZZ_ITERATIONS=\(totalIterations) swift test --filter Fuzz"
+    }
+}
 
 /// SplitMix64: a tiny deterministic generator, so a failing iteration can be replayed from its seed.
 struct SplitMix64: RandomNumberGenerator {
@@ -45,7 +88,7 @@ enum Mutator {
     }
 }
 
-@Suite("Parser fuzzing (seeded, deterministic)")
+@Suite("Parser fuzzing (seeded: FUZZ_SEED, FUZZ_ITERATIONS)")
 struct ParserFuzzTests {
     static let requestSeeds: [[UInt8]] = [
         wire("GET /index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nCookie: a=b\r\n\r\n"),
@@ -65,11 +108,16 @@ struct ParserFuzzTests {
         wire("1\r\na\r\n0\r\n\r\n"),
     ]
 
-    @Test("20,000 mutated requests: no crash, whole and split parsing agree")
-    func mutatedRequests() {
-        var rng = SplitMix64(seed: 0x6761_7465_686F_7573)
+    @Test("Mutated requests (45% of FUZZ_ITERATIONS): no crash, whole and split parsing agree")
+    func mutatedRequests() async {
+        let problems = await FuzzRun.offPool { Self.mutatedRequestsProblems() }
+        #expect(problems.isEmpty, "\(problems); \(FuzzRun.reproduce)")
+    }
+
+    static func mutatedRequestsProblems() -> [String] {
+        var rng = FuzzRun.generator(0x6761_7465_686F_7573)
         var problems: [String] = []
-        for iteration in 0..<20_000 {
+        for iteration in 0..<FuzzRun.iterations(share: 0.45) {
             let seed = Self.requestSeeds[iteration % Self.requestSeeds.count]
             let bytes = Mutator.mutate(seed, using: &rng)
             let whole = HeadFeeding.whole(bytes, as: RequestHeadParser.self)
@@ -86,14 +134,19 @@ struct ParserFuzzTests {
             }
             if problems.count > 5 { break }
         }
-        #expect(problems.isEmpty, "\(problems)")
+        return problems
     }
 
-    @Test("5,000 mutated responses: no crash, whole and split parsing agree")
-    func mutatedResponses() {
-        var rng = SplitMix64(seed: 0x7570_7374_7265_616D)
+    @Test("Mutated responses (10% of FUZZ_ITERATIONS): no crash, whole and split parsing agree")
+    func mutatedResponses() async {
+        let problems = await FuzzRun.offPool { Self.mutatedResponsesProblems() }
+        #expect(problems.isEmpty, "\(problems); \(FuzzRun.reproduce)")
+    }
+
+    static func mutatedResponsesProblems() -> [String] {
+        var rng = FuzzRun.generator(0x7570_7374_7265_616D)
         var problems: [String] = []
-        for iteration in 0..<5_000 {
+        for iteration in 0..<FuzzRun.iterations(share: 0.10) {
             let bytes = Mutator.mutate(Self.responseSeeds[iteration % Self.responseSeeds.count], using: &rng)
             let whole = HeadFeeding.whole(bytes, as: ResponseHeadParser.self)
             let offset = Int.random(in: 0...bytes.count, using: &rng)
@@ -104,14 +157,19 @@ struct ParserFuzzTests {
             }
             if problems.count > 5 { break }
         }
-        #expect(problems.isEmpty, "\(problems)")
+        return problems
     }
 
-    @Test("5,000 mutated chunked bodies: no crash, whole, split and byte-by-byte decoding agree")
-    func mutatedChunkedBodies() {
-        var rng = SplitMix64(seed: 0x6368_756E_6B65_6421)
+    @Test("Mutated chunked bodies (20% of FUZZ_ITERATIONS): no crash, whole, split and byte-by-byte decoding agree")
+    func mutatedChunkedBodies() async {
+        let problems = await FuzzRun.offPool { Self.mutatedChunkedBodiesProblems() }
+        #expect(problems.isEmpty, "\(problems); \(FuzzRun.reproduce)")
+    }
+
+    static func mutatedChunkedBodiesProblems() -> [String] {
+        var rng = FuzzRun.generator(0x6368_756E_6B65_6421)
         var problems: [String] = []
-        for iteration in 0..<5_000 {
+        for iteration in 0..<FuzzRun.iterations(share: 0.20) {
             let bytes = Mutator.mutate(Self.chunkedSeeds[iteration % Self.chunkedSeeds.count], using: &rng)
             let whole = ChunkedFeeding.whole(bytes)
             let offset = Int.random(in: 0...bytes.count, using: &rng)
@@ -123,6 +181,6 @@ struct ParserFuzzTests {
             }
             if problems.count > 5 { break }
         }
-        #expect(problems.isEmpty, "\(problems)")
+        return problems
     }
 }

@@ -59,7 +59,8 @@ func patternMismatch(_ body: [UInt8], expectedCount: Int) -> Int? {
 private let patternCycle: [UInt8] = (0..<251).map { UInt8($0) }
 
 /// A handler with one behaviour per path (all bodies are deterministic):
-/// - `/text`: 200 `hello world` in one `respond`; `/immediate`: the same from `immediateResponse`.
+/// - `/text`: 200 `hello world` in one `respond`; `/immediate`: `immediate` from `immediateResponse`
+///   (like a cached static file); `/immediate-4k`: 4 KiB of pattern from there.
 /// - `/echo`: reads the whole body (no limit of its own) and sends it back; 413/400 on body errors.
 /// - `/ignore`: answers without reading the body. `/count`: answers `counted`.
 /// - `/stream?n=N&size=S`: a chunked body of N pieces; `/fixed?size=S`: a Content-Length body.
@@ -67,11 +68,17 @@ private let patternCycle: [UInt8] = (0..<251).map { UInt8($0) }
 /// - `/big?size=S`: a Content-Length body of S bytes in one `respond`.
 /// - `/head-then-echo`: starts a chunked answer, then streams the request body into it.
 /// - `/gate`: answers once the test calls `openGate()`.
-/// - `/endless`: streams until `writeBody` fails. Every other path: 200 with the target as body.
+/// - `/endless`: streams until `writeBody` fails.
+/// - `/answer-then-work`: answers at once, then keeps its task busy a little before returning.
+/// Every other path: 200 with the target as body.
 struct TestHandler: HTTPHandler {
     let log: HandlerLog
 
     func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
+        if head.path == "/immediate-4k" {
+            log.state.withLock { $0.calls["/immediate-4k", default: 0] += 1 }
+            return HTTPResponse(status: 200, body: pattern(from: 0, count: 4096))
+        }
         guard head.path == "/immediate" else { return nil }
         log.state.withLock { $0.calls["/immediate", default: 0] += 1 }
         return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: "immediate")
@@ -129,6 +136,10 @@ struct TestHandler: HTTPHandler {
                     log.state.withLock { $0.floodAccepted = sent }
                 }
                 try await writer.finish()
+            case "/answer-then-work":
+                // The next pipelined request is handed over while this run has not returned yet.
+                await writer.respond(HTTPResponse(status: 200, body: request.head.target))
+                try? await Task.sleep(nanoseconds: 2_000_000)
             case "/endless":
                 try await writer.writeHead(HTTPResponseHead(status: 200), contentLength: nil)
                 var sent = 0

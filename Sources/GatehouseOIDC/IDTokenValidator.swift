@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseEncoding
 
 /// Validates ID tokens as OpenID Connect Core §3.1.3.7 requires.
 ///

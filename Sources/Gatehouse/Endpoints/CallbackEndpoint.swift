@@ -3,6 +3,7 @@ import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import HTTPServer
+import GatehouseEncoding
 
 /// `GET /callback`: completes a login (RFC 6749 §4.1.2, RFC 7636 §4.5, RFC 9207, OIDC Core §3.1.3.7).
 ///
@@ -77,7 +78,7 @@ struct CallbackEndpoint {
         }
         // The login must finish in the browser that started it (RFC 9700 §4.7: CSRF on the redirect).
         let bindings = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
-        guard bindings.contains(where: { constantTimeEquals(SecretHash.hex(of: $0), pending.bindingHash) }) else {
+        guard bindings.contains(where: { ConstantTime.equals(SecretHash.hex(of: $0), pending.bindingHash) }) else {
             return .failure(.wrongBrowser)
         }
         if let error = query.single("error") {

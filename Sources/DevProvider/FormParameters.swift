@@ -1,3 +1,5 @@
+import GatehouseEncoding
+
 /// The name/value pairs of a URL query or an `application/x-www-form-urlencoded` body, in order.
 ///
 /// Duplicates are kept so that a request repeating a parameter can be refused: RFC 6749 §3.1 says
@@ -42,39 +44,9 @@ struct FormParameters: Sendable, Equatable {
     }
 
     static func decode(_ raw: some Collection<UInt8>) throws(FormDecodingError) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(raw.count)
-        var index = raw.startIndex
-        while index != raw.endIndex {
-            let byte = raw[index]
-            switch byte {
-            case UInt8(ascii: "+"):
-                bytes.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                let first = raw.index(after: index)
-                guard first != raw.endIndex else { throw .brokenPercentEscape }
-                let second = raw.index(after: first)
-                guard second != raw.endIndex, let high = hexValue(raw[first]), let low = hexValue(raw[second]) else {
-                    throw .brokenPercentEscape
-                }
-                bytes.append(high << 4 | low)
-                index = second
-            default:
-                bytes.append(byte)
-            }
-            index = raw.index(after: index)
-        }
+        guard let bytes = PercentEncoding.decode(bytes: raw, plusAsSpace: true) else { throw .brokenPercentEscape }
         guard let string = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8 }
         return string
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 
@@ -87,22 +59,7 @@ enum FormDecodingError: Error, Equatable, Sendable {
 /// percent-encoded, so values can never break out of their parameter.
 enum FormEncoding {
     static func encode(_ value: String) -> String {
-        var out = ""
-        out.reserveCapacity(value.utf8.count)
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out.unicodeScalars.append("%")
-                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
-                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0x0f)]))
-            }
-        }
-        return out
+        PercentEncoding.encodeQueryComponent(value)
     }
 
     /// `a=1&b=2`, leaving out pairs whose value is nil.

@@ -1,4 +1,5 @@
 import Crypto
+import GatehouseEncoding
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` gives no protection when the
 /// authorization request can be observed, and RFC 9700 §2.1.1 recommends S256.

@@ -1,3 +1,4 @@
+import GatehouseEncoding
 /// Everything the provider remembers, as a value: the provider keeps one behind a `Mutex` and each
 /// method here is one atomic step. Tokens are keyed by their digest, never stored themselves.
 /// Times are seconds since the epoch, passed in so tests can move the clock.

@@ -1,24 +1,12 @@
-import Foundation
 import Crypto
+import GatehouseEncoding
 
 /// Secrets of the provider: codes, tokens, session ids. All come from the system CSPRNG
 /// (`SystemRandomNumberGenerator` reads `getrandom(2)` on Linux).
 enum SecureRandom {
     /// 32 random bytes (256 bits), base64url without padding: 43 characters.
     static func token() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Base64URL.encode(bytes)
-    }
-}
-
-enum Base64URL {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let data = Data(bytes)
-        return data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        RandomToken.make(bytes: 32)
     }
 }
 
@@ -35,9 +23,5 @@ struct TokenDigest: Hashable, Sendable {
 /// Compares two secrets without an early exit, so the time taken does not reveal how many leading
 /// bytes matched. Both sides are hashed first, which also hides their lengths.
 func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(SHA256.hash(data: Array(a.utf8)))
-    let y = Array(SHA256.hash(data: Array(b.utf8)))
-    var difference: UInt8 = 0
-    for (p, q) in zip(x, y) { difference |= p ^ q }
-    return difference == 0
+    ConstantTime.equals(Array(SHA256.hash(data: Array(a.utf8))), Array(SHA256.hash(data: Array(b.utf8))))
 }

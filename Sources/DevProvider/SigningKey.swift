@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JWTKit
+import GatehouseEncoding
 
 /// The provider's ES256 signing key, created fresh for each provider instance (tokens of an
 /// earlier run never verify), and its public half as a JWK Set (RFC 7517).

@@ -1,4 +1,5 @@
 import JWTKit
+import GatehouseEncoding
 
 /// Claims of an ID token (OpenID Connect Core §2, §5.1). Times are seconds since the epoch.
 struct IDTokenClaims: JWTPayload, Equatable {

@@ -1,3 +1,4 @@
+import GatehouseEncoding
 /// The secrets of one pending login, kept server-side until `/callback` (SPEC `/login`).
 /// Its description is redacted.
 public struct PendingLoginSecrets: Sendable, Equatable, CustomStringConvertible {

@@ -17,10 +17,15 @@ public enum AuthorizationResponseIssuer {
     /// Checks the callback's `iss`: when present it must equal the issuer; it is required when
     /// the metadata sets `authorization_response_iss_parameter_supported`.
     public static func check(_ iss: String?, metadata: ProviderMetadata) throws(Problem) {
+        try check(iss, expected: metadata.issuer,
+                  required: metadata.authorizationResponseIssParameterSupported == true)
+    }
+
+    static func check(_ iss: String?, expected: String, required: Bool) throws(Problem) {
         guard let iss else {
-            if metadata.authorizationResponseIssParameterSupported == true { throw .missing }
+            if required { throw .missing }
             return
         }
-        guard iss == metadata.issuer else { throw .mismatch(expected: metadata.issuer, actual: iss) }
+        guard iss == expected else { throw .mismatch(expected: expected, actual: iss) }
     }
 }

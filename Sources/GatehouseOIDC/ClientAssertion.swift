@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseEncoding
 
 /// The client assertion of `client_secret_jwt` (OIDC Core §9, RFC 7523 §2.2): a JWT the client
 /// signs with HMAC-SHA256 under its secret, proving it knows the secret without sending it.

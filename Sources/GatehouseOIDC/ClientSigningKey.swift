@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import GatehouseEncoding
 
 /// The client's private key for `private_key_jwt` (OIDC Core §9): an RSA (RS256) or P-256 (ES256)
 /// key in PEM (PKCS#8 or the traditional encodings). The provider knows the public half from the

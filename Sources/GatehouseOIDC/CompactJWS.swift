@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseEncoding
 
 /// The protected header of a compact JWS, read before its signature is checked; only `alg`,
 /// `kid`, `typ` and `crit` are consulted, to choose (or refuse) a key.

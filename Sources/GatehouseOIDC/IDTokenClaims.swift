@@ -28,7 +28,7 @@ public struct IDTokenClaims: Sendable, Equatable {
 
 /// Why an ID token was refused; one case per check of OIDC Core §3.1.3.7, naming the claim,
 /// so the log tells the operator why. Secret values (nonce, token) never appear.
-public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum IDTokenError: RegisteredClaimError, Sendable, Equatable, CustomStringConvertible {
     /// Signature, `alg`, `kid` or JWKS problem (steps 6–8).
     case signature(JWSVerificationError)
     case missingClaim(String)
@@ -95,13 +95,6 @@ public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .subjectMismatch: "refreshed ID token names another sub than the session"
         case .unexpectedTokenType(let typ): "JWT typ \"\(typ)\" is not an ID token"
         case .authTimeChanged: "refreshed ID token auth_time differs from the original authentication's"
-        }
-    }
-
-    init(_ problem: ClaimProblem) {
-        switch problem {
-        case .missing(let name): self = .missingClaim(name)
-        case .invalid(let name, let reason): self = .invalidClaim(name, reason: reason)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseEncoding
 
 /// Validates ID tokens as OpenID Connect Core §3.1.3.7 requires.
 ///
@@ -61,26 +62,13 @@ public struct IDTokenValidator: Sendable {
             throw .signature(error)
         }
         if let typ = verified.type, typ.lowercased() == "logout+jwt" { throw .unexpectedTokenType(typ) }
-        do {
-            return try check(verified.claims, now: now)
-        } catch let error as IDTokenError {
-            throw error
-        } catch let problem as ClaimProblem {
-            throw IDTokenError(problem)
-        } catch {
-            throw .invalidClaim("?", reason: "\(error)")
-        }
+        return try IDTokenError.checking { try check(verified.claims, now: now) }
     }
 
     /// The claim checks, in the order of §3.1.3.7 (the signature is already verified).
     func check(_ claims: [String: JSONValue], now: Date) throws -> IDTokenClaims {
         let reader = ClaimReader(claims: claims)
-        let iss = try reader.requiredString("iss")
-        guard iss == issuer else { throw IDTokenError.issuerMismatch(expected: issuer, actual: iss) }
-        let audiences = try reader.audiences()
-        guard audiences.contains(clientID) else {
-            throw IDTokenError.audienceMismatch(clientID: clientID, audiences: audiences)
-        }
+        let (iss, audiences) = try reader.issuerAndAudiences(issuer: issuer, clientID: clientID, as: IDTokenError.self)
         let azp = try reader.optionalString("azp")
         if audiences.count > 1 && azp == nil { throw IDTokenError.authorizedPartyMissing(audiences: audiences) }
         if let azp, azp != clientID { throw IDTokenError.authorizedPartyMismatch(clientID: clientID, azp: azp) }

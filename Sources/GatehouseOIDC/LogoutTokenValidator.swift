@@ -19,7 +19,7 @@ public struct LogoutTokenClaims: Sendable, Equatable {
 }
 
 /// Why a logout token was refused (§2.6), naming the claim.
-public enum LogoutTokenError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum LogoutTokenError: RegisteredClaimError, Sendable, Equatable, CustomStringConvertible {
     case signature(JWSVerificationError)
     case missingClaim(String)
     case invalidClaim(String, reason: String)
@@ -53,13 +53,6 @@ public enum LogoutTokenError: Error, Sendable, Equatable, CustomStringConvertibl
         case .missingLogoutEvent: "logout token events lack \(LogoutTokenValidator.backchannelLogoutEvent)"
         case .missingSubjectAndSessionID: "logout token has neither sub nor sid"
         case .nonceForbidden: "logout token carries a nonce (it is not a logout token)"
-        }
-    }
-
-    init(_ problem: ClaimProblem) {
-        switch problem {
-        case .missing(let name): self = .missingClaim(name)
-        case .invalid(let name, let reason): self = .invalidClaim(name, reason: reason)
         }
     }
 }
@@ -97,25 +90,12 @@ public struct LogoutTokenValidator: Sendable {
         } catch {
             throw .signature(error)
         }
-        do {
-            return try check(verified.claims, now: now)
-        } catch let error as LogoutTokenError {
-            throw error
-        } catch let problem as ClaimProblem {
-            throw LogoutTokenError(problem)
-        } catch {
-            throw .invalidClaim("?", reason: "\(error)")
-        }
+        return try LogoutTokenError.checking { try check(verified.claims, now: now) }
     }
 
     func check(_ claims: [String: JSONValue], now: Date) throws -> LogoutTokenClaims {
         let reader = ClaimReader(claims: claims)
-        let iss = try reader.requiredString("iss")
-        guard iss == issuer else { throw LogoutTokenError.issuerMismatch(expected: issuer, actual: iss) }
-        let audiences = try reader.audiences()
-        guard audiences.contains(clientID) else {
-            throw LogoutTokenError.audienceMismatch(clientID: clientID, audiences: audiences)
-        }
+        let (iss, _) = try reader.issuerAndAudiences(issuer: issuer, clientID: clientID, as: LogoutTokenError.self)
         let iat = try reader.requiredDate("iat")
         guard iat <= now.addingTimeInterval(clockSkew) else { throw LogoutTokenError.issuedInFuture(iat: iat, now: now) }
         guard iat >= now.addingTimeInterval(-(maximumAge + clockSkew)) else { throw LogoutTokenError.tooOld(iat: iat, now: now) }

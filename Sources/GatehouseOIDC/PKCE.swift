@@ -1,4 +1,5 @@
 import Crypto
+import GatehouseEncoding
 
 /// The PKCE `code_verifier` (RFC 7636 §4.1): a high-entropy secret kept server-side until the
 /// code exchange. Its description is redacted so it cannot reach a log by accident.

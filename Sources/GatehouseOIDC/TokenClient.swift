@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseEncoding
 
 /// Calls the provider's token endpoint (code exchange, refresh) and revocation endpoint.
 ///

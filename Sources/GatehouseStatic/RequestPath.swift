@@ -1,3 +1,5 @@
+import GatehouseEncoding
+
 /// Why a request path is refused before the file system is ever asked.
 enum PathRefusal: Error, Equatable, Sendable {
     /// A `%` not followed by two hex digits, or escapes that decode to invalid UTF-8 (answer `400`).
@@ -51,31 +53,7 @@ struct RequestPath: Equatable, Sendable {
 
     /// Percent-decodes one segment (RFC 3986 §2.1). `+` stays `+`: it means space only in forms.
     private static func decode(_ raw: ArraySlice<UInt8>) throws(PathRefusal) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(raw.count)
-        var index = raw.startIndex
-        while index < raw.endIndex {
-            let byte = raw[index]
-            guard byte == UInt8(ascii: "%") else {
-                out.append(byte)
-                index += 1
-                continue
-            }
-            guard raw.endIndex - index >= 3,
-                  let high = hexValue(raw[index + 1]), let low = hexValue(raw[index + 2])
-            else { throw .malformedEncoding }
-            out.append(high << 4 | low)
-            index += 3
-        }
-        return out
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        guard let decoded = PercentEncoding.decode(bytes: raw) else { throw .malformedEncoding }
+        return decoded
     }
 }

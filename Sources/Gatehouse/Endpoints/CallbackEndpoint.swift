@@ -16,6 +16,17 @@ struct CallbackEndpoint {
         case missingCode, ambiguousParameters, providerUnreachable(String), providerMisconfigured(String)
         case tokenEndpoint(String), invalidIDToken(String), missingIDToken, userinfo(String), storage(String)
 
+        init(_ refusal: AuthorizationResponse.Refusal) {
+            switch refusal {
+            case .repeatedParameter: self = .ambiguousParameters
+            case .missingState: self = .missingState
+            case .wrongBrowser: self = .wrongBrowser
+            case .providerError(let code): self = .providerError(code)
+            case .issuer(let problem): self = .issuer(problem)
+            case .missingCode: self = .missingCode
+            }
+        }
+
         var reason: String {
             switch self {
             case .missingState: "missing_state"
@@ -60,39 +71,38 @@ struct CallbackEndpoint {
     }
 
     private func complete(_ request: HTTPRequest) async -> Result<HTTPResponse, Failure> {
-        let query = QueryParameters(request.head.query)
-        for name in ["state", "code", "iss", "error"] where query.count(name) > 1 {
-            return .failure(.ambiguousParameters)
+        let response: AuthorizationResponse
+        do { response = try AuthorizationResponse(parameters: QueryParameters(request.head.query).pairs) } catch {
+            return .failure(Failure(error))
         }
-        guard let state = query.single("state"), !state.isEmpty else { return .failure(.missingState) }
         let now = context.now()
         let pending: PendingLogin
         do {
-            guard let found = try context.store.takePendingLogin(stateHash: SecretHash.hex(of: state), now: now) else {
+            guard let found = try context.store.takePendingLogin(stateHash: SecretHash.hex(of: response.state), now: now) else {
                 return .failure(.unknownState)
             }
             pending = found
         } catch {
             return .failure(.storage("\(error)"))
         }
-        // The login must finish in the browser that started it (RFC 9700 §4.7: CSRF on the redirect).
         let bindings = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
-        guard bindings.contains(where: { constantTimeEquals(SecretHash.hex(of: $0), pending.bindingHash) }) else {
-            return .failure(.wrongBrowser)
-        }
-        if let error = query.single("error") {
-            let safe = String(error.prefix(64).filter { $0.isLetter || $0 == "_" })
-            return .failure(.providerError(safe))
+        do {
+            try response.checkBrowserAndOutcome(presentedBindingHashes: bindings.map { SecretHash.hex(of: $0) },
+                                                pendingBindingHash: pending.bindingHash)
+        } catch {
+            return .failure(Failure(error))
         }
         let clients: ProviderClients
         do { clients = try await context.provider.clients() } catch {
             return .failure(error.isMisconfiguration ? .providerMisconfigured("\(error)") : .providerUnreachable("\(error)"))
         }
-        // RFC 9207: the authorization response names its issuer, which must be ours (mix-up defence).
-        do { try AuthorizationResponseIssuer.check(query.single("iss"), metadata: clients.metadata) } catch {
-            return .failure(.issuer(error))
+        let code: String
+        do {
+            code = try response.code(expectedIssuer: clients.metadata.issuer,
+                                     issuerRequired: clients.metadata.authorizationResponseIssParameterSupported == true)
+        } catch {
+            return .failure(Failure(error))
         }
-        guard let code = query.single("code"), !code.isEmpty else { return .failure(.missingCode) }
         guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
 
         let tokens: TokenResponse

@@ -2,6 +2,7 @@ import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import HTTPServer
+import GatehouseEncoding
 
 /// `GET /login[?returnTo=/path]`: starts an Authorization Code + PKCE login (RFC 7636, RFC 9700 §2.1.1).
 struct LoginEndpoint {

@@ -2,6 +2,7 @@ import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import HTTPServer
+import GatehouseEncoding
 
 /// `POST /logout` (with the CSRF header) and `GET /logout?sid=…`: ends the session here and at the
 /// provider (RFC 7009 revocation, OpenID RP-Initiated Logout 1.0).
@@ -25,7 +26,7 @@ struct LogoutEndpoint {
         if isGET {
             // A top-level GET can be triggered by any site: only the sid from /user makes it ours.
             guard let sid = QueryParameters(head.query).single("sid"), let session,
-                  constantTimeEquals(sid, LogoutSID.value(for: session)) else {
+                  ConstantTime.equals(sid, LogoutSID.value(for: session)) else {
                 return HTMLPage.error(status: 400, title: "Sign-out refused",
                                       message: "This sign-out link is not valid for your session.")
             }

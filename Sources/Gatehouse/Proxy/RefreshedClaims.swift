@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseOIDC
 import GatehouseSessions
+import GatehouseEncoding
 
 /// The session claims after a refresh: the refreshed ID token, validated against the session's
 /// original claims (OIDC Core §12.2), and UserInfo merged in when it is configured (§5.3).

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseEncoding
 
 /// `application/x-www-form-urlencoded` pairs from a query string or form body.
 /// Malformed escapes make a pair's value nil rather than guessing at it.
@@ -9,9 +10,9 @@ public struct QueryParameters: Sendable {
         guard let raw, !raw.isEmpty else { return }
         for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
             let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = GatehouseCore.PercentEncoding.decodeString(String(pieces[0]), plusAsSpace: true) else { continue }
+            guard let name = PercentEncoding.decodeString(String(pieces[0]), plusAsSpace: true) else { continue }
             let value = pieces.count > 1
-                ? GatehouseCore.PercentEncoding.decodeString(String(pieces[1]), plusAsSpace: true)
+                ? PercentEncoding.decodeString(String(pieces[1]), plusAsSpace: true)
                 : ""
             pairs.append((name, value))
         }

@@ -1,4 +1,5 @@
 import Logging
+import GatehouseEncoding
 
 extension GatehouseConfiguration {
     /// Reads and validates the configuration from `environment`, reporting every problem at once.

@@ -1,3 +1,4 @@
+import GatehouseEncoding
 /// Validation of the `returnTo` parameter of `/login`: only a local absolute path, so the login
 /// flow can never be turned into an open redirector (RFC 9700 §4.11).
 public enum ReturnTo {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GatehouseEncoding
 
 /// A strictly parsed absolute `http(s)` URL, as operators write them in configuration.
 ///
@@ -167,7 +168,6 @@ public struct AbsoluteURL: Sendable, Equatable, CustomStringConvertible {
 enum URLBytes {
     static func isAlpha(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
     static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
-    static func isHex(_ b: UInt8) -> Bool { isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) }
     static func isUnreserved(_ b: UInt8) -> Bool {
         isAlpha(b) || isDigit(b) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
     }

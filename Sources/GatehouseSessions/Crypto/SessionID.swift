@@ -1,3 +1,4 @@
+import GatehouseEncoding
 /// The opaque session identifier that is the session cookie's value.
 ///
 /// 32 bytes (256 bits) from the system CSPRNG, base64url without padding: 43 characters. The

@@ -1,6 +1,7 @@
 import Logging
 import Testing
 @testable import GatehouseCore
+import GatehouseEncoding
 
 /// A minimal valid environment; tests add or override variables.
 private func env(_ extra: [String: String] = [:]) -> [String: String] {

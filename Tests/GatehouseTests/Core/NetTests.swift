@@ -1,5 +1,6 @@
 import Testing
 @testable import GatehouseCore
+import GatehouseEncoding
 
 @Suite("CIDR")
 struct CIDRTests {
@@ -105,21 +106,5 @@ struct ListenAddressTests {
     ])
     func refuses(text: String) {
         #expect(throws: ListenAddress.ParseError.self) { try ListenAddress(parsing: text) }
-    }
-}
-
-@Suite("Percent decoding")
-struct PercentEncodingTests {
-    @Test("decodes escapes and optional plus")
-    func decodes() {
-        #expect(PercentEncoding.decodeString("a%20b%2Fc") == "a b/c")
-        #expect(PercentEncoding.decodeString("a+b", plusAsSpace: true) == "a b")
-        #expect(PercentEncoding.decodeString("a+b") == "a+b")
-        #expect(PercentEncoding.decodeString("%C3%A9") == "é")
-    }
-
-    @Test("refuses malformed escapes and invalid UTF-8", arguments: ["%", "%2", "%zz", "a%g0", "%C3"])
-    func refuses(text: String) {
-        #expect(PercentEncoding.decodeString(text) == nil)
     }
 }

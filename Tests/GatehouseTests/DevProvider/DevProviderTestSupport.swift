@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Synchronization
+import GatehouseEncoding
 
 /// Collects what a handler writes, in memory.
 final class RecordingResponseWriter: HTTPResponseWriter {

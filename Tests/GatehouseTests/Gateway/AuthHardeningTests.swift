@@ -9,6 +9,7 @@ import Logging
 import Synchronization
 import Testing
 @testable import Gatehouse
+import GatehouseEncoding
 
 /// Issue 10 (outside security review), items 6, 7 and 10, through the running gateway.
 @Suite("Gateway: auth hardening (issue 10)")

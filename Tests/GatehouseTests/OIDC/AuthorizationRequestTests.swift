@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseOIDC
 import Testing
+import GatehouseEncoding
 
 @Suite("Authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3)")
 struct AuthorizationRequestTests {

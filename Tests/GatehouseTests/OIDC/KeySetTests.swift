@@ -3,6 +3,7 @@ import Foundation
 import GatehouseOIDC
 import JWTKit
 import Testing
+import GatehouseEncoding
 
 @Suite("JWKS key set: key selection, algorithm policy, refetch on unknown kid")
 struct KeySetTests {

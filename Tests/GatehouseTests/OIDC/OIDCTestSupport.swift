@@ -5,6 +5,7 @@ import Foundation
 import GatehouseOIDC
 import JWTKit
 import Synchronization
+import GatehouseEncoding
 
 /// A scripted ``ProviderHTTPClient``: answers by URL and records every request.
 final class FakeProviderHTTP: ProviderHTTPClient {

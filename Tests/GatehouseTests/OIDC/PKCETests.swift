@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseOIDC
 import Testing
+import GatehouseEncoding
 
 @Suite("PKCE (RFC 7636) and random tokens")
 struct PKCETests {

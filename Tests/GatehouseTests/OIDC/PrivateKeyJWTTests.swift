@@ -3,6 +3,7 @@ import Foundation
 import GatehouseOIDC
 import JWTKit
 import Testing
+import GatehouseEncoding
 
 @Suite("private_key_jwt (OIDC Core §9, RFC 7523 §2.2)")
 struct PrivateKeyJWTTests {

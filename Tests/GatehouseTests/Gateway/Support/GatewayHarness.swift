@@ -6,6 +6,7 @@ import GatehouseCore
 import HTTPServer
 import Logging
 import Synchronization
+import GatehouseEncoding
 
 /// What a test changes about the standard setup.
 struct HarnessOptions: Sendable {

@@ -62,29 +62,3 @@ struct ByteSizeParserTests {
         #expect(throws: ByteSizeParser.ParseError.tooLarge) { try ByteSizeParser.bytes(text) }
     }
 }
-
-@Suite("Base64 keys")
-struct Base64Tests {
-    @Test("round-trips and accepts the URL-safe alphabet")
-    func roundTrip() {
-        let bytes: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 7 + 250) }
-        let standard = Base64.encode(bytes)
-        #expect(Base64.decode(standard) == bytes)
-        let urlSafe = standard.replacingAll("+", with: "-").replacingAll("/", with: "_").replacingAll("=", with: "")
-        #expect(Base64.decode(urlSafe) == bytes)
-    }
-
-    @Test("known vectors (RFC 4648 §10)", arguments: [
-        ("", ""), ("Zg==", "f"), ("Zm8=", "fo"), ("Zm9v", "foo"), ("Zm9vYg==", "foob"), ("Zm9vYmE=", "fooba"),
-        ("Zm9vYmFy", "foobar"), ("Zg", "f"), ("Zm8", "fo"),
-    ])
-    func vectors(encoded: String, decoded: String) {
-        #expect(Base64.decode(encoded) == Array(decoded.utf8))
-        if encoded.count % 4 == 0 { #expect(Base64.encode(Array(decoded.utf8)) == encoded) }
-    }
-
-    @Test("refuses malformed input", arguments: ["Z", "Zm9v!", "Zm 9v", "Zg===", "Z===", "Zh==", "Zg=", "=Zg"])
-    func refuses(text: String) {
-        #expect(Base64.decode(text) == nil)
-    }
-}

@@ -1,0 +1,44 @@
+/// The checks ID tokens (OIDC Core §3.1.3.7 steps 2–3) and logout tokens (Back-Channel Logout 1.0
+/// §2.6 step 3) share: `iss` is the issuer exactly, `aud` contains the client id. Each token kind
+/// keeps its own typed error; the enum cases of the same names witness this protocol.
+protocol RegisteredClaimError: Error {
+    static func missingClaim(_ name: String) -> Self
+    static func invalidClaim(_ name: String, reason: String) -> Self
+    static func issuerMismatch(expected: String, actual: String) -> Self
+    static func audienceMismatch(clientID: String, audiences: [String]) -> Self
+}
+
+extension RegisteredClaimError {
+    init(_ problem: ClaimProblem) {
+        switch problem {
+        case .missing(let name): self = .missingClaim(name)
+        case .invalid(let name, let reason): self = .invalidClaim(name, reason: reason)
+        }
+    }
+
+    /// Runs a token's claim checks, turning a `ClaimProblem` (missing or mistyped claim) into the
+    /// token's own error.
+    static func checking<Claims>(_ check: () throws -> Claims) throws(Self) -> Claims {
+        do {
+            return try check()
+        } catch let error as Self {
+            throw error
+        } catch let problem as ClaimProblem {
+            throw Self(problem)
+        } catch {
+            throw .invalidClaim("?", reason: "\(error)")
+        }
+    }
+}
+
+extension ClaimReader {
+    /// `iss` equal to `issuer` and `aud` containing `clientID`, in that order.
+    func issuerAndAudiences<Failure: RegisteredClaimError>(issuer: String, clientID: String,
+                                                           as failure: Failure.Type) throws -> (iss: String, audiences: [String]) {
+        let iss = try requiredString("iss")
+        guard iss == issuer else { throw Failure.issuerMismatch(expected: issuer, actual: iss) }
+        let audiences = try audiences()
+        guard audiences.contains(clientID) else { throw Failure.audienceMismatch(clientID: clientID, audiences: audiences) }
+        return (iss, audiences)
+    }
+}

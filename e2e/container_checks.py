@@ -303,7 +303,7 @@ def main() -> int:
             proc.stop()
     if not KEEP:
         for name in containers:
-            podman("rm", "-f", name, check=False)
+            podman("rm", "-f", "-v", name, check=False)  # -v: the anonymous /data volumes too
         podman("volume", "rm", "-f", volume, check=False)
 
     passed = sum(1 for _, ok, _ in RESULTS if ok)

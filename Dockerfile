@@ -23,7 +23,12 @@ WORKDIR /src
 
 # Dependencies first, so that editing a source file does not fetch them again.
 COPY Package.swift ./
-RUN swift package resolve
+# A mirror of https://github.com/ (a URL or path ending in "/") for machines without internet access,
+# e.g. `--build-arg GITHUB_MIRROR=/opt/swift-packages/` with that directory bound in (scripts/container-test
+# does this). Empty by default: the packages come from GitHub.
+ARG GITHUB_MIRROR=""
+RUN if [ -n "$GITHUB_MIRROR" ]; then git config --global url."$GITHUB_MIRROR".insteadOf https://github.com/; fi \
+    && swift package resolve
 
 COPY Sources ./Sources
 COPY Tests ./Tests

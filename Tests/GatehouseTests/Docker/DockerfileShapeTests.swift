@@ -131,6 +131,21 @@ struct DockerfileShapeTests {
         #expect(stage.last("CMD")?.listArguments == ["serve"])
     }
 
+    @Test("The GitHub mirror argument is empty by default, so a plain docker build fetches from GitHub")
+    func githubMirrorIsOptional() throws {
+        let build = try #require(stages.first)
+        let argIndex = try #require(build.instructions.firstIndex {
+            $0.keyword == "ARG" && $0.arguments.hasPrefix("GITHUB_MIRROR")
+        }, "the build stage declares no GITHUB_MIRROR argument (scripts/container-test passes it)")
+        #expect(build.instructions[argIndex].arguments == "GITHUB_MIRROR=\"\"")
+        let resolveIndex = try #require(build.instructions.firstIndex {
+            $0.keyword == "RUN" && $0.arguments.contains("swift package resolve")
+        }, "the build stage never runs `swift package resolve`")
+        #expect(argIndex < resolveIndex, "the argument must be declared before the RUN that reads it")
+        // An empty mirror must leave git's configuration alone.
+        #expect(build.instructions[resolveIndex].arguments.contains("if [ -n \"$GITHUB_MIRROR\" ]"))
+    }
+
     @Test("The parser joins continued lines, skips comments and reads flags")
     func parserReadsDockerfileSyntax() {
         let text = """

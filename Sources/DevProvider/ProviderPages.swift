@@ -1,3 +1,4 @@
+import GatehouseEncoding
 /// The provider's HTML pages. Self-contained (no external assets), and every value that came from a
 /// request is escaped with `htmlEscape` before it reaches the markup.
 enum ProviderPages {
@@ -7,19 +8,19 @@ enum ProviderPages {
                        hiddenFields: [(String, String)], problem: String? = nil,
                        username: String = "", email: String = "") -> String {
         let hidden = hiddenFields.map { name, value in
-            #"<input type="hidden" name="\#(htmlEscape(name))" value="\#(htmlEscape(value))">"#
+            #"<input type="hidden" name="\#(TextEscaping.html(name))" value="\#(TextEscaping.html(value))">"#
         }.joined(separator: "\n      ")
-        let problemMarkup = problem.map { #"<p class="problem" role="alert">\#(htmlEscape($0))</p>"# } ?? ""
+        let problemMarkup = problem.map { #"<p class="problem" role="alert">\#(TextEscaping.html($0))</p>"# } ?? ""
         return layout(title: "Sign in", body: """
             <h1>Sign in</h1>
-            <p><strong>\(htmlEscape(clientID))</strong> asks for: \(htmlEscape(scopes.joined(separator: " ")))</p>
+            <p><strong>\(TextEscaping.html(clientID))</strong> asks for: \(TextEscaping.html(scopes.joined(separator: " ")))</p>
             \(problemMarkup)
-            <form method="post" action="\(htmlEscape(formAction))">
+            <form method="post" action="\(TextEscaping.html(formAction))">
               \(hidden)
               <label for="username">User name</label>
-              <input id="username" name="username" autocomplete="username" required maxlength="64" autofocus value="\(htmlEscape(username))">
+              <input id="username" name="username" autocomplete="username" required maxlength="64" autofocus value="\(TextEscaping.html(username))">
               <label for="email">Email <span class="optional">(optional)</span></label>
-              <input id="email" name="email" type="email" autocomplete="email" maxlength="254" value="\(htmlEscape(email))">
+              <input id="email" name="email" type="email" autocomplete="email" maxlength="254" value="\(TextEscaping.html(email))">
               <div class="actions">
                 <button type="submit" id="submit" name="action" value="approve">Sign in</button>
                 <button type="submit" id="deny" name="action" value="deny" formnovalidate class="secondary">Deny</button>
@@ -34,7 +35,7 @@ enum ProviderPages {
     static func error(_ message: String) -> String {
         layout(title: "Request refused", body: """
             <h1>Request refused</h1>
-            <p class="problem">\(htmlEscape(message))</p>
+            <p class="problem">\(TextEscaping.html(message))</p>
             """)
     }
 
@@ -42,7 +43,7 @@ enum ProviderPages {
         layout(title: "Signed out", body: """
             <h1>Signed out</h1>
             <p>You are signed out of the development provider.</p>
-            \(note.map { "<p class=\"note\">\(htmlEscape($0))</p>" } ?? "")
+            \(note.map { "<p class=\"note\">\(TextEscaping.html($0))</p>" } ?? "")
             """)
     }
 
@@ -53,7 +54,7 @@ enum ProviderPages {
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(htmlEscape(title)) · Gatehouse development provider</title>
+        <title>\(TextEscaping.html(title)) · Gatehouse development provider</title>
         <style>
           body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2330; margin: 0; }
           main { max-width: 24rem; margin: 4rem auto; background: #fff; padding: 2rem; border-radius: 8px;

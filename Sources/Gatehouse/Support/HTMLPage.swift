@@ -1,3 +1,4 @@
+import GatehouseEncoding
 import HTTPServer
 
 /// The small HTML pages the gateway shows itself (login failures). They never echo a token, a code or
@@ -8,11 +9,11 @@ enum HTMLPage {
         <!doctype html>
         <html lang="en">
         <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(title)) · Gatehouse</title></head>
+        <title>\(TextEscaping.html(title)) · Gatehouse</title></head>
         <body>
         <main>
-        <h1>\(escape(title))</h1>
-        <p>\(escape(message))</p>
+        <h1>\(TextEscaping.html(title))</h1>
+        <p>\(TextEscaping.html(message))</p>
         <p><a href="/login">Try signing in again</a> · <a href="/">Back to the application</a></p>
         </main>
         </body>
@@ -24,19 +25,4 @@ enum HTMLPage {
                             body: body)
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for ch in text {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(ch)
-            }
-        }
-        return out
-    }
 }

@@ -1,3 +1,5 @@
+import GatehouseEncoding
+
 /// One problem in the environment: the variable and what is wrong with it.
 ///
 /// `description` reads `GATEHOUSE_SESSION_IDLE: "5x" is not a duration (…)`. Values of secret
@@ -16,26 +18,7 @@ public struct ConfigurationIssue: Sendable, Equatable, CustomStringConvertible {
     /// Quotes an operator-supplied value for a message: control characters escaped (no terminal
     /// or log injection), long values shortened.
     public static func quote(_ value: some StringProtocol) -> String {
-        var out = "\""
-        var count = 0
-        for scalar in value.unicodeScalars {
-            count += 1
-            if count > 120 { out += "…"; break }
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || (scalar.value >= 0x80 && scalar.value < 0xA0) {
-                    out += "\\u{" + String(scalar.value, radix: 16) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        "\"" + TextEscaping.controlEscaped(value, escapingQuotes: true, limit: 120) + "\""
     }
 }
 

@@ -1,3 +1,5 @@
+import GatehouseEncoding
+
 /// The output of `gatehouse sessions list`, as a tab-separated table or one JSON array.
 ///
 /// `sub` comes from the provider: whoever controls an account's subject (a misconfigured or hostile
@@ -30,23 +32,7 @@ public enum SessionListing {
     /// as `\t` and `\n` (they would break the table's columns and rows), and `\` as `\\` (so the
     /// escapes cannot be forged).
     public static func terminalSafe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 == "\\" || isUnsafe($0) }) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\t": out += "\\t"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default:
-                if isUnsafe(scalar) {
-                    out += "\\u{" + String(scalar.value, radix: 16) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
+        TextEscaping.needsControlEscaping(text) ? TextEscaping.controlEscaped(text) : text
     }
 
     /// A JSON string literal (RFC 8259 §7) in which every unsafe character is a `\uXXXX` escape
@@ -58,7 +44,7 @@ public enum SessionListing {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             default:
-                if isUnsafe(scalar) {
+                if TextEscaping.isUnsafe(scalar) {
                     for unit in String(scalar).utf16 {
                         let hex = String(unit, radix: 16)
                         out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
@@ -71,15 +57,4 @@ public enum SessionListing {
         return out + "\""
     }
 
-    /// Control (C0, DEL, C1), format (bidi overrides and isolates, zero-width characters, tags)
-    /// and line/paragraph separators.
-    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        let v = scalar.value
-        if v < 0x20 || (v >= 0x7F && v < 0xA0) { return true }
-        if v < 0xA0 { return false }
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator: return true
-        default: return false
-        }
-    }
 }

@@ -3,6 +3,8 @@ import GatehouseCore
 import GatehouseSessions
 import GatehouseStatic
 import HTTPClient
+import EventLoops
+import HTTP1
 import HTTPServer
 import Logging
 

@@ -1,4 +1,5 @@
-import HTTPServer
+import EventLoops
+import HTTP1
 import Synchronization
 
 /// The hot-path client for `http://` upstreams: keep-alive connections pooled per event loop, so a
@@ -158,7 +159,7 @@ public struct UpstreamRequest: Sendable {
                 chunked = true
             }
         }
-        return ResponseHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
+        return RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
                                                          contentLength: contentLength, chunked: chunked)
     }
 

@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
+import HTTP1
 import HTTPServer
 
 /// `GET /login[?returnTo=/path]`: starts an Authorization Code + PKCE login (RFC 7636, RFC 9700 §2.1.1).

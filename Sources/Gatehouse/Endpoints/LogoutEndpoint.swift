@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
+import HTTP1
 import HTTPServer
 
 /// `POST /logout` (with the CSRF header) and `GET /logout?sid=…`: ends the session here and at the

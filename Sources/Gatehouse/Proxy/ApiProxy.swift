@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseSessions
 import HTTPClient
+import HTTP1
 import HTTPServer
 
 /// Forwards an API request of a signed-in browser to its upstream with the session's access token,

@@ -1,5 +1,6 @@
 import GatehouseCore
 import HTTPClient
+import HTTP1
 import HTTPServer
 
 /// `https://` upstreams go through libcurl (`HTTPSUpstreamClient`: one multi handle on its own

@@ -1,6 +1,6 @@
 import GatehouseCore
 import HTTPClient
-import HTTPServer
+import HTTP1
 
 /// The browser-facing head of an `https://` upstream's answer.
 struct TLSUpstreamHead: Equatable {

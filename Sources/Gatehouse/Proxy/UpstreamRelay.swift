@@ -1,5 +1,6 @@
 import GatehouseCore
 import HTTPClient
+import HTTP1
 import HTTPServer
 
 /// What both upstream clients share once an exchange has started: the JSON answer for a failure

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
+import HTTP1
 
 /// One client connection: a state machine driven by socket readiness on its event loop.
 ///

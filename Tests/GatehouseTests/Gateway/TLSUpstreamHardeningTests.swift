@@ -2,7 +2,7 @@ import Foundation
 @testable import Gatehouse
 import GatehouseCore
 import HTTPClient
-import HTTPServer
+import HTTP1
 import Testing
 
 /// Security review, issue 10, on `https://` upstreams (libcurl): the hostile upstream of the e2e

@@ -3,7 +3,7 @@ import Foundation
 @testable import Gatehouse
 import GatehouseCore
 import HTTPClient
-import HTTPServer
+import HTTP1
 import Testing
 
 /// `https://` upstreams (TLSUpstream) against a real TLS server.

@@ -4,6 +4,8 @@ import Glibc
 import Dispatch
 import Logging
 import Testing
+@testable import EventLoops
+@testable import HTTP1
 @testable import HTTPServer
 
 /// The fuzz server's handler: every behaviour bounded and a function of the path alone, so the oracle

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Testing
+@testable import HTTP1
 @testable import HTTPServer
 
 /// One connection's back-pressure state, read on its loop.

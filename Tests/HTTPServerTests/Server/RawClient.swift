@@ -3,7 +3,8 @@ import Glibc
 #endif
 import Dispatch
 import Testing
-@testable import HTTPServer
+@testable import EventLoops
+@testable import HTTP1
 
 /// What a test client failed at. Tests report it through `#expect(throws:)` or let it fail the test.
 struct RawClientError: Error, CustomStringConvertible {

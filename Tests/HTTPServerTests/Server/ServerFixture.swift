@@ -4,6 +4,8 @@ import Glibc
 import Logging
 import Synchronization
 import Testing
+@testable import EventLoops
+@testable import HTTP1
 @testable import HTTPServer
 
 /// What the test handler saw, for assertions about the server's side of an exchange.

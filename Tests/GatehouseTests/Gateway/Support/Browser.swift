@@ -1,5 +1,4 @@
 import Foundation
-import HTTPServer
 
 /// One browser talking to the gateway and the provider: a cookie jar, and the login dance done by
 /// hand (every redirect is a separate request the test can inspect).

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import HTTPServer
+import HTTP1
 
 /// A response as the test client read it.
 struct TestResponse: Sendable {

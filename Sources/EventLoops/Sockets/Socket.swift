@@ -57,7 +57,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
-    init(storage: sockaddr_storage, length: socklen_t) {
+    package init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
     }

@@ -275,3 +275,10 @@ final class LoopPool: @unchecked Sendable {
         list.connections.append(connection)
     }
 }
+
+extension UpstreamClient: UpstreamTransport {
+    /// A body declared empty is not sent at all (no `Content-Length: 0` on a `GET`).
+    public func exchange(_ request: UpstreamRequest, body: any HTTPRequestBody) async throws(UpstreamError) -> any UpstreamAnswer {
+        try await send(request, body: body.declaredLength == 0 ? nil : body)
+    }
+}

@@ -27,8 +27,6 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         case closed
     }
 
-    enum DeadlineKind { case none, head, idle, progress, linger }
-
     let fd: Int32
     let peer: PeerAddress
     unowned let listener: Listener
@@ -43,11 +41,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var peerClosed = false
     private var output: [UInt8] = []
     private var outputOffset = 0
-    private var deadline: UInt64 = 0
-    private var deadlineKind: DeadlineKind = .none
-    /// When unsent output must have moved by (0: nothing unsent). Separate from `deadline`, which
-    /// follows the request side: starting a request must not extend the time the previous answers had.
-    private(set) var sendDeadline: UInt64 = 0
+    /// The head, idle, body-progress and linger deadlines, and the send-progress one.
+    private var deadlines: ConnectionDeadlines
+    /// When unsent output must have moved by (0: nothing unsent).
+    var sendDeadline: UInt64 { deadlines.sendDeadline }
     /// Reading and parsing stopped because too much output is unsent (see the type's comment).
     private(set) var inputPaused = false
     /// `processInput` is on the stack: the request it just finished needs no scheduled continuation.
@@ -89,14 +86,18 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         self.listener = listener
         self.loop = listener.loop
         self.server = listener.server
-        parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: listener.server.configuration.maxHeadBytes))
+        let config = listener.server.configuration
+        parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: config.maxHeadBytes))
+        deadlines = ConnectionDeadlines(timeouts: .init(head: config.headTimeoutNanoseconds,
+                                                        idle: config.idleTimeoutNanoseconds,
+                                                        progress: config.progressTimeoutNanoseconds))
     }
 
     deinit { input.deallocate() }
 
     func start() {
         // A fresh connection must send its first head within the head timeout (slowloris defence).
-        setDeadline(.head, after: config.headTimeoutNanoseconds)
+        deadlines.arm(.head, now: loop.now)
     }
 
     // MARK: Readiness
@@ -211,9 +212,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             if input.isEmpty || readReady {
                 let wasEmpty = input.isEmpty
                 readSocket(limit: config.maxHeadBytes + 8 * 1024)
-                if wasEmpty && !input.isEmpty && deadlineKind == .idle {
-                    setDeadline(.head, after: config.headTimeoutNanoseconds)
-                }
+                if wasEmpty && !input.isEmpty { deadlines.requestBytesArrived(now: loop.now) }
             }
             if input.isEmpty {
                 if peerClosed { closeOnceSent() }
@@ -271,7 +270,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         requestID = listener.nextRequestID()
         state = .handling
         // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
-        setDeadline(.none, after: 0)
+        deadlines.clear()
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
             keepAlive = false
@@ -320,7 +319,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if let piece = readBodyPiece() { return piece }
         return await withUnsafeContinuation { continuation in
             bodyWaiter = continuation
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            deadlines.arm(.progress, now: loop.now)
         }
     }
 
@@ -329,7 +328,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private func feedBodyWaiter() {
         guard let waiter = bodyWaiter, let piece = readBodyPiece() else { return }
         bodyWaiter = nil
-        setDeadline(.none, after: 0)
+        deadlines.clear()
         waiter.resume(returning: piece)
     }
 
@@ -536,7 +535,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if !bodyComplete {
             state = .draining
             drainedBytes = 0
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            deadlines.arm(.progress, now: loop.now)
             drainBody()
             return
         }
@@ -545,15 +544,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     private func readyForNextRequest() {
         state = .awaitingHead
-        if outputOffset < output.count {
-            // The answer is still on its way: `sendDeadline` governs, and `flush` arms the idle or
-            // head deadline once it is out (an idle deadline would cut a slow but steady download).
-            setDeadline(.none, after: 0)
-        } else if input.isEmpty {
-            setDeadline(.idle, after: config.idleTimeoutNanoseconds)
-        } else {
-            setDeadline(.head, after: config.headTimeoutNanoseconds)
-        }
+        // While the answer is on its way `sendDeadline` governs, and `flush` arms the idle or head
+        // deadline once it is out.
+        deadlines.awaitNextRequest(outputPending: outputOffset < output.count, inputBuffered: !input.isEmpty,
+                                   now: loop.now)
         if shuttingDown && input.isEmpty {
             closeAfterFlush()
             return
@@ -611,9 +605,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
                 // Output is waiting for the client: the connection lives as long as the client keeps
                 // reading. Only bytes that leave extend it; new answers queued behind do not.
-                if outputOffset > startOffset || sendDeadline == 0 {
-                    sendDeadline = loop.now &+ config.progressTimeoutNanoseconds
-                }
+                deadlines.sendBlocked(moved: outputOffset > startOffset, now: loop.now)
                 return
             }
             close()
@@ -621,12 +613,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputOffset = 0
-        sendDeadline = 0
-        if state == .awaitingHead && deadlineKind == .none {
-            // The previous response is out: back to waiting for the next request.
-            setDeadline(input.isEmpty ? .idle : .head,
-                        after: input.isEmpty ? config.idleTimeoutNanoseconds : config.headTimeoutNanoseconds)
-        }
+        // The previous response is out: back to waiting for the next request.
+        deadlines.sendCompleted(awaitingHead: state == .awaitingHead, inputBuffered: !input.isEmpty, now: loop.now)
         if let waiter = drainWaiter {
             drainWaiter = nil
             waiter.resume(returning: true)
@@ -651,7 +639,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         } else {
             // The linger period starts once the answer is out; until then the client must keep
             // reading (`sendDeadline`).
-            setDeadline(.none, after: 0)
+            deadlines.clear()
         }
     }
 
@@ -659,7 +647,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// destroyed by a TCP reset caused by unread data (nginx's lingering close).
     private func shutdownWriteAndLinger() {
         closeWhenFlushed = false
-        setDeadline(.linger, after: 2_000_000_000)
+        deadlines.arm(.linger, now: loop.now)
         shutdown(fd, Int32(SHUT_WR))
         discardUntilEOF()
     }
@@ -681,29 +669,16 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Deadlines and closing
 
-    private func setDeadline(_ kind: DeadlineKind, after nanoseconds: UInt64) {
-        deadlineKind = kind
-        // The loop's clock of this iteration: deadlines are seconds long, and a clock read per
-        // request and state change showed up in the proxy's profile.
-        deadline = kind == .none ? 0 : loop.now &+ nanoseconds
-    }
-
     func checkDeadline(now: UInt64) {
-        if sendDeadline != 0 && now >= sendDeadline {
-            // Unsent output has not moved for the progress timeout: the client stopped reading.
-            close()
-            return
-        }
-        guard deadlineKind != .none, now >= deadline else { return }
-        switch deadlineKind {
-        case .head:
+        switch deadlines.expiry(now: now) {
+        case .none:
+            break
+        case .headTimedOut:
             if state == .awaitingHead {
                 refuse(status: 408, description: "The request head did not arrive in time.")
             }
-        case .idle, .linger, .progress:
+        case .close:
             close()
-        case .none:
-            break
         }
     }
 

@@ -55,13 +55,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private(set) var current: Exchange?
     /// Runs the handler for this connection's requests (created for the first one that needs it).
     private var runner: HandlerRunner?
-    private var framing: BodyFraming = .none
-    private var bodyRemaining = 0
-    private var bodyReceived = 0
+    /// Framing, progress and limit of the current request's body.
+    private var requestBody: RequestBodyReader
     /// Unread body discarded after the response (bounded by `maxDrainBytes`).
     private var drainedBytes = 0
-    private var chunkDecoder = ChunkedDecoder()
-    private var bodyComplete = true
     private var bodyFailed: HTTPBodyError?
     private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
     private var drainWaiter: UnsafeContinuation<Bool, Never>?
@@ -88,6 +85,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         self.server = listener.server
         let config = listener.server.configuration
         parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: config.maxHeadBytes))
+        requestBody = RequestBodyReader(maxBodyBytes: config.maxBodyBytes)
         deadlines = ConnectionDeadlines(timeouts: .init(head: config.headTimeoutNanoseconds,
                                                         idle: config.idleTimeoutNanoseconds,
                                                         progress: config.progressTimeoutNanoseconds))
@@ -246,13 +244,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             refuse(status: error.status, description: "\(error)")
             return
         }
-        self.framing = framing
-        switch framing {
-        case .none: bodyComplete = true; bodyRemaining = 0
-        case .contentLength(let n): bodyComplete = n == 0; bodyRemaining = n
-        case .chunked, .untilClose: bodyComplete = false; chunkDecoder = ChunkedDecoder()
-        }
-        bodyReceived = 0
+        requestBody.start(framing)
         bodyFailed = nil
         // RFC 9110 §10.1.1: an HTTP/1.0 server ignores the expectation (1.0 has no interim responses).
         expectContinue = head.version == .http1_1
@@ -293,19 +285,13 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Request body
 
-    var declaredLength: Int? {
-        switch framing {
-        case .none: 0
-        case .contentLength(let n): n
-        case .chunked, .untilClose: nil
-        }
-    }
+    var declaredLength: Int? { requestBody.declaredLength }
 
     /// Called from `Exchange.next()` on the loop thread.
     func nextBodyPiece() async -> Result<[UInt8]?, HTTPBodyError> {
         if let failed = bodyFailed { return .failure(failed) }
         if let piece = takeBufferedBody() { return piece }
-        if bodyComplete { return .success(nil) }
+        if requestBody.isComplete { return .success(nil) }
         if state == .closed { return .failure(.connectionClosed) }
         // Once a final head is out, an interim one would land inside that response's body: the
         // client has its answer and sends the body or not (the connection closes afterwards).
@@ -349,38 +335,15 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     /// Takes the body bytes already buffered. nil when none are (and the body is not finished).
     private func takeBufferedBody() -> Result<[UInt8]?, HTTPBodyError>? {
-        if bodyComplete { return .success(nil) }
+        if requestBody.isComplete { return .success(nil) }
         guard !input.isEmpty else { return nil }
-        switch framing {
-        case .contentLength:
-            let n = min(bodyRemaining, input.readableCount)
-            let piece = Array(UnsafeRawBufferPointer(rebasing: input.readable[0..<n]))
-            input.consume(n)
-            bodyRemaining -= n
-            if bodyRemaining == 0 { bodyComplete = true }
-            return .success(piece)
-        case .chunked:
-            var piece: [UInt8] = []
-            do {
-                let consumed = try chunkDecoder.decode(input.readable) { data in piece.append(contentsOf: data) }
-                input.consume(consumed)
-            } catch {
-                keepAlive = false
-                bodyFailed = .malformed("\(error)")
-                return .failure(.malformed("\(error)"))
-            }
-            if chunkDecoder.isComplete { bodyComplete = true }
-            bodyReceived += piece.count
-            if bodyReceived > config.maxBodyBytes {
-                keepAlive = false
-                bodyFailed = .tooLarge(limit: config.maxBodyBytes)
-                return .failure(.tooLarge(limit: config.maxBodyBytes))
-            }
-            if piece.isEmpty { return bodyComplete ? .success(nil) : nil }
-            return .success(piece)
-        case .none, .untilClose:
-            return .success(nil)
+        let (consumed, result) = requestBody.take(input.readable)
+        input.consume(consumed)
+        if case .failure(let error)? = result {
+            keepAlive = false
+            bodyFailed = error
         }
+        return result
     }
 
     // MARK: Responses
@@ -408,9 +371,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// The `Connection` field of the answer (nil: none), deciding whether the connection persists.
     private func connectionField() -> String? {
         // An unread body we will not drain (or a refused 100-continue) forces a close.
-        if !bodyComplete {
+        if !requestBody.isComplete {
             if expectContinue && !continueSent { keepAlive = false }
-            if case .contentLength = framing, bodyRemaining > config.maxDrainBytes { keepAlive = false }
+            if case .contentLength = requestBody.framing, requestBody.remaining > config.maxDrainBytes { keepAlive = false }
         }
         if !keepAlive { return "close" }
         // RFC 9112 §C.2.2: an HTTP/1.0 client keeps the connection only if the answer says so.
@@ -493,7 +456,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// Refuses a malformed request: answer, then close (RFC 9112 §11.2: never guess at framing).
     private func refuse(status: Int, description: String) {
         state = .handling
-        bodyComplete = true
+        requestBody.abandon()
         // Nothing of the previous request may shape this answer: after a HEAD, the JSON body was
         // left out while its Content-Length was sent (found by the connection fuzzer).
         isHEAD = false
@@ -532,7 +495,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             closeAfterFlush()
             return
         }
-        if !bodyComplete {
+        if !requestBody.isComplete {
             state = .draining
             drainedBytes = 0
             deadlines.arm(.progress, now: loop.now)
@@ -577,7 +540,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 closeOnceSent()
                 return
             case .none:
-                if bodyComplete { readyForNextRequest(); return }
+                if requestBody.isComplete { readyForNextRequest(); return }
                 // The client's EOF was read already (say, while the handler read the body): no more
                 // body comes, and no readiness edge will either (found by the connection fuzzer).
                 if peerClosed { closeOnceSent(); return }

@@ -89,13 +89,16 @@ let package = Package(
                           path: "Sources/GatehouseCLI",
                           swiftSettings: settings),
 
+        // The tests' raw HTTP/1.1 client (a blocking socket that reads responses by their framing).
+        .target(name: "TestSupport", dependencies: ["HTTP1", "EventLoops"], path: "Tests/TestSupport",
+                swiftSettings: settings),
         .testTarget(name: "HTTPServerTests",
-                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient",
+                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TestSupport",
                                    .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions",
-                                   "GatehouseStatic", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib",
+                                   "GatehouseStatic", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "TestSupport",
                                    .product(name: "JWTKit", package: "jwt-kit"),
                                    .product(name: "Crypto", package: "swift-crypto"),
                                    .product(name: "Logging", package: "swift-log")],

@@ -7,6 +7,7 @@ import Testing
 @testable import EventLoops
 @testable import HTTP1
 @testable import HTTPServer
+import TestSupport
 
 /// What the test handler saw, for assertions about the server's side of an exchange.
 final class HandlerLog: Sendable {

@@ -29,21 +29,26 @@ let package = Package(
         // libcurl (Debian libcurl4-openssl-dev) for `https://` upstreams.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
 
-        // NIO-free HTTP/1.1 server on epoll: parser, event loops, connections. Knows nothing of OAuth.
+        // HTTP/1.1 codec: message types, head parsers, body framing, chunked coder, head encoders.
+        // Pure values and functions: no sockets, no loops, no logging.
+        .target(name: "HTTP1", swiftSettings: settings),
+        // epoll event loops, timers, non-blocking sockets and the read buffer. Knows nothing of HTTP.
+        .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: settings),
+        // NIO-free HTTP/1.1 server: connections, accept loop, handler protocols. Knows nothing of OAuth.
         .target(name: "HTTPServer",
-                dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["CLinux", "HTTP1", "EventLoops", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // Outbound HTTP: pooled keep-alive client on the server's event loops (`http://` upstreams),
         // and a libcurl multi-handle client on its own thread (`https://` upstreams).
         .target(name: "HTTPClient",
-                dependencies: ["CCurl", "HTTPServer", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["CCurl", "HTTP1", "EventLoops"],
                 swiftSettings: settings),
         // Byte encodings shared by every module: base64/base64url, percent-coding, hex, constant-time
         // comparison, secure random tokens. Standard library only.
         .target(name: "GatehouseEncoding", swiftSettings: settings),
         // Configuration, logging, routes and header policy: pure values and functions.
         .target(name: "GatehouseCore",
-                dependencies: ["GatehouseEncoding", "HTTPServer", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["GatehouseEncoding", "HTTP1", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // OpenID Connect protocol logic: PKCE, discovery, JWKS, ID/logout token validation, token client.
         .target(name: "GatehouseOIDC",
@@ -59,35 +64,43 @@ let package = Package(
                 swiftSettings: settings),
         // The SPA's static files: MIME, ETag, gzip (zlib), ranges, path safety.
         .target(name: "GatehouseStatic",
-                dependencies: ["CZlib", "GatehouseEncoding", "HTTPServer", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["CZlib", "GatehouseEncoding", "HTTP1", "HTTPServer", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // The product: endpoints, proxy, metrics, wiring.
         .target(name: "Gatehouse",
-                dependencies: ["HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
+                dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
                                "GatehouseSessions", "GatehouseStatic",
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // Development OpenID provider for `gatehouse demo` and in-process tests. Loopback only.
         .target(name: "DevProvider",
-                dependencies: ["GatehouseEncoding", "HTTPServer",
+                dependencies: ["GatehouseEncoding", "HTTP1", "EventLoops", "HTTPServer",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "JWTKit", package: "jwt-kit"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
+        // The `gatehouse` command line. Its folder is `GatehouseCLI`: `Sources/gatehouse` and
+        // `Sources/Gatehouse` would be one folder on a case-insensitive file system.
         .executableTarget(name: "gatehouse",
-                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseOIDC",
-                                         "GatehouseSessions", "HTTPServer",
+                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions",
+                                         "HTTP1", "EventLoops", "HTTPServer",
                                          .product(name: "Crypto", package: "swift-crypto"),
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
+                          path: "Sources/GatehouseCLI",
                           swiftSettings: settings),
 
+        // The tests' raw HTTP/1.1 client (a blocking socket that reads responses by their framing).
+        .target(name: "TestSupport", dependencies: ["HTTP1", "EventLoops"], path: "Tests/TestSupport",
+                swiftSettings: settings),
         .testTarget(name: "HTTPServerTests",
-                    dependencies: ["HTTPServer", "HTTPClient", .product(name: "Logging", package: "swift-log")],
+                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TestSupport",
+                                   .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions",
-                                   "GatehouseStatic", "DevProvider", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
+                                   "GatehouseStatic", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
+                                   "TestSupport",
                                    .product(name: "JWTKit", package: "jwt-kit"),
                                    .product(name: "Crypto", package: "swift-crypto"),
                                    .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPServer
 import GatehouseEncoding
+import HTTP1
 
 /// Client authentication at the token and revocation endpoints (RFC 6749 §2.3.1, OpenID Connect
 /// Core §9): `client_secret_basic`, `client_secret_post`, or `none` for public clients.

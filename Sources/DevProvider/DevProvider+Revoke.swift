@@ -1,3 +1,4 @@
+import HTTP1
 import HTTPServer
 import Logging
 

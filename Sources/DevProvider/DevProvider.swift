@@ -1,4 +1,6 @@
 import Foundation
+import EventLoops
+import HTTP1
 import HTTPServer
 import Logging
 import Synchronization

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// Error codes of RFC 6749 §4.1.2.1 (authorization endpoint) and §5.2 (token endpoint), RFC 7009
 /// §2.2.1 and OpenID Connect Core §3.1.2.6.

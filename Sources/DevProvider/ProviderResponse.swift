@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+import HTTP1
 
 /// Builds the provider's answers. Every answer is `Cache-Control: no-store`: codes, tokens and
 /// login pages must never sit in a cache (RFC 6749 §5.1).

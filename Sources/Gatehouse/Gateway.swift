@@ -3,6 +3,8 @@ import GatehouseCore
 import GatehouseSessions
 import GatehouseStatic
 import HTTPClient
+import EventLoops
+import HTTP1
 import HTTPServer
 import Logging
 
@@ -14,7 +16,10 @@ public final class GatewayContext: Sendable {
     public let sessions: SessionResolver
     public let store: any SessionStore
     public let metrics: GatewayMetrics
-    public let upstream: UpstreamClient
+    /// How `http://` upstreams are reached (the pooled client in production).
+    public let upstream: any UpstreamTransport
+    /// How `https://` upstreams are reached (libcurl in production).
+    public let httpsUpstream: any UpstreamTransport
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
     public let refresher: TokenRefresher
@@ -25,13 +30,15 @@ public final class GatewayContext: Sendable {
     public let now: @Sendable () -> Int64
 
     public init(configuration: GatehouseConfiguration, provider: ProviderConnection, store: any SessionStore,
-                metrics: GatewayMetrics, upstream: UpstreamClient, staticFiles: StaticFiles, logger: Logger,
+                metrics: GatewayMetrics, upstream: any UpstreamTransport, httpsUpstream: (any UpstreamTransport)? = nil,
+                staticFiles: StaticFiles, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.configuration = configuration
         self.provider = provider
         self.store = store
         self.metrics = metrics
         self.upstream = upstream
+        self.httpsUpstream = httpsUpstream ?? TLSUpstream(configuration: configuration)
         self.staticFiles = staticFiles
         self.logger = logger
         self.now = now

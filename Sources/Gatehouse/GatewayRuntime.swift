@@ -4,6 +4,7 @@ import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
 import HTTPClient
+import HTTP1
 import HTTPServer
 import Logging
 

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// What `StaticFiles.respond(to:)` decided for one GET or HEAD request.
 ///

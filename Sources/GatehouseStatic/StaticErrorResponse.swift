@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// The JSON error answers of the static file server, in the gateway's common shape
 /// `{"error": "<code>", "error_description": "<human text>"}`.

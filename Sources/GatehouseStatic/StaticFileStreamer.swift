@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTP1
 import HTTPServer
 
 /// Streams a large file (a `StaticAnswer.file`) to the client in 64 KiB pieces.

@@ -6,6 +6,3 @@ public protocol UpstreamBody: Sendable {
     /// Gives the body up (the browser went away): the connection is not reused for it.
     func discard()
 }
-
-extension UpstreamResponse: UpstreamBody {}
-extension HTTPSUpstreamResponse: UpstreamBody {}

@@ -1,4 +1,5 @@
-import HTTPServer
+import EventLoops
+import HTTP1
 import Synchronization
 
 /// The hot-path client for `http://` upstreams: keep-alive connections pooled per event loop, so a
@@ -158,7 +159,7 @@ public struct UpstreamRequest: Sendable {
                 chunked = true
             }
         }
-        return ResponseHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
+        return RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
                                                          contentLength: contentLength, chunked: chunked)
     }
 
@@ -272,5 +273,12 @@ final class LoopPool: @unchecked Sendable {
         }
         connection.idleInPool = true
         list.connections.append(connection)
+    }
+}
+
+extension UpstreamClient: UpstreamTransport {
+    /// A body declared empty is not sent at all (no `Content-Length: 0` on a `GET`).
+    public func exchange(_ request: UpstreamRequest, body: any HTTPRequestBody) async throws(UpstreamError) -> any UpstreamAnswer {
+        try await send(request, body: body.declaredLength == 0 ? nil : body)
     }
 }

@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
+import EventLoops
+import HTTP1
 
 /// Why an upstream exchange failed. `connect*` and `firstByteTimeout` mean the upstream never
 /// answered (the gateway says 502/504); the rest happen mid-exchange.

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// How an upstream's answer is delimited and what length the browser is told, decided the same way
 /// for both upstream clients before anything is relayed (RFC 9112 §6.3; what nginx's

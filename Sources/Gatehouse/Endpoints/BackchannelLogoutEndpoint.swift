@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseOIDC
+import HTTP1
 import HTTPServer
 
 /// `POST /backchannel-logout`: OpenID Connect Back-Channel Logout 1.0 §2.5–2.8. The provider tells us

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
+import HTTP1
 import HTTPServer
 
 /// `GET /callback`: completes a login (RFC 6749 §4.1.2, RFC 7636 §4.5, RFC 9207, OIDC Core §3.1.3.7).

@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
+import HTTP1
 import HTTPServer
 import GatehouseEncoding
 

@@ -1,5 +1,5 @@
 import GatehouseCore
-import HTTPServer
+import HTTP1
 
 /// `/healthz`, `/readyz` and `/metrics`: probes for orchestrators and scrapers.
 enum OpsEndpoints {

@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseSessions
+import HTTP1
 import HTTPServer
 
 /// `GET /user`: who is signed in, for the SPA. Never returns a token.

@@ -1,4 +1,4 @@
-import HTTPServer
+import EventLoops
 import Synchronization
 
 /// Which part of the gateway a request went to, for metrics labels.

@@ -1,5 +1,5 @@
 import GatehouseOIDC
-import HTTPServer
+import HTTP1
 
 /// What the browser sees when the provider's metadata cannot be used. The operator's reason goes
 /// to the log (and `/readyz`); the page says only which kind of problem it is, never a secret.

@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseSessions
 import HTTPClient
+import HTTP1
 import HTTPServer
 
 /// Forwards an API request of a signed-in browser to its upstream with the session's access token,
@@ -56,34 +57,7 @@ struct ApiProxy {
         if let query = head.query { target += "?" + query }
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
                                               target: target, headers: headers)
-        if route.usesTLS {
-            return await TLSUpstream.forward(upstreamRequest, body: request.body, context: context, writer: writer)
-        }
-        let body: (any HTTPRequestBody)? = request.body.declaredLength == 0 ? nil : request.body
-        let response: UpstreamResponse
-        do {
-            response = try await context.upstream.send(upstreamRequest, body: body)
-        } catch {
-            return await writer.respond(UpstreamRelay.failure(error, context: context))
-        }
-        await relay(response, head: head, writer: writer)
-    }
-
-    private func relay(_ response: UpstreamResponse, head: HTTPRequestHead, writer: any HTTPResponseWriter) async {
-        var outgoing = HTTPResponseHead(status: response.head.status,
-                                        headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: response.head.headers))
-        // Added here, while this function owns the only copy of the fields: the secured writer then
-        // finds them present and adds (and copies) nothing.
-        SecurityHeaders.apply(to: &outgoing.headers, html: SecurityHeaders.isHTML(outgoing.headers),
-                              strictTransportSecurity: context.configuration.strictTransportSecurity)
-        // Small answers usually arrive whole with their head: relay them in one write. The client
-        // decided the framing and the length to announce (for HEAD, what GET would send).
-        if let body = response.wholeBodyIfBuffered() {
-            if head.method == "HEAD", let length = response.framing.announcedLength {
-                outgoing.headers.set("Content-Length", String(length))
-            }
-            return await writer.respond(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
-        }
-        await UpstreamRelay.stream(response, head: outgoing, framing: response.framing, context: context, writer: writer)
+        let transport = route.usesTLS ? context.httpsUpstream : context.upstream
+        await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
     }
 }

@@ -1,9 +1,9 @@
 import GatehouseCore
 import HTTPClient
-import HTTPServer
+import HTTP1
 
-/// `https://` upstreams go through libcurl (`HTTPSUpstreamClient`: one multi handle on its own
-/// thread, connections reused); redirects are passed to the browser, never followed.
+/// The transport of `https://` upstreams: libcurl (`HTTPSUpstreamClient`: one multi handle on its
+/// own thread, connections reused); redirects are passed to the browser, never followed.
 ///
 /// - Both bodies stream with back-pressure: the browser's upload is read only as fast as the
 ///   upstream takes it (bounded by GATEHOUSE_MAX_BODY, `413` while no head has gone out), and the
@@ -18,34 +18,27 @@ import HTTPServer
 /// - A failure before the head is a JSON error (`502`/`504`); after it, the browser's connection is
 ///   cut. Only a bodiless `GET`/`HEAD`/`OPTIONS` whose reused connection died before any answer
 ///   byte is sent once more (`CurlEasy.beforeSendingRequest`); nothing else is retried.
-enum TLSUpstream {
-    /// Process-wide: its connection cache is what makes reuse across requests possible.
+struct TLSUpstream: UpstreamTransport {
+    /// Process-wide: its connection cache is what makes reuse across requests possible. Created
+    /// (and its thread started) by the first `https://` exchange.
     static let client = HTTPSUpstreamClient()
     /// Longest silence in an upstream body before the exchange is cut (the `http://` client's default).
     static let bodyIdleTimeoutNanoseconds: UInt64 = 300_000_000_000
 
-    static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, context: GatewayContext,
-                        writer: any HTTPResponseWriter) async {
+    let timeouts: HTTPSUpstreamClient.Timeouts
+    let maxBodyBytes: Int
+
+    init(configuration: GatehouseConfiguration) {
         var timeouts = HTTPSUpstreamClient.Timeouts()
-        let seconds = UInt64(max(1, context.configuration.upstreamTimeout))
+        let seconds = UInt64(max(1, configuration.upstreamTimeout))
         let (firstByte, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         timeouts.firstByteNanoseconds = overflow ? .max : firstByte
-        timeouts.bodyIdleNanoseconds = bodyIdleTimeoutNanoseconds
-        let response: HTTPSUpstreamResponse
-        do {
-            response = try await client.send(request, body: body, timeouts: timeouts,
-                                              maxBodyBytes: context.configuration.maxBody)
-        } catch {
-            return await writer.respond(UpstreamRelay.failure(error, context: context))
-        }
-        await relay(response, context: context, writer: writer)
+        timeouts.bodyIdleNanoseconds = Self.bodyIdleTimeoutNanoseconds
+        self.timeouts = timeouts
+        maxBodyBytes = configuration.maxBody
     }
 
-    private static func relay(_ response: HTTPSUpstreamResponse, context: GatewayContext,
-                              writer: any HTTPResponseWriter) async {
-        let browserHead = TLSUpstreamHead.make(status: response.head.status, upstreamHeaders: response.head.headers,
-                                               framing: response.framing)
-        await UpstreamRelay.stream(response, head: browserHead.head, framing: response.framing,
-                                   context: context, writer: writer)
+    func exchange(_ request: UpstreamRequest, body: any HTTPRequestBody) async throws(UpstreamError) -> any UpstreamAnswer {
+        try await Self.client.send(request, body: body, timeouts: timeouts, maxBodyBytes: maxBodyBytes)
     }
 }

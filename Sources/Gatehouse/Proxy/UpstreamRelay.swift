@@ -1,10 +1,43 @@
 import GatehouseCore
 import HTTPClient
+import HTTP1
 import HTTPServer
 
-/// What both upstream clients share once an exchange has started: the JSON answer for a failure
-/// before the upstream's head, and the relay of a streamed body after it.
+/// One exchange with an upstream through either transport: the JSON answer for a failure before
+/// the upstream's head, and the relay of its answer after it (whole when it came whole, else
+/// streamed with back-pressure).
 enum UpstreamRelay {
+    /// Sends `request` through `transport` and relays the answer to `writer`.
+    static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, via transport: any UpstreamTransport,
+                        context: GatewayContext, writer: any HTTPResponseWriter) async {
+        let answer: any UpstreamAnswer
+        do {
+            answer = try await transport.exchange(request, body: body)
+        } catch {
+            return await writer.respond(failure(error, context: context))
+        }
+        await relay(answer, method: request.method, context: context, writer: writer)
+    }
+
+    private static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,
+                              writer: any HTTPResponseWriter) async {
+        var outgoing = BrowserAnswerHead.make(status: answer.head.status, upstreamHeaders: answer.head.headers,
+                                              framing: answer.framing).head
+        // Added here, while this function owns the only copy of the fields: the secured writer then
+        // finds them present and adds (and copies) nothing.
+        SecurityHeaders.apply(to: &outgoing.headers, html: SecurityHeaders.isHTML(outgoing.headers),
+                              strictTransportSecurity: context.configuration.strictTransportSecurity)
+        // Small answers usually arrive whole with their head: relay them in one write. The client
+        // decided the framing and the length to announce (for HEAD, what GET would send).
+        if let body = answer.wholeBodyIfBuffered() {
+            if method == "HEAD", let length = answer.framing.announcedLength {
+                outgoing.headers.set("Content-Length", String(length))
+            }
+            return await writer.respond(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
+        }
+        await stream(answer, head: outgoing, framing: answer.framing, context: context, writer: writer)
+    }
+
     /// The answer for an exchange that failed before any byte of the upstream's head
     /// (timeouts `504`, an unreachable upstream `502`, the browser's body `413`/`400`).
     static func failure(_ error: UpstreamError, context: GatewayContext) -> HTTPResponse {

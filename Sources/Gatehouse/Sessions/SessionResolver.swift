@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
 import GatehouseSessions
-import HTTPServer
+import EventLoops
+import HTTP1
 import Logging
 import Synchronization
 

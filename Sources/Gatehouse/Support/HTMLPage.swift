@@ -1,5 +1,5 @@
 import GatehouseEncoding
-import HTTPServer
+import HTTP1
 
 /// The small HTML pages the gateway shows itself (login failures). They never echo a token, a code or
 /// a provider's raw text: the operator finds the reason in the log, the person gets a way forward.

@@ -1,5 +1,5 @@
 import GatehouseCore
-import HTTPServer
+import HTTP1
 
 /// Answers shared by several endpoints.
 enum Responses {

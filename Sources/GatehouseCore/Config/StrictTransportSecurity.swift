@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// The `Strict-Transport-Security` value (RFC 6797) Gatehouse sends on every answer when the
 /// public URL is https (`GATEHOUSE_HSTS`): once a browser has seen it, it never again tries the

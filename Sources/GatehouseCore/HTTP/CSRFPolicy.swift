@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// The anti-forgery rule of the SPEC: every `/user`, `POST /logout` and API request carries the
 /// CSRF header (default `X-CSRF`) with the value `1`.

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// Reads cookies from request `Cookie` headers (RFC 6265 §5.4 `name=value; name2=value2`).
 ///

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// The JSON error body of every Gatehouse error: `{"error":"…","error_description":"…"}`.
 public enum JSONError {

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// The static security headers of the SPEC, added to every response.
 public enum SecurityHeaders {

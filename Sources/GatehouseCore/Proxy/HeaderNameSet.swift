@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// A fixed set of header names, looked up without regard to ASCII case and without allocating.
 ///

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// Which headers cross the proxy, in each direction (RFC 9110 §7.6.1; SPEC "API routes").
 ///

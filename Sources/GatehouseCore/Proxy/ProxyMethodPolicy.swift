@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// Which request methods the proxy forwards (SPEC "API routes").
 ///

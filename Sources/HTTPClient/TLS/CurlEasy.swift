@@ -2,7 +2,7 @@ import CCurl
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
+import EventLoops
 
 /// One libcurl easy handle and what must live as long as it: the header list, the error buffer,
 /// and the head collector. Created, used and destroyed on the curl multi thread only; libcurl's

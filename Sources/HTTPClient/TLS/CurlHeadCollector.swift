@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 
 /// Builds the final response head from the header lines libcurl hands to its header callback.
 ///

@@ -2,7 +2,7 @@ import CCurl
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
+import EventLoops
 import Synchronization
 
 /// One libcurl multi handle driven by its own thread (`curl_multi_poll` + `curl_multi_wakeup`).

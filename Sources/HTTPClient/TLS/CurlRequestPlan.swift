@@ -1,4 +1,4 @@
-import HTTPServer
+
 
 /// Everything the multi thread needs to configure one easy handle: plain values, decided on the
 /// async side from an `UpstreamRequest`.

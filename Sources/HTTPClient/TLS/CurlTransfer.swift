@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 import Synchronization
 
 /// The state one `https://` exchange shares between the curl multi thread (libcurl's callbacks) and

@@ -1,4 +1,5 @@
-import HTTPServer
+import EventLoops
+import HTTP1
 
 /// The client for `https://` upstreams: libcurl (OpenSSL, the system CA bundle) in one multi handle
 /// on its own thread, so connections are kept and reused across requests (see `CurlMulti`).

@@ -1,3 +1,5 @@
+import HTTP1
+
 /// One request/response exchange as the handler sees it: the request body stream and the response
 /// writer in one object (one allocation per request). Every call hops to the connection's loop first,
 /// and fails once the exchange is over or the connection is gone.

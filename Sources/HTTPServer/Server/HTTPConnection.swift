@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
+import HTTP1
 
 /// One client connection: a state machine driven by socket readiness on its event loop.
 ///
@@ -25,8 +27,6 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         case closed
     }
 
-    enum DeadlineKind { case none, head, idle, progress, linger }
-
     let fd: Int32
     let peer: PeerAddress
     unowned let listener: Listener
@@ -41,11 +41,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var peerClosed = false
     private var output: [UInt8] = []
     private var outputOffset = 0
-    private var deadline: UInt64 = 0
-    private var deadlineKind: DeadlineKind = .none
-    /// When unsent output must have moved by (0: nothing unsent). Separate from `deadline`, which
-    /// follows the request side: starting a request must not extend the time the previous answers had.
-    private(set) var sendDeadline: UInt64 = 0
+    /// The head, idle, body-progress and linger deadlines, and the send-progress one.
+    private var deadlines: ConnectionDeadlines
+    /// When unsent output must have moved by (0: nothing unsent).
+    var sendDeadline: UInt64 { deadlines.sendDeadline }
     /// Reading and parsing stopped because too much output is unsent (see the type's comment).
     private(set) var inputPaused = false
     /// `processInput` is on the stack: the request it just finished needs no scheduled continuation.
@@ -56,13 +55,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private(set) var current: Exchange?
     /// Runs the handler for this connection's requests (created for the first one that needs it).
     private var runner: HandlerRunner?
-    private var framing: BodyFraming = .none
-    private var bodyRemaining = 0
-    private var bodyReceived = 0
+    /// Framing, progress and limit of the current request's body.
+    private var requestBody: RequestBodyReader
     /// Unread body discarded after the response (bounded by `maxDrainBytes`).
     private var drainedBytes = 0
-    private var chunkDecoder = ChunkedDecoder()
-    private var bodyComplete = true
     private var bodyFailed: HTTPBodyError?
     private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
     private var drainWaiter: UnsafeContinuation<Bool, Never>?
@@ -87,14 +83,19 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         self.listener = listener
         self.loop = listener.loop
         self.server = listener.server
-        parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: listener.server.configuration.maxHeadBytes))
+        let config = listener.server.configuration
+        parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: config.maxHeadBytes))
+        requestBody = RequestBodyReader(maxBodyBytes: config.maxBodyBytes)
+        deadlines = ConnectionDeadlines(timeouts: .init(head: config.headTimeoutNanoseconds,
+                                                        idle: config.idleTimeoutNanoseconds,
+                                                        progress: config.progressTimeoutNanoseconds))
     }
 
     deinit { input.deallocate() }
 
     func start() {
         // A fresh connection must send its first head within the head timeout (slowloris defence).
-        setDeadline(.head, after: config.headTimeoutNanoseconds)
+        deadlines.arm(.head, now: loop.now)
     }
 
     // MARK: Readiness
@@ -209,9 +210,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             if input.isEmpty || readReady {
                 let wasEmpty = input.isEmpty
                 readSocket(limit: config.maxHeadBytes + 8 * 1024)
-                if wasEmpty && !input.isEmpty && deadlineKind == .idle {
-                    setDeadline(.head, after: config.headTimeoutNanoseconds)
-                }
+                if wasEmpty && !input.isEmpty { deadlines.requestBytesArrived(now: loop.now) }
             }
             if input.isEmpty {
                 if peerClosed { closeOnceSent() }
@@ -245,13 +244,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             refuse(status: error.status, description: "\(error)")
             return
         }
-        self.framing = framing
-        switch framing {
-        case .none: bodyComplete = true; bodyRemaining = 0
-        case .contentLength(let n): bodyComplete = n == 0; bodyRemaining = n
-        case .chunked, .untilClose: bodyComplete = false; chunkDecoder = ChunkedDecoder()
-        }
-        bodyReceived = 0
+        requestBody.start(framing)
         bodyFailed = nil
         // RFC 9110 §10.1.1: an HTTP/1.0 server ignores the expectation (1.0 has no interim responses).
         expectContinue = head.version == .http1_1
@@ -269,7 +262,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         requestID = listener.nextRequestID()
         state = .handling
         // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
-        setDeadline(.none, after: 0)
+        deadlines.clear()
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
             keepAlive = false
@@ -292,19 +285,13 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Request body
 
-    var declaredLength: Int? {
-        switch framing {
-        case .none: 0
-        case .contentLength(let n): n
-        case .chunked, .untilClose: nil
-        }
-    }
+    var declaredLength: Int? { requestBody.declaredLength }
 
     /// Called from `Exchange.next()` on the loop thread.
     func nextBodyPiece() async -> Result<[UInt8]?, HTTPBodyError> {
         if let failed = bodyFailed { return .failure(failed) }
         if let piece = takeBufferedBody() { return piece }
-        if bodyComplete { return .success(nil) }
+        if requestBody.isComplete { return .success(nil) }
         if state == .closed { return .failure(.connectionClosed) }
         // Once a final head is out, an interim one would land inside that response's body: the
         // client has its answer and sends the body or not (the connection closes afterwards).
@@ -318,7 +305,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if let piece = readBodyPiece() { return piece }
         return await withUnsafeContinuation { continuation in
             bodyWaiter = continuation
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            deadlines.arm(.progress, now: loop.now)
         }
     }
 
@@ -327,7 +314,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private func feedBodyWaiter() {
         guard let waiter = bodyWaiter, let piece = readBodyPiece() else { return }
         bodyWaiter = nil
-        setDeadline(.none, after: 0)
+        deadlines.clear()
         waiter.resume(returning: piece)
     }
 
@@ -348,38 +335,15 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     /// Takes the body bytes already buffered. nil when none are (and the body is not finished).
     private func takeBufferedBody() -> Result<[UInt8]?, HTTPBodyError>? {
-        if bodyComplete { return .success(nil) }
+        if requestBody.isComplete { return .success(nil) }
         guard !input.isEmpty else { return nil }
-        switch framing {
-        case .contentLength:
-            let n = min(bodyRemaining, input.readableCount)
-            let piece = Array(UnsafeRawBufferPointer(rebasing: input.readable[0..<n]))
-            input.consume(n)
-            bodyRemaining -= n
-            if bodyRemaining == 0 { bodyComplete = true }
-            return .success(piece)
-        case .chunked:
-            var piece: [UInt8] = []
-            do {
-                let consumed = try chunkDecoder.decode(input.readable) { data in piece.append(contentsOf: data) }
-                input.consume(consumed)
-            } catch {
-                keepAlive = false
-                bodyFailed = .malformed("\(error)")
-                return .failure(.malformed("\(error)"))
-            }
-            if chunkDecoder.isComplete { bodyComplete = true }
-            bodyReceived += piece.count
-            if bodyReceived > config.maxBodyBytes {
-                keepAlive = false
-                bodyFailed = .tooLarge(limit: config.maxBodyBytes)
-                return .failure(.tooLarge(limit: config.maxBodyBytes))
-            }
-            if piece.isEmpty { return bodyComplete ? .success(nil) : nil }
-            return .success(piece)
-        case .none, .untilClose:
-            return .success(nil)
+        let (consumed, result) = requestBody.take(input.readable)
+        input.consume(consumed)
+        if case .failure(let error)? = result {
+            keepAlive = false
+            bodyFailed = error
         }
+        return result
     }
 
     // MARK: Responses
@@ -407,9 +371,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// The `Connection` field of the answer (nil: none), deciding whether the connection persists.
     private func connectionField() -> String? {
         // An unread body we will not drain (or a refused 100-continue) forces a close.
-        if !bodyComplete {
+        if !requestBody.isComplete {
             if expectContinue && !continueSent { keepAlive = false }
-            if case .contentLength = framing, bodyRemaining > config.maxDrainBytes { keepAlive = false }
+            if case .contentLength = requestBody.framing, requestBody.remaining > config.maxDrainBytes { keepAlive = false }
         }
         if !keepAlive { return "close" }
         // RFC 9112 §C.2.2: an HTTP/1.0 client keeps the connection only if the answer says so.
@@ -492,7 +456,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// Refuses a malformed request: answer, then close (RFC 9112 §11.2: never guess at framing).
     private func refuse(status: Int, description: String) {
         state = .handling
-        bodyComplete = true
+        requestBody.abandon()
         // Nothing of the previous request may shape this answer: after a HEAD, the JSON body was
         // left out while its Content-Length was sent (found by the connection fuzzer).
         isHEAD = false
@@ -531,10 +495,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             closeAfterFlush()
             return
         }
-        if !bodyComplete {
+        if !requestBody.isComplete {
             state = .draining
             drainedBytes = 0
-            setDeadline(.progress, after: config.progressTimeoutNanoseconds)
+            deadlines.arm(.progress, now: loop.now)
             drainBody()
             return
         }
@@ -543,15 +507,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     private func readyForNextRequest() {
         state = .awaitingHead
-        if outputOffset < output.count {
-            // The answer is still on its way: `sendDeadline` governs, and `flush` arms the idle or
-            // head deadline once it is out (an idle deadline would cut a slow but steady download).
-            setDeadline(.none, after: 0)
-        } else if input.isEmpty {
-            setDeadline(.idle, after: config.idleTimeoutNanoseconds)
-        } else {
-            setDeadline(.head, after: config.headTimeoutNanoseconds)
-        }
+        // While the answer is on its way `sendDeadline` governs, and `flush` arms the idle or head
+        // deadline once it is out.
+        deadlines.awaitNextRequest(outputPending: outputOffset < output.count, inputBuffered: !input.isEmpty,
+                                   now: loop.now)
         if shuttingDown && input.isEmpty {
             closeAfterFlush()
             return
@@ -581,7 +540,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 closeOnceSent()
                 return
             case .none:
-                if bodyComplete { readyForNextRequest(); return }
+                if requestBody.isComplete { readyForNextRequest(); return }
                 // The client's EOF was read already (say, while the handler read the body): no more
                 // body comes, and no readiness edge will either (found by the connection fuzzer).
                 if peerClosed { closeOnceSent(); return }
@@ -609,9 +568,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
                 // Output is waiting for the client: the connection lives as long as the client keeps
                 // reading. Only bytes that leave extend it; new answers queued behind do not.
-                if outputOffset > startOffset || sendDeadline == 0 {
-                    sendDeadline = loop.now &+ config.progressTimeoutNanoseconds
-                }
+                deadlines.sendBlocked(moved: outputOffset > startOffset, now: loop.now)
                 return
             }
             close()
@@ -619,12 +576,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputOffset = 0
-        sendDeadline = 0
-        if state == .awaitingHead && deadlineKind == .none {
-            // The previous response is out: back to waiting for the next request.
-            setDeadline(input.isEmpty ? .idle : .head,
-                        after: input.isEmpty ? config.idleTimeoutNanoseconds : config.headTimeoutNanoseconds)
-        }
+        // The previous response is out: back to waiting for the next request.
+        deadlines.sendCompleted(awaitingHead: state == .awaitingHead, inputBuffered: !input.isEmpty, now: loop.now)
         if let waiter = drainWaiter {
             drainWaiter = nil
             waiter.resume(returning: true)
@@ -649,7 +602,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         } else {
             // The linger period starts once the answer is out; until then the client must keep
             // reading (`sendDeadline`).
-            setDeadline(.none, after: 0)
+            deadlines.clear()
         }
     }
 
@@ -657,7 +610,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// destroyed by a TCP reset caused by unread data (nginx's lingering close).
     private func shutdownWriteAndLinger() {
         closeWhenFlushed = false
-        setDeadline(.linger, after: 2_000_000_000)
+        deadlines.arm(.linger, now: loop.now)
         shutdown(fd, Int32(SHUT_WR))
         discardUntilEOF()
     }
@@ -679,29 +632,16 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Deadlines and closing
 
-    private func setDeadline(_ kind: DeadlineKind, after nanoseconds: UInt64) {
-        deadlineKind = kind
-        // The loop's clock of this iteration: deadlines are seconds long, and a clock read per
-        // request and state change showed up in the proxy's profile.
-        deadline = kind == .none ? 0 : loop.now &+ nanoseconds
-    }
-
     func checkDeadline(now: UInt64) {
-        if sendDeadline != 0 && now >= sendDeadline {
-            // Unsent output has not moved for the progress timeout: the client stopped reading.
-            close()
-            return
-        }
-        guard deadlineKind != .none, now >= deadline else { return }
-        switch deadlineKind {
-        case .head:
+        switch deadlines.expiry(now: now) {
+        case .none:
+            break
+        case .headTimedOut:
             if state == .awaitingHead {
                 refuse(status: 408, description: "The request head did not arrive in time.")
             }
-        case .idle, .linger, .progress:
+        case .close:
             close()
-        case .none:
-            break
         }
     }
 

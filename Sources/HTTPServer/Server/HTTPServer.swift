@@ -4,6 +4,8 @@ import CLinux
 #endif
 import Logging
 import Synchronization
+import EventLoops
+import HTTP1
 
 /// A NIO-free HTTP/1.1 server: one epoll event loop per core, each with its own `SO_REUSEPORT`
 /// listener, so accepting, parsing, handling and writing a request all happen on one thread.

@@ -41,6 +41,7 @@ public struct HTTPServerConfiguration: Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
 
 /// One finished exchange, for access logs and metrics. Never carries the query, cookies or bodies.
 public struct HTTPAccessRecord: Sendable {

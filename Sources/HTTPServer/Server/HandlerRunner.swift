@@ -1,3 +1,5 @@
+import EventLoops
+
 /// The one task that runs the handler for a connection's requests, one request after another.
 ///
 /// It is created for the first request of a connection that needs the handler and lives as long as

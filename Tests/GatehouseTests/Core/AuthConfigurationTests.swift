@@ -1,5 +1,5 @@
 import GatehouseCore
-import HTTPServer
+import HTTP1
 import Testing
 
 /// Issue 10, items 7 and 10: the cookie name, the CSRF header and `GATEHOUSE_HSTS` at startup.

@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 import Testing
 @testable import GatehouseCore
 

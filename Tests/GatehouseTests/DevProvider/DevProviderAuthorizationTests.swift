@@ -1,6 +1,7 @@
 import DevProvider
 import Foundation
-import HTTPServer
+import EventLoops
+import HTTP1
 import Testing
 
 @Suite("Development provider: discovery and authorization endpoint")

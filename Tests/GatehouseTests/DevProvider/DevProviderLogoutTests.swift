@@ -1,6 +1,6 @@
 import DevProvider
 import Foundation
-import HTTPServer
+
 import JWTKit
 import Logging
 import Testing

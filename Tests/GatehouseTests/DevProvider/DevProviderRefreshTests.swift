@@ -1,6 +1,6 @@
 import DevProvider
 import Foundation
-import HTTPServer
+
 import Testing
 
 @Suite("Development provider: refresh, revocation and userinfo")

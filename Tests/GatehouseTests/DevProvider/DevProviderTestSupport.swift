@@ -1,5 +1,6 @@
 import DevProvider
 import Foundation
+import HTTP1
 import HTTPServer
 import Logging
 import Synchronization

@@ -4,7 +4,8 @@ import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
 import HTTPClient
-import HTTPServer
+import EventLoops
+import HTTP1
 import Logging
 import Synchronization
 import Testing

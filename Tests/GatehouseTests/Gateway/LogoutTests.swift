@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `POST /logout`, `GET /logout?sid=` and `POST /backchannel-logout`.
 @Suite("Gateway: logout")

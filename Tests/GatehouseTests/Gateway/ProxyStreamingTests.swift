@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Streaming through the proxy: server-sent events and a large download.
 @Suite("Gateway: proxy streaming")
@@ -38,7 +39,7 @@ struct ProxyStreamingTests {
             let digest = Mutex(SHA256())
             let received = Mutex(0)
             // SPEC API routes: "streamed both ways (a large upload or download is not buffered whole)".
-            let response: TestResponse
+            let response: RawResponse
             do {
                 response = try await browser.send("GET", "/api/big?mib=64", csrf: true, timeoutSeconds: 60,
                                                   collectBody: false) { piece in
@@ -66,7 +67,7 @@ struct ProxyStreamingTests {
             let received = Mutex(0)
             // The reader pauses after every piece, so the gateway's writes to it block while the upstream
             // keeps sending: the relay must wait, not drop the upstream connection.
-            let response: TestResponse
+            let response: RawResponse
             do {
                 response = try await browser.send("GET", "/api/big?mib=8", csrf: true, timeoutSeconds: 60,
                                                   collectBody: false) { piece in

@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 
 /// API routes (`GATEHOUSE_ROUTES=/api=…`): what reaches the upstream and what comes back.
 @Suite("Gateway: API proxy")
 struct ProxyTests {
-    static func echoed(_ response: TestResponse) throws -> EchoedRequest {
+    static func echoed(_ response: RawResponse) throws -> EchoedRequest {
         try JSONDecoder().decode(EchoedRequest.self, from: Data(response.body))
     }
 

@@ -2,7 +2,7 @@ import Foundation
 @testable import Gatehouse
 import GatehouseCore
 import HTTPClient
-import HTTPServer
+import HTTP1
 import Testing
 
 /// Security review, issue 10, on `https://` upstreams (libcurl): the hostile upstream of the e2e
@@ -94,9 +94,9 @@ struct TLSHardeningScenarios {
     private static func forward(_ target: String, method: String = "GET", upstream: HostileTLSUpstream,
                                 context: GatewayContext, headers: HTTPHeaders = [:]) async -> RecordingTLSWriter.Record {
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(UpstreamRequest(host: "127.0.0.1", port: upstream.port, method: method, target: target,
+        await UpstreamRelay.forward(UpstreamRequest(host: "127.0.0.1", port: upstream.port, method: method, target: target,
                                                   headers: headers),
-                                  body: BufferedRequestBody([]), context: context, writer: writer)
+                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
         return writer.snapshot
     }
 

@@ -3,7 +3,7 @@ import Foundation
 @testable import Gatehouse
 import GatehouseCore
 import HTTPClient
-import HTTPServer
+import HTTP1
 import Testing
 
 /// `https://` upstreams (TLSUpstream) against a real TLS server.
@@ -41,9 +41,9 @@ struct TLSUpstreamTests {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter()
-        await TLSUpstream.forward(UpstreamRequest(host: "127.0.0.1", port: server.port, method: "GET", target: "/echo",
+        await UpstreamRelay.forward(UpstreamRequest(host: "127.0.0.1", port: server.port, method: "GET", target: "/echo",
                                                   headers: ["Accept": "*/*"]),
-                                  body: BufferedRequestBody([]), context: context, writer: writer)
+                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 502)
         #expect(response.jsonErrorCode == "upstream_unreachable")
@@ -53,7 +53,7 @@ struct TLSUpstreamTests {
     @Test("the answer's framing: its Content-Length, encoded bodies untouched, policy applied")
     func framing() throws {
         let encodedHeaders = HTTPHeaders([("Content-Encoding", "gzip"), ("Content-Length", "120"), ("Content-Type", "text/plain")])
-        let encoded = TLSUpstreamHead.make(status: 200, upstreamHeaders: encodedHeaders,
+        let encoded = BrowserAnswerHead.make(status: 200, upstreamHeaders: encodedHeaders,
                                            framing: try UpstreamResponseFraming(HTTPResponseHead(status: 200, headers: encodedHeaders),
                                                                                 requestMethod: "GET", version: .http1_1))
         #expect(encoded.contentLength == 120)
@@ -61,7 +61,7 @@ struct TLSUpstreamTests {
         #expect(encoded.head.headers["Content-Type"] == "text/plain")
 
         let plainHeaders = HTTPHeaders([("Content-Length", "42"), ("Set-Cookie", "a=1"), ("Connection", "close")])
-        let plain = TLSUpstreamHead.make(status: 200, upstreamHeaders: plainHeaders,
+        let plain = BrowserAnswerHead.make(status: 200, upstreamHeaders: plainHeaders,
                                          framing: try UpstreamResponseFraming(HTTPResponseHead(status: 200, headers: plainHeaders),
                                                                               requestMethod: "GET", version: .http1_1))
         #expect(plain.contentLength == 42)
@@ -69,7 +69,7 @@ struct TLSUpstreamTests {
         #expect(!plain.head.headers.contains("Connection"))
 
         let chunkedHeaders = HTTPHeaders([("Transfer-Encoding", "chunked")])
-        let chunked = TLSUpstreamHead.make(status: 200, upstreamHeaders: chunkedHeaders,
+        let chunked = BrowserAnswerHead.make(status: 200, upstreamHeaders: chunkedHeaders,
                                            framing: try UpstreamResponseFraming(HTTPResponseHead(status: 200, headers: chunkedHeaders),
                                                                                 requestMethod: "GET", version: .http1_1))
         #expect(chunked.contentLength == nil)
@@ -108,8 +108,8 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         let end = ContinuousClock.now
         #expect(record.head?.status == 200)
@@ -131,12 +131,12 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         // Warm up (TLS, allocator), then measure the big body against a browser reading ~8 MiB/s.
-        await TLSUpstream.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: RecordingTLSWriter())
+        await UpstreamRelay.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: RecordingTLSWriter())
         let baseline = residentBytes()
         let writer = RecordingTLSWriter(pause: .milliseconds(2))
-        await TLSUpstream.forward(Self.request("/big", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/big", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         #expect(record.contentLength == TLSTestUpstream.bigSize)
@@ -154,8 +154,8 @@ struct TLSUpstreamScenarios {
         let closed = try PortReservation()
         let context = try makeTLSTestContext(upstreamPort: closed.port)
         let writer = RecordingTLSWriter()
-        await TLSUpstream.forward(Self.request("/echo", port: closed.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/echo", port: closed.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 502)
         #expect(response.jsonErrorCode == "upstream_unreachable")
@@ -168,8 +168,8 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port, upstreamTimeout: "1s")
         let writer = RecordingTLSWriter()
         let started = ContinuousClock.now
-        await TLSUpstream.forward(Self.request("/slow", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/slow", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let elapsed = ContinuousClock.now - started
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 504)
@@ -182,8 +182,8 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/redirect", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/redirect", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 302)
         #expect(record.head?.headers["Location"] == "/echo")
@@ -198,11 +198,11 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let upload = [UInt8](repeating: 0x61, count: 1 << 20)
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/echo/x?a=1&b=%20", method: "POST", port: server.port,
+        await UpstreamRelay.forward(Self.request("/echo/x?a=1&b=%20", method: "POST", port: server.port,
                                                headers: ["Content-Type": "application/octet-stream",
                                                          "Content-Length": "\(upload.count)",
                                                          "X-Custom": "kept"]),
-                                  body: BufferedRequestBody(upload), context: context, writer: writer)
+                                  body: BufferedRequestBody(upload), via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(record.pieceTexts.joined().utf8)) as? [String: Any])
@@ -220,8 +220,8 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/gzip", port: server.port, headers: ["Accept-Encoding": "gzip"]),
-                                  body: BufferedRequestBody([]), context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/gzip", port: server.port, headers: ["Accept-Encoding": "gzip"]),
+                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         // Passed through as the upstream encoded it: coding, length and bytes unchanged.
         #expect(record.head?.status == 200)
@@ -238,8 +238,8 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(failAtPiece: 1)
         let started = ContinuousClock.now
-        await TLSUpstream.forward(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         // The first event fails to reach the browser: the relay stops instead of waiting out the stream.
         #expect(ContinuousClock.now - started < .milliseconds(1000))
         #expect(writer.snapshot.pieceTimes.count == 1)
@@ -251,8 +251,8 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter()
-        await TLSUpstream.forward(Self.request("/cookie", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/cookie", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let head = try #require(writer.snapshot.head)
         #expect(head.headers["X-Upstream"] == "yes")
         #expect(!head.headers.contains("Set-Cookie"))
@@ -263,16 +263,16 @@ struct TLSUpstreamScenarios {
         let (_, server) = try Self.environment(.streamedUpload)
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port, maxBody: "100m")
-        await TLSUpstream.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: RecordingTLSWriter())
+        await UpstreamRelay.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: RecordingTLSWriter())
         let baseline = residentBytes()
         // 64 MiB from a slow browser: it must reach the upstream whole, without being held in memory.
         let body = GeneratedTLSBody(size: 64 << 20, declareLength: true)
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/upload", method: "PUT", port: server.port,
+        await UpstreamRelay.forward(Self.request("/upload", method: "PUT", port: server.port,
                                                headers: ["Content-Type": "application/octet-stream",
                                                          "Content-Length": "\(body.size)"]),
-                                  body: body, context: context, writer: writer)
+                                  body: body, via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         let answer = try tlsAnswerJSON(record)
@@ -289,8 +289,8 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let body = GeneratedTLSBody(size: 3 << 20, pieceSize: 10_000, declareLength: false)
         let writer = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/upload", method: "POST", port: server.port), body: body,
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/upload", method: "POST", port: server.port), body: body,
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         let answer = try tlsAnswerJSON(record)
@@ -305,17 +305,17 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port, maxBody: "1m")
         // Chunked, so the size shows only while streaming: the upload stops and the browser gets 413.
         let writer = RecordingTLSWriter()
-        await TLSUpstream.forward(Self.request("/upload", method: "POST", port: server.port),
+        await UpstreamRelay.forward(Self.request("/upload", method: "POST", port: server.port),
                                   body: GeneratedTLSBody(size: 2 << 20, declareLength: false),
-                                  context: context, writer: writer)
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 413)
         #expect(response.jsonErrorCode == "payload_too_large")
         // A declared length over the limit is refused before anything is sent.
         let declared = RecordingTLSWriter()
-        await TLSUpstream.forward(Self.request("/upload", method: "POST", port: server.port),
+        await UpstreamRelay.forward(Self.request("/upload", method: "POST", port: server.port),
                                   body: GeneratedTLSBody(size: 2 << 20, declareLength: true),
-                                  context: context, writer: declared)
+                                  via: context.httpsUpstream, context: context, writer: declared)
         #expect(declared.snapshot.response?.status == 413)
     }
 
@@ -327,8 +327,8 @@ struct TLSUpstreamScenarios {
         for method in ["GET", "POST", "GET"] {
             let writer = RecordingTLSWriter(keepText: true)
             let upload: [UInt8] = method == "POST" ? Array("{\"a\":1}".utf8) : []
-            await TLSUpstream.forward(Self.request("/echo", method: method, port: server.port),
-                                      body: BufferedRequestBody(upload), context: context, writer: writer)
+            await UpstreamRelay.forward(Self.request("/echo", method: method, port: server.port),
+                                      body: BufferedRequestBody(upload), via: context.httpsUpstream, context: context, writer: writer)
             #expect(writer.snapshot.head?.status == 200)
             let answer = try tlsAnswerJSON(writer.snapshot)
             #expect(answer["bodyLength"] as? Int == upload.count)
@@ -343,8 +343,8 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter()
-        await TLSUpstream.forward(Self.request("/cut", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: writer)
+        await UpstreamRelay.forward(Self.request("/cut", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: writer)
         let record = writer.snapshot
         // The head went out with the promised length: the browser's connection is cut, not finished.
         #expect(record.head?.status == 200)
@@ -355,8 +355,8 @@ struct TLSUpstreamScenarios {
         let cutConnection = try #require(record.head?.headers["X-Connection"].flatMap { Int($0) })
         // The broken connection is not reused: the next request opens a new one.
         let next = RecordingTLSWriter(keepText: true)
-        await TLSUpstream.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
-                                  context: context, writer: next)
+        await UpstreamRelay.forward(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
+                                  via: context.httpsUpstream, context: context, writer: next)
         #expect(next.snapshot.head?.status == 200)
         let answer = try tlsAnswerJSON(next.snapshot)
         #expect(answer["connection"] as? Int != cutConnection)

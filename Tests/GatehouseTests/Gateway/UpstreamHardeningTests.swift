@@ -2,7 +2,7 @@ import Foundation
 @testable import Gatehouse
 import GatehouseCore
 @testable import HTTPClient
-import HTTPServer
+import HTTP1
 import Synchronization
 import Testing
 

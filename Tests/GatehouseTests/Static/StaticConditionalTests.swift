@@ -1,4 +1,4 @@
-import HTTPServer
+
 import Testing
 @testable import GatehouseStatic
 

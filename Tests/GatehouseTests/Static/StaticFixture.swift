@@ -1,6 +1,6 @@
 import CZlib
 import Foundation
-import HTTPServer
+import HTTP1
 import Logging
 import Testing
 @testable import GatehouseStatic

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+
 import Testing
 @testable import GatehouseStatic
 

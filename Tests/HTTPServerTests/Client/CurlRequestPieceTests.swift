@@ -1,5 +1,5 @@
 @testable import HTTPClient
-import HTTPServer
+import HTTP1
 import Testing
 
 @Suite("libcurl head collector")

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPServer
+@testable import HTTP1
 
 /// One chunked body (possibly followed by the next message) and what decoding it must give.
 struct ChunkedVector: Sendable, CustomTestStringConvertible {

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPServer
+@testable import HTTP1
 
 @Suite("Head and chunk encoders")
 struct EncoderTests {
@@ -13,7 +13,7 @@ struct EncoderTests {
 
     private func upstreamHead(method: String = "GET", target: String = "/", host: String = "h",
                               _ headers: HTTPHeaders, contentLength: Int? = nil, chunked: Bool = false) -> [UInt8] {
-        ResponseHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: host, headers: headers,
+        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: host, headers: headers,
                                                   contentLength: contentLength, chunked: chunked)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+@testable import HTTP1
 @testable import HTTPServer
 
 /// The allocation-free helpers of the proxy path behave exactly like the plain definitions they replace.
@@ -36,10 +37,10 @@ struct HotPathEncodingTests {
     func upstreamRequest() {
         let fields = HTTPHeaders([("host", "evil.example"), ("Accept", "*/*"), ("content-length", "5"),
                                   ("Transfer-Encoding", "gzip"), ("X-Evil", "a\nb"), ("Authorization", "Bearer t")])
-        let fixed = ResponseHeadEncoder.encodeUpstreamRequest(method: "POST", target: "/v1/x?q=1 2", host: "api:8080",
+        let fixed = RequestHeadEncoder.encodeUpstreamRequest(method: "POST", target: "/v1/x?q=1 2", host: "api:8080",
                                                               headers: fields, contentLength: 5, chunked: false)
         #expect(fixed == wire("POST /v1/x?q=1%202 HTTP/1.1\r\nHost: api:8080\r\nAccept: */*\r\nAuthorization: Bearer t\r\nContent-Length: 5\r\n\r\n"))
-        let streamed = ResponseHeadEncoder.encodeUpstreamRequest(method: "PUT", target: "/", host: "[::1]:9",
+        let streamed = RequestHeadEncoder.encodeUpstreamRequest(method: "PUT", target: "/", host: "[::1]:9",
                                                                  headers: HTTPHeaders(), contentLength: nil, chunked: true)
         #expect(streamed == wire("PUT / HTTP/1.1\r\nHost: [::1]:9\r\nTransfer-Encoding: chunked\r\n\r\n"))
     }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Testing
-@testable import HTTPServer
+@testable import HTTP1
 
 /// How much the fuzz tests run and from which seed, shared by all of them.
 ///

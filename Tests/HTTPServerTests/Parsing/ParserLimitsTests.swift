@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPServer
+@testable import HTTP1
 
 /// Slow or oversized heads must be refused cheaply (slowloris, huge header lines).
 @Suite("Head limits and linear scanning")

@@ -1,4 +1,4 @@
-@testable import HTTPServer
+@testable import HTTP1
 
 /// Bytes of a test message; write `\r\n` explicitly, so a bare `\n` in a vector is always deliberate.
 func wire(_ text: String) -> [UInt8] { Array(text.utf8) }

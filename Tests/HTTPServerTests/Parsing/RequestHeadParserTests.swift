@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPServer
+@testable import HTTP1
 
 /// Each vector runs whole, byte by byte into a growing buffer, and split at every offset (picohttpparser
 /// and NIO style); all must agree, and nothing may answer before the byte that decides the outcome.

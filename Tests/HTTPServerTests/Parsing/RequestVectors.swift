@@ -1,4 +1,4 @@
-import HTTPServer
+import HTTP1
 import Testing
 
 /// One request message and what the parser plus `BodyFramingRules.request` must make of it.

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPServer
+@testable import HTTP1
 
 /// One upstream response and what the parser plus `BodyFramingRules.response` must make of it.
 struct ResponseVector: Sendable, CustomTestStringConvertible {

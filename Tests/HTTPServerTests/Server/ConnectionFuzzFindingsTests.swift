@@ -36,7 +36,7 @@ struct ConnectionFuzzFindingsTests {
             #expect(try await client.readResponse(method: "HEAD").status == 200)
             let refusal = try await client.readResponse(timeout: 5)
             #expect(refusal.status == 400)
-            #expect(refusal.bodyText.hasPrefix("{\"error\":\"bad_request\""))
+            #expect(refusal.text.hasPrefix("{\"error\":\"bad_request\""))
             #expect(try await client.waitForClose(timeout: 5))
         }
     }
@@ -93,7 +93,7 @@ struct ConnectionFuzzFindingsTests {
             let big = try await client.readResponse(timeout: 20)
             let mismatch = patternMismatch(big.body, expectedCount: 8 * 1024 * 1024)
             #expect(mismatch == nil, "body of \(big.body.count) bytes differs at \(mismatch ?? -1)")
-            #expect(try await client.readResponse().bodyText == "hello world")
+            #expect(try await client.readResponse().text == "hello world")
             // Closed once the answers are out, not after the idle timeout (5 s here): the EOF was
             // read while a request was still pending.
             #expect(try await client.waitForClose(timeout: 4))

@@ -13,9 +13,9 @@ struct ExpectAndDrainTests {
             try await client.send("hello")
             let response = try await client.readResponse()
             #expect(response.status == 200)
-            #expect(response.bodyText == "hello")
+            #expect(response.text == "hello")
             try await client.send(get("/after"))
-            #expect(try await client.readResponse().bodyText == "/after")
+            #expect(try await client.readResponse().text == "/after")
         }
     }
 
@@ -26,7 +26,7 @@ struct ExpectAndDrainTests {
             try await client.send("POST /ignore HTTP/1.1\r\nHost: test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
             let response = try await client.readResponse(skipInterim: false)
             #expect(response.status == 200)
-            #expect(response.bodyText == "ignored")
+            #expect(response.text == "ignored")
             // The client may or may not send the body now: the server cannot tell, so it must close.
             #expect(response.headers.tokens("Connection").contains("close"))
             #expect(try await client.waitForClose(timeout: 3))
@@ -46,7 +46,7 @@ struct ExpectAndDrainTests {
             try await client.send("abc")
             let response = try await client.readResponse()
             #expect(response.status == 200)
-            #expect(response.bodyText == "abc")
+            #expect(response.text == "abc")
         }
     }
 
@@ -58,9 +58,9 @@ struct ExpectAndDrainTests {
             let body = get("/smuggled")
             try await client.send("POST /ignore HTTP/1.1\r\nHost: test\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body + get("/count"))
             let first = try await client.readResponse()
-            #expect(first.bodyText == "ignored")
+            #expect(first.text == "ignored")
             #expect(first.headers["Connection"] == nil)
-            #expect(try await client.readResponse().bodyText == "counted")
+            #expect(try await client.readResponse().text == "counted")
             #expect(server.log.calls("/smuggled") == 0)
             #expect(server.log.calls("/count") == 1)
         }
@@ -71,9 +71,9 @@ struct ExpectAndDrainTests {
         try await withServer { server in
             let client = try await server.client()
             try await client.send("POST /ignore HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
-            #expect(try await client.readResponse().bodyText == "ignored")
+            #expect(try await client.readResponse().text == "ignored")
             try await client.send("4\r\nabcd\r\n0\r\n\r\n" + get("/count"))
-            #expect(try await client.readResponse().bodyText == "counted")
+            #expect(try await client.readResponse().text == "counted")
         }
     }
 
@@ -85,7 +85,7 @@ struct ExpectAndDrainTests {
             try await client.send("POST /ignore HTTP/1.1\r\nHost: test\r\nContent-Length: \(size)\r\n\r\n")
             try await client.send([UInt8](repeating: 0x61, count: 8 * 1024))
             let response = try await client.readResponse()
-            #expect(response.bodyText == "ignored")
+            #expect(response.text == "ignored")
             #expect(response.headers.tokens("Connection").contains("close"))
             #expect(try await client.waitForClose(timeout: 3))
         }
@@ -96,7 +96,7 @@ struct ExpectAndDrainTests {
         try await withServer { server in
             let client = try await server.client()
             try await client.send("POST /ignore HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
-            #expect(try await client.readResponse().bodyText == "ignored")
+            #expect(try await client.readResponse().text == "ignored")
             // 512 KiB of chunks: far above maxDrainBytes (64 KiB), below maxBodyBytes (1 MiB).
             let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: 0x62, count: 0x4000) + Array("\r\n".utf8)
             var sentAll = true

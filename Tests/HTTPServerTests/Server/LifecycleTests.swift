@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 @testable import HTTPServer
+import TestSupport
 
 @Suite("Server: shutdown, connection limits, concurrency, IPv6")
 struct LifecycleTests {
@@ -25,7 +26,7 @@ struct LifecycleTests {
 
         let response = try await client.readResponse()
         #expect(response.status == 200)
-        #expect(response.bodyText == "gate passed")
+        #expect(response.text == "gate passed")
         #expect(response.headers.tokens("Connection").contains("close"))
         #expect(try await client.waitForClose(timeout: 3))
         client.close()
@@ -61,13 +62,13 @@ struct LifecycleTests {
             #expect(try await third.waitForClose(timeout: 2))
             #expect(third.pending.isEmpty)
             try await first.send(get("/still"))
-            #expect(try await first.readResponse().bodyText == "/still")
+            #expect(try await first.readResponse().text == "/still")
             // A freed slot is available again.
             first.close()
             #expect(await eventually { server.server.openConnections.load(ordering: .relaxed) == 1 })
             let fourth = try await server.client()
             try await fourth.send(get("/fourth"))
-            #expect(try await fourth.readResponse().bodyText == "/fourth")
+            #expect(try await fourth.readResponse().text == "/fourth")
         }
     }
 
@@ -90,7 +91,7 @@ struct LifecycleTests {
             var answered = 0
             for (i, client) in clients.enumerated() {
                 let response = try await client.readResponse(timeout: 10)
-                if response.bodyText == "/c\(i)" { answered += 1 }
+                if response.text == "/c\(i)" { answered += 1 }
             }
             #expect(answered == 1000)
         }
@@ -101,7 +102,7 @@ struct LifecycleTests {
         try await withServer(TestServer.configuration(host: "::1")) { server in
             let client = try await server.client()
             try await client.send("GET /v6 HTTP/1.1\r\nHost: [::1]\r\n\r\n")
-            #expect(try await client.readResponse().bodyText == "/v6")
+            #expect(try await client.readResponse().text == "/v6")
         }
     }
 }

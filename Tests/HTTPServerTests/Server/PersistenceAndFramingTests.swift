@@ -13,11 +13,11 @@ struct PersistenceAndFramingTests {
             try await client.send(get("/text"))
             let first = try await client.readResponse()
             #expect(first.status == 200)
-            #expect(first.bodyText == "hello world")
+            #expect(first.text == "hello world")
             #expect(first.headers["Connection"] == nil)
             try await client.send(get("/second"))
             let second = try await client.readResponse()
-            #expect(second.bodyText == "/second")
+            #expect(second.text == "/second")
         }
     }
 
@@ -28,7 +28,7 @@ struct PersistenceAndFramingTests {
             try await client.send(get("/text"))
             client.shutdownWrite()
             let start = now()
-            #expect(try await client.readResponse().bodyText == "hello world")
+            #expect(try await client.readResponse().text == "hello world")
             #expect(try await client.waitForClose(timeout: 5))
             // Well before the 1 s idle timeout: the EOF was noticed, not waited out.
             #expect(now() - start < 0.9)
@@ -40,9 +40,9 @@ struct PersistenceAndFramingTests {
         try await withServer { server in
             let client = try await server.client()
             try await client.send(get("/a") + "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nxyz" + get("/immediate"))
-            #expect(try await client.readResponse().bodyText == "/a")
-            #expect(try await client.readResponse().bodyText == "xyz")
-            #expect(try await client.readResponse().bodyText == "immediate")
+            #expect(try await client.readResponse().text == "/a")
+            #expect(try await client.readResponse().text == "xyz")
+            #expect(try await client.readResponse().text == "immediate")
             #expect(client.pending.isEmpty)
         }
     }
@@ -56,9 +56,9 @@ struct PersistenceAndFramingTests {
             try await client.send("1;ext=1\r\n \r\n6\r\nworld!\r\n0\r\nTrailer: x\r\n\r\n")
             let response = try await client.readResponse()
             #expect(response.status == 200)
-            #expect(response.bodyText == "hello world!")
+            #expect(response.text == "hello world!")
             try await client.send(get("/after"))
-            #expect(try await client.readResponse().bodyText == "/after")
+            #expect(try await client.readResponse().text == "/after")
         }
     }
 
@@ -72,7 +72,7 @@ struct PersistenceAndFramingTests {
             #expect(response.headers["Content-Length"] == nil)
             #expect(patternMismatch(response.body, expectedCount: 7000) == nil)
             try await client.send(get("/after"))
-            #expect(try await client.readResponse().bodyText == "/after")
+            #expect(try await client.readResponse().text == "/after")
         }
     }
 
@@ -98,7 +98,7 @@ struct PersistenceAndFramingTests {
             #expect(response.body.isEmpty)
             // Any body bytes would now be in front of the next answer and break its status line.
             try await client.send(get("/next"))
-            #expect(try await client.readResponse().bodyText == "/next")
+            #expect(try await client.readResponse().text == "/next")
         }
     }
 
@@ -108,7 +108,7 @@ struct PersistenceAndFramingTests {
             let client = try await server.client()
             try await client.send("GET /text HTTP/1.0\r\n\r\n")
             let response = try await client.readResponse()
-            #expect(response.bodyText == "hello world")
+            #expect(response.text == "hello world")
             #expect(try await client.waitForClose(timeout: 2))
         }
     }
@@ -119,11 +119,11 @@ struct PersistenceAndFramingTests {
             let client = try await server.client()
             try await client.send("GET /text HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
             let first = try await client.readResponse()
-            #expect(first.bodyText == "hello world")
+            #expect(first.text == "hello world")
             // An HTTP/1.0 client assumes close unless the response announces keep-alive.
             #expect(first.headers.tokens("Connection").contains("keep-alive"))
             try await client.send("GET /again HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            #expect(try await client.readResponse().bodyText == "/again")
+            #expect(try await client.readResponse().text == "/again")
         }
     }
 

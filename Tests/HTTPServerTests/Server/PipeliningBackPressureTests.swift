@@ -3,7 +3,9 @@ import Glibc
 #endif
 import Dispatch
 import Testing
+@testable import HTTP1
 @testable import HTTPServer
+import TestSupport
 
 /// One connection's back-pressure state, read on its loop.
 struct ConnectionSnapshot: Sendable {
@@ -190,7 +192,7 @@ struct PipeliningBackPressureTests {
             for i in 0..<50 { wire += get("/answer-then-work?i=\(i)") }
             try await client.send(wire)
             for i in 0..<50 {
-                #expect(try await client.readResponse().bodyText == "/answer-then-work?i=\(i)")
+                #expect(try await client.readResponse().text == "/answer-then-work?i=\(i)")
             }
             #expect(server.log.calls("/answer-then-work") == 50)
         }

@@ -4,7 +4,10 @@ import Glibc
 import Logging
 import Synchronization
 import Testing
+@testable import EventLoops
+@testable import HTTP1
 @testable import HTTPServer
+import TestSupport
 
 /// What the test handler saw, for assertions about the server's side of an exchange.
 final class HandlerLog: Sendable {

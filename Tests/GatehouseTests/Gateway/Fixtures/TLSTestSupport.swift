@@ -9,6 +9,7 @@ import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
 import HTTPClient
+import HTTP1
 import HTTPServer
 import Logging
 import Synchronization
@@ -104,7 +105,8 @@ final class TLSTestServer: Sendable {
 }
 
 /// A gateway context around a configuration whose only route is the test upstream.
-func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBody: String = "10m") throws -> GatewayContext {
+func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBody: String = "10m",
+                        httpsUpstream: (any UpstreamTransport)? = nil) throws -> GatewayContext {
     let environment = [
         "GATEHOUSE_ISSUER": "http://127.0.0.1:9",
         "GATEHOUSE_CLIENT_ID": "gatehouse-test",
@@ -125,6 +127,7 @@ func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBo
                           provider: ProviderConnection(configuration: configuration,
                                                        http: URLSessionProviderClient(timeout: 1), logger: logger),
                           store: InMemorySessionStore(), metrics: GatewayMetrics(), upstream: UpstreamClient(),
+                          httpsUpstream: httpsUpstream,
                           staticFiles: StaticFiles(root: configuration.publicDir, logger: logger), logger: logger)
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+import TestSupport
 
 /// One browser talking to the gateway and the provider: a cookie jar, and the login dance done by
 /// hand (every redirect is a separate request the test can inspect).
@@ -16,7 +16,7 @@ final class Browser: Sendable {
     /// - Parameter csrf: adds `X-CSRF: 1`, as the SPA does for `/user`, `POST /logout` and API calls.
     func send(_ method: String, _ target: String, csrf: Bool = false, headers: [(String, String)] = [],
               body: TestRequestBody = .none, timeoutSeconds: Int = 20, collectBody: Bool = true,
-              onBodyPiece: (@Sendable ([UInt8]) -> Void)? = nil) async throws -> TestResponse {
+              onBodyPiece: (@Sendable ([UInt8]) -> Void)? = nil) async throws -> RawResponse {
         var all = headers
         if csrf { all.append(("X-CSRF", "1")) }
         if let cookie = cookies.header { all.append(("Cookie", cookie)) }
@@ -27,14 +27,14 @@ final class Browser: Sendable {
         return response
     }
 
-    func get(_ target: String, csrf: Bool = false, headers: [(String, String)] = []) async throws -> TestResponse {
+    func get(_ target: String, csrf: Bool = false, headers: [(String, String)] = []) async throws -> RawResponse {
         try await send("GET", target, csrf: csrf, headers: headers)
     }
 
     // MARK: Login, step by step
 
     /// `GET /login[?query]`: the gateway's redirect to the provider (or its refusal).
-    func beginLogin(query: String? = nil) async throws -> TestResponse {
+    func beginLogin(query: String? = nil) async throws -> RawResponse {
         try await get(query.map { "/login?" + $0 } ?? "/login")
     }
 
@@ -58,7 +58,7 @@ final class Browser: Sendable {
     }
 
     /// `GET /callback?...` at the gateway with this browser's cookies.
-    func finishLogin(_ callbackURL: String) async throws -> TestResponse {
+    func finishLogin(_ callbackURL: String) async throws -> RawResponse {
         try await get(try Self.target(of: callbackURL, expectingPort: harness.gatewayPort))
     }
 
@@ -129,9 +129,9 @@ final class Browser: Sendable {
 
 /// The four hops of one login.
 struct LoginTrace: Sendable {
-    var start: TestResponse
+    var start: RawResponse
     var authorizeURL: String
     var callbackURL: String
-    var finish: TestResponse
+    var finish: RawResponse
     var sessionCookie: String
 }

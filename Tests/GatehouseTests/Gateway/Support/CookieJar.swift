@@ -1,11 +1,12 @@
 import Synchronization
+import TestSupport
 
 /// A browser's cookies for the gateway's origin, kept by hand so tests see every `Set-Cookie`.
 /// Attributes are ignored except `Max-Age=0` (deletion); all test servers share 127.0.0.1.
 final class CookieJar: Sendable {
     private let cookies = Mutex<[(name: String, value: String)]>([])
 
-    func update(from response: TestResponse) {
+    func update(from response: RawResponse) {
         for header in response.headers.values("Set-Cookie") {
             let parts = header.split(separator: ";", omittingEmptySubsequences: false)
             guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }

@@ -7,6 +7,7 @@ import HTTPServer
 import Logging
 import Synchronization
 import GatehouseEncoding
+import TestSupport
 
 /// What a test changes about the standard setup.
 struct HarnessOptions: Sendable {
@@ -213,7 +214,7 @@ final class GatewayHarness: Sendable {
 
     /// A request without cookies (a fresh client, or the provider calling the gateway).
     func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: TestRequestBody = .none,
-              timeoutSeconds: Int = 20) async throws -> TestResponse {
+              timeoutSeconds: Int = 20) async throws -> RawResponse {
         try await RawHTTPClient.send(port: gatewayPort, method: method, target: target, headers: headers, body: body,
                                      timeoutSeconds: timeoutSeconds)
     }

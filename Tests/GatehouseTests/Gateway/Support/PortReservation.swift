@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Holds a loopback port for a server that must know its own URL before it starts (the gateway's
@@ -14,7 +15,7 @@ final class PortReservation: Sendable {
 
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw RawHTTPError.socket("socket: errno \(errno)") }
+        guard fd >= 0 else { throw RawClientError(what: "socket", errno: errno) }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -30,7 +31,7 @@ final class PortReservation: Sendable {
         guard bound else {
             let code = errno
             close(fd)
-            throw RawHTTPError.socket("reserve a port: errno \(code)")
+            throw RawClientError(what: "reserve a port", errno: code)
         }
         self.fd = fd
         port = Int(UInt16(bigEndian: address.sin_port))

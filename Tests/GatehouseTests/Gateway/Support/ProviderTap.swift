@@ -3,6 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import EventLoops
+import HTTP1
 import HTTPServer
 import Synchronization
 

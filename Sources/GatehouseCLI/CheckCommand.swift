@@ -4,7 +4,7 @@ import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
-import HTTPServer
+import EventLoops
 import Logging
 
 /// `gatehouse check`: everything `serve` needs, verified without serving.

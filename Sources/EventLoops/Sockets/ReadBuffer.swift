@@ -4,11 +4,14 @@ import Glibc
 
 /// A growable byte buffer with a read and a write index, reused across requests on one connection so
 /// parsing works on bytes already in place (no per-request buffer allocation).
+///
+/// The accessors the connections call per request are inlinable: the buffer lives in this module,
+/// its users (the server's and the client's connections) in others.
 public struct ReadBuffer {
-    private(set) var storage: UnsafeMutableRawPointer
+    @usableFromInline var storage: UnsafeMutableRawPointer
     private(set) var capacity: Int
-    private(set) var readIndex = 0
-    private(set) var writeIndex = 0
+    @usableFromInline var readIndex = 0
+    @usableFromInline var writeIndex = 0
 
     public init(capacity: Int) {
         self.capacity = capacity
@@ -18,14 +21,14 @@ public struct ReadBuffer {
     /// Must be called by the owner exactly once.
     public func deallocate() { storage.deallocate() }
 
-    public var readableCount: Int { writeIndex - readIndex }
-    public var isEmpty: Bool { readIndex == writeIndex }
+    @inlinable public var readableCount: Int { writeIndex - readIndex }
+    @inlinable public var isEmpty: Bool { readIndex == writeIndex }
 
-    public var readable: UnsafeRawBufferPointer {
+    @inlinable public var readable: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage + readIndex, count: writeIndex - readIndex)
     }
 
-    public mutating func consume(_ count: Int) {
+    @inlinable public mutating func consume(_ count: Int) {
         readIndex += count
         if readIndex == writeIndex {
             readIndex = 0

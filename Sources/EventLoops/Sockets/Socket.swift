@@ -21,8 +21,8 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
 
 /// A resolved socket address (IPv4 or IPv6) in a form `bind`/`connect` accept.
 public struct SocketAddress: Sendable, CustomStringConvertible {
-    var storage: sockaddr_storage
-    var length: socklen_t
+    package var storage: sockaddr_storage
+    package var length: socklen_t
 
     public var family: Int32 { Int32(storage.ss_family) }
 
@@ -57,7 +57,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
-    init(storage: sockaddr_storage, length: socklen_t) {
+    package init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
     }

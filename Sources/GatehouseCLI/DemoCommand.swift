@@ -7,6 +7,7 @@ import FoundationNetworking
 #endif
 import Gatehouse
 import GatehouseCore
+import HTTP1
 import HTTPServer
 import Logging
 

@@ -1,0 +1,106 @@
+/// The pieces every head is written from.
+///
+/// Only what our own parser would accept is written: a field whose name is not a token, or whose
+/// value holds CR, LF, NUL or another control character, is dropped, so no header value coming from
+/// an upstream or a handler can split the response (or the forwarded request).
+enum HeadWriter {
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        guard value > 0 else {
+            if value == 0 { bytes.append(0x30) } else { bytes.append(contentsOf: String(value).utf8) }
+            return
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0 {
+                buffer[19 - count] = UInt8(0x30 + rest % 10)
+                rest /= 10
+                count += 1
+            }
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// True when `field` can be written without changing the message structure.
+    static func isSafe(_ field: HTTPField) -> Bool {
+        !field.name.isEmpty && field.name.utf8.allSatisfy(ASCII.isTokenChar)
+            && field.value.utf8.allSatisfy(ASCII.isFieldValueChar)
+    }
+
+    /// `name: value\r\n`, or nothing when the field is not safe to write.
+    @inline(__always)
+    static func appendField(_ field: HTTPField, to bytes: inout [UInt8]) {
+        // Checked and copied from contiguous storage (every native string has it): the generic
+        // per-byte iteration of `String.UTF8View` costs more than writing the whole head.
+        let written = field.name.utf8.withContiguousStorageIfAvailable { name -> Bool in
+            field.value.utf8.withContiguousStorageIfAvailable { value -> Bool in
+                guard !name.isEmpty, isToken(name), isFieldValue(value) else { return true }
+                bytes.append(contentsOf: name)
+                bytes.append(ASCII.colon)
+                bytes.append(ASCII.space)
+                bytes.append(contentsOf: value)
+                bytes.append(ASCII.cr)
+                bytes.append(ASCII.lf)
+                return true
+            } ?? false
+        } ?? false
+        guard !written, isSafe(field) else { return }
+        bytes.append(contentsOf: field.name.utf8)
+        bytes.append(ASCII.colon)
+        bytes.append(ASCII.space)
+        bytes.append(contentsOf: field.value.utf8)
+        bytes.append(contentsOf: ASCII.crlf)
+    }
+
+    private static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in bytes where !ASCII.isTokenChar(b) { return false }
+        return true
+    }
+
+    /// Branch-free over the whole value (no early exit), so the compiler can vectorise it: values
+    /// such as a bearer token are a kilobyte long and written on every proxied request.
+    private static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var bad: UInt8 = 0
+        for b in bytes {
+            // Control characters except HTAB, and DEL.
+            bad |= (b < 0x20 && b != 0x09) || b == 0x7F ? 1 : 0
+        }
+        return bad == 0
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x41 + nibble - 10 }
+
+    static func appendVersion(_ version: HTTPVersion, to bytes: inout [UInt8]) {
+        // Single digits only: anything else is not an HTTP/1.x version we could speak.
+        let major = (0...9).contains(version.major) ? version.major : 1
+        let minor = (0...9).contains(version.minor) ? version.minor : 1
+        bytes.append(contentsOf: "HTTP/".utf8)
+        bytes.append(UInt8(0x30 + major))
+        bytes.append(ASCII.dot)
+        bytes.append(UInt8(0x30 + minor))
+    }
+
+    static func appendPercentEncoded(_ text: String.UTF8View, allowed: (UInt8) -> Bool,
+                                             to bytes: inout [UInt8]) {
+        // The usual case: nothing to encode, one copy.
+        let copied = text.withContiguousStorageIfAvailable { raw -> Bool in
+            for b in raw where !allowed(b) { return false }
+            bytes.append(contentsOf: raw)
+            return true
+        } ?? false
+        if copied { return }
+        for b in text {
+            if allowed(b) {
+                bytes.append(b)
+            } else {
+                bytes.append(0x25)
+                bytes.append(hexDigit(b >> 4))
+                bytes.append(hexDigit(b & 0x0F))
+            }
+        }
+    }
+}

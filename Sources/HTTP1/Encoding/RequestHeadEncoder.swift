@@ -1,0 +1,39 @@
+/// Serialises request heads for an upstream (the field checks are `HeadWriter`'s): a field that
+/// our own parser would refuse is dropped, so no header value can split the forwarded request.
+public enum RequestHeadEncoder {
+    /// A request head for an upstream, written in one pass: the request line, `Host: host`, the given
+    /// fields except `Host`, `Content-Length` and `Transfer-Encoding`, then the framing of the body
+    /// as it will be relayed (`Content-Length: n` or `Transfer-Encoding: chunked`).
+    public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
+                                             contentLength: Int?, chunked: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96 + target.utf8.count + headers.count * 48)
+        HeadWriter.appendPercentEncoded(method.utf8, allowed: ASCII.isTokenChar, to: &bytes)
+        bytes.append(ASCII.space)
+        HeadWriter.appendPercentEncoded(target.utf8, allowed: ASCII.isVisible, to: &bytes)
+        bytes.append(ASCII.space)
+        HeadWriter.appendVersion(.http1_1, to: &bytes)
+        bytes.append(contentsOf: ASCII.crlf)
+        HeadWriter.appendField(HTTPField(name: "Host", value: host), to: &bytes)
+        for field in headers.fields where !isUpstreamManaged(field.name) {
+            HeadWriter.appendField(field, to: &bytes)
+        }
+        if let contentLength {
+            bytes.append(contentsOf: "Content-Length: ".utf8)
+            HeadWriter.appendDecimal(contentLength, to: &bytes)
+            bytes.append(contentsOf: ASCII.crlf)
+        }
+        if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        bytes.append(contentsOf: ASCII.crlf)
+        return bytes
+    }
+
+    private static func isUpstreamManaged(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 4: name.asciiCaseInsensitiveEquals("Host")
+        case 14: name.asciiCaseInsensitiveEquals("Content-Length")
+        case 17: name.asciiCaseInsensitiveEquals("Transfer-Encoding")
+        default: false
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// The request line and header fields of one request.
+public struct HTTPRequestHead: Sendable, Equatable {
+    public var method: String
+    /// The request-target exactly as sent (origin-form for everything but `OPTIONS *` and CONNECT).
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+
+    public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders()) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+    }
+
+    /// The target up to `?`, still percent-encoded.
+    public var path: Substring {
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[..<q] }
+        return target[...]
+    }
+
+    /// The bytes after the first `?`, untouched; nil when there is no `?`.
+    public var query: Substring? {
+        guard let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return target[target.utf8.index(after: q)...]
+    }
+
+    /// RFC 9112 §9.3: HTTP/1.1 persists unless `Connection: close`; HTTP/1.0 only with `keep-alive`.
+    public var keepAlive: Bool {
+        guard headers.contains("Connection") else { return version != .http1_0 }
+        if version == .http1_0 { return headers.hasToken("Connection", "keep-alive") }
+        return !headers.hasToken("Connection", "close")
+    }
+}

@@ -1,0 +1,20 @@
+import HTTP1
+
+/// Where a handler writes its answer. Either one `respond(_:)`, or `writeHead` + `writeBody`* +
+/// `finish()` for a streamed body. `writeBody` waits while the client is slower than the producer
+/// (back-pressure), so a relay never buffers a whole download.
+public protocol HTTPResponseWriter: AnyObject, Sendable {
+    /// Sends a complete response in one write.
+    func respond(_ response: HTTPResponse) async
+    /// Starts a streamed response. `contentLength` nil means chunked (HTTP/1.1) or close-delimited (1.0).
+    func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError)
+    /// Sends one piece of the body now (each call is a flush point: SSE events leave as they come).
+    func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError)
+    /// Ends the streamed body (the last chunk for chunked encoding).
+    func finish() async throws(HTTPWriteError)
+    /// Ends the exchange abruptly: the connection is closed without completing the body (used when an
+    /// upstream breaks mid-stream, so the client sees a truncated body rather than a wrong one).
+    func abort()
+    /// True once a head has been sent.
+    var headWritten: Bool { get }
+}

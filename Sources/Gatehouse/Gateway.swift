@@ -11,8 +11,8 @@ import Logging
 public final class GatewayContext: Sendable {
     public let configuration: GatehouseConfiguration
     public let provider: ProviderConnection
-    public let sessions: SessionResolver
-    public let store: any SessionStore
+    /// The one door to sessions, pending logins and the logout replay cache.
+    public let sessions: SessionCache
     public let metrics: GatewayMetrics
     public let upstream: UpstreamClient
     public let staticFiles: StaticFiles
@@ -29,7 +29,6 @@ public final class GatewayContext: Sendable {
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.configuration = configuration
         self.provider = provider
-        self.store = store
         self.metrics = metrics
         self.upstream = upstream
         self.staticFiles = staticFiles
@@ -38,8 +37,8 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        sessions = SessionResolver(store: store, configuration: configuration, logger: logger, now: now)
-        refresher = TokenRefresher(store: store, provider: provider, sessions: sessions, metrics: metrics,
+        sessions = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
+        refresher = TokenRefresher(provider: provider, sessions: sessions, metrics: metrics,
                                    configuration: configuration, logger: logger)
     }
 }

@@ -34,8 +34,7 @@ struct LogoutEndpoint {
         guard let session else {
             return Responses.redirect("/", cookies: [context.cookie.expire()])
         }
-        _ = try? context.store.deleteSession(idHash: session.idHash)
-        context.sessions.forget(session.idHash)
+        context.sessions.endSession(idHash: session.idHash)
         context.metrics.activeSessions.nudge()
         context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
 

@@ -28,7 +28,7 @@ struct ApiProxy {
         guard let id = context.sessions.sessionID(in: head.headers) else {
             return await writer.respond(Responses.unauthenticated)
         }
-        let resolved: SessionResolver.Resolved?
+        let resolved: SessionCache.Resolved?
         do { resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
             return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
                                                                description: "The session store does not answer."))

@@ -1,3 +1,4 @@
+import Gatehouse
 import HTTPServer
 import Testing
 @testable import GatehouseCore

@@ -22,10 +22,12 @@ import Darwin
 public enum LoopbackHost {
     public static func contains(_ host: some StringProtocol) -> Bool {
         var name = Substring(host)
-        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        // Brackets belong to IPv6 literals only (RFC 3986 §3.2.2): `[127.0.0.1]` is no host.
+        let bracketed = name.hasPrefix("[") && name.hasSuffix("]")
+        if bracketed { name = name.dropFirst().dropLast() }
         guard !name.isEmpty, name.utf8.count <= 64 else { return false }
-        if name.lowercased() == "localhost" { return true }
         let text = String(name)
+        if !bracketed && text.lowercased() == "localhost" { return true }
         if text.contains(":") {
             var v6 = in6_addr()
             guard inet_pton(AF_INET6, text, &v6) == 1 else { return false }
@@ -33,6 +35,7 @@ public enum LoopbackHost {
                 bytes.count == 16 && bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
             }
         }
+        guard !bracketed else { return false }
         var v4 = in_addr()
         guard inet_pton(AF_INET, text, &v4) == 1 else { return false }
         return withUnsafeBytes(of: &v4) { $0.first == 127 }

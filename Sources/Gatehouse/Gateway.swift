@@ -91,32 +91,26 @@ public final class Gateway: HTTPHandler {
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let head = request.head
         let secure = SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
-        switch OwnPath(head.path) {
-        case .login:
-            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
-            await secure.respond(await LoginEndpoint(context: context).respond(to: request))
-        case .callback:
-            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
-            await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
-        case .user:
-            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
-            await secure.respond(UserEndpoint(context: context).respond(to: request))
-        case .logout:
-            guard head.method == "GET" || head.method == "POST" else {
-                return await secure.respond(Responses.methodNotAllowed("GET, POST"))
-            }
-            await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
-        case .backchannelLogout:
-            guard head.method == "POST" else { return await secure.respond(Responses.methodNotAllowed("POST")) }
-            await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
-        case .healthz, .readyz, .metrics:
+        let route = RequestRoute(path: head.path, routes: routes)
+        guard route.allows(method: head.method) else {
+            return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
+        }
+        // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
+        // handler runs: a cross-site request changes nothing, not even the idle timer.
+        if route.requiresAntiForgery(method: head.method),
+           !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
+            return await secure.respond(Responses.csrfMissing)
+        }
+        switch route {
+        case .own(.login): await secure.respond(await LoginEndpoint(context: context).respond(to: request))
+        case .own(.callback): await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
+        case .own(.user): await secure.respond(UserEndpoint(context: context).respond(to: request))
+        case .own(.logout): await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
+        case .own(.backchannelLogout): await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
+        case .own(.healthz), .own(.readyz), .own(.metrics):
             await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
-        case nil:
-            if let match = routes.match(path: head.path) {
-                await ApiProxy(context: context).forward(request, match: match, writer: secure)
-            } else {
-                await context.staticFiles.serve(head, to: secure)
-            }
+        case .api(let match): await ApiProxy(context: context).forward(request, match: match, writer: secure)
+        case .staticFile: await context.staticFiles.serve(head, to: secure)
         }
     }
 

@@ -39,7 +39,7 @@ public final class GatewayContext: Sendable {
                                      csrfHeader: configuration.csrfHeader)
         sessions = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
         refresher = TokenRefresher(provider: provider, sessions: sessions, metrics: metrics,
-                                   configuration: configuration, logger: logger)
+                                   configuration: configuration, logger: logger, now: now)
     }
 }
 

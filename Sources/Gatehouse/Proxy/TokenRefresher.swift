@@ -27,11 +27,15 @@ public final class TokenRefresher: Sendable {
     private let metrics: GatewayMetrics
     private let margin: Int64
     private let logger: Logger
+    /// Unix seconds: the gateway's clock (`GatewayContext.now`), never read here directly.
+    private let now: @Sendable () -> Int64
     private let owner = "gatehouse-\(getpid())-\(UUID().uuidString.prefix(8))"
     private let inflight = Mutex<[String: Task<Outcome, Never>]>([:])
 
     public init(provider: ProviderConnection, sessions: SessionCache,
-                metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger) {
+                metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger,
+                now: @escaping @Sendable () -> Int64) {
+        self.now = now
         self.provider = provider
         self.sessions = sessions
         self.metrics = metrics
@@ -75,9 +79,9 @@ public final class TokenRefresher: Sendable {
     }
 
     private func refresh(idHash: String) async -> Outcome {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let now = Int64(Date().timeIntervalSince1970)
+        let deadline = self.now() + 30
+        while self.now() < deadline {
+            let now = self.now()
             let acquired: Bool
             do {
                 acquired = try sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)

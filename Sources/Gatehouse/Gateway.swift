@@ -13,8 +13,8 @@ import Logging
 public final class GatewayContext: Sendable {
     public let configuration: GatehouseConfiguration
     public let provider: ProviderConnection
-    public let sessions: SessionResolver
-    public let store: any SessionStore
+    /// The one door to sessions, pending logins and the logout replay cache.
+    public let sessions: SessionCache
     public let metrics: GatewayMetrics
     /// How `http://` upstreams are reached (the pooled client in production).
     public let upstream: any UpstreamTransport
@@ -35,7 +35,6 @@ public final class GatewayContext: Sendable {
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.configuration = configuration
         self.provider = provider
-        self.store = store
         self.metrics = metrics
         self.upstream = upstream
         self.httpsUpstream = httpsUpstream ?? TLSUpstream(configuration: configuration)
@@ -45,9 +44,9 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        sessions = SessionResolver(store: store, configuration: configuration, logger: logger, now: now)
-        refresher = TokenRefresher(store: store, provider: provider, sessions: sessions, metrics: metrics,
-                                   configuration: configuration, logger: logger)
+        sessions = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
+        refresher = TokenRefresher(provider: provider, sessions: sessions, metrics: metrics,
+                                   configuration: configuration, logger: logger, now: now)
     }
 }
 
@@ -99,32 +98,26 @@ public final class Gateway: HTTPHandler {
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let head = request.head
         let secure = SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
-        switch OwnPath(head.path) {
-        case .login:
-            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
-            await secure.respond(await LoginEndpoint(context: context).respond(to: request))
-        case .callback:
-            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
-            await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
-        case .user:
-            guard head.method == "GET" else { return await secure.respond(Responses.methodNotAllowed("GET")) }
-            await secure.respond(UserEndpoint(context: context).respond(to: request))
-        case .logout:
-            guard head.method == "GET" || head.method == "POST" else {
-                return await secure.respond(Responses.methodNotAllowed("GET, POST"))
-            }
-            await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
-        case .backchannelLogout:
-            guard head.method == "POST" else { return await secure.respond(Responses.methodNotAllowed("POST")) }
-            await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
-        case .healthz, .readyz, .metrics:
+        let route = RequestRoute(path: head.path, routes: routes)
+        guard route.allows(method: head.method) else {
+            return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
+        }
+        // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
+        // handler runs: a cross-site request changes nothing, not even the idle timer.
+        if route.requiresAntiForgery(method: head.method),
+           !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
+            return await secure.respond(Responses.csrfMissing)
+        }
+        switch route {
+        case .own(.login): await secure.respond(await LoginEndpoint(context: context).respond(to: request))
+        case .own(.callback): await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
+        case .own(.user): await secure.respond(UserEndpoint(context: context).respond(to: request))
+        case .own(.logout): await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
+        case .own(.backchannelLogout): await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
+        case .own(.healthz), .own(.readyz), .own(.metrics):
             await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
-        case nil:
-            if let match = routes.match(path: head.path) {
-                await ApiProxy(context: context).forward(request, match: match, writer: secure)
-            } else {
-                await context.staticFiles.serve(head, to: secure)
-            }
+        case .api(let match): await ApiProxy(context: context).forward(request, match: match, writer: secure)
+        case .staticFile: await context.staticFiles.serve(head, to: secure)
         }
     }
 

@@ -89,12 +89,12 @@ public final class GatewayRuntime: Sendable {
         }
         provider.start()
         // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
-        metrics.activeSessions.start { try store.countActiveSessions(now: Int64(Date().timeIntervalSince1970)) }
+        metrics.activeSessions.start { try store.countActiveSessions(now: context.now()) }
         let maintenance = Task {
             // Expired sessions, pending logins and back-channel jtis are purged in the background.
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(60))
-                if let counts = try? store.purgeExpired(now: Int64(Date().timeIntervalSince1970)),
+                if let counts = try? store.purgeExpired(now: context.now()),
                    counts.sessions + counts.pendingLogins + counts.logoutJTIs > 0 {
                     logger.debug("purged expired rows", metadata: ["db.sessions": "\(counts.sessions)",
                                                                     "db.pending_logins": "\(counts.pendingLogins)"])

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseEncoding
 
 /// Checks on URLs that come from configuration or a discovery document.
 public enum ProviderURL {
@@ -20,16 +21,9 @@ public enum ProviderURL {
         }
     }
 
-    /// `localhost`, `127.0.0.0/8` or `::1` (with or without brackets).
+    /// `localhost`, `127.0.0.0/8` or `::1` (with or without brackets): `LoopbackHost`, the one
+    /// loopback rule of the gateway.
     public static func isLoopbackHost(_ host: String) -> Bool {
-        let host = host.lowercased()
-        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4 else { return false }
-        let numbers = octets.compactMap { octet -> Int? in
-            guard (1...3).contains(octet.count), octet.allSatisfy(\.isASCII), octet.allSatisfy(\.isNumber) else { return nil }
-            return Int(octet).flatMap { $0 <= 255 ? $0 : nil }
-        }
-        return numbers.count == 4 && numbers[0] == 127
+        LoopbackHost.contains(host)
     }
 }

@@ -34,14 +34,13 @@ struct BackchannelLogoutEndpoint {
         }
         do {
             // §2.6: a jti seen before is a replay.
-            guard try context.store.recordLogoutJTI(claims.jti, expiresAt: now + 3600) else {
+            guard try context.sessions.recordLogoutJTI(claims.jti, expiresAt: now + 3600) else {
                 context.logger.warning("back-channel logout replay refused")
                 return invalid("The logout token was already used.")
             }
             var ended = 0
-            if let sid = claims.sid { ended += try context.store.deleteSessions(sid: sid) }
-            else if let sub = claims.sub { ended += try context.store.deleteSessions(sub: sub) }
-            context.sessions.forgetAll()
+            if let sid = claims.sid { ended += try context.sessions.endSessions(sid: sid) }
+            else if let sub = claims.sub { ended += try context.sessions.endSessions(sub: sub) }
             context.logger.info("back-channel logout", metadata: ["sessions.ended": "\(ended)"])
         } catch {
             context.logger.error("back-channel logout: storage failed", metadata: ["error": "\(error)"])

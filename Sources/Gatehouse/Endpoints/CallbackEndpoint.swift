@@ -79,7 +79,7 @@ struct CallbackEndpoint {
         let now = context.now()
         let pending: PendingLogin
         do {
-            guard let found = try context.store.takePendingLogin(stateHash: SecretHash.hex(of: response.state), now: now) else {
+            guard let found = try context.sessions.takePendingLogin(stateHash: SecretHash.hex(of: response.state), now: now) else {
                 return .failure(.unknownState)
             }
             pending = found
@@ -155,11 +155,10 @@ struct CallbackEndpoint {
                                     createdAt: now, idleExpiresAt: min(now + Int64(config.sessionIdle), now + lifetime),
                                     expiresAt: now + lifetime)
         do {
-            _ = try context.store.createSession(newSession, replacing: previous?.hash)
+            _ = try context.sessions.createSession(newSession, replacing: previous?.hash)
         } catch {
             return .failure(.storage("\(error)"))
         }
-        if let previous { context.sessions.forget(previous.hash) }
         context.logger.info("login completed", metadata: ["session.id": "\(id.hashPrefix)"])
         return .success(Responses.redirect(pending.returnTo, cookies: [context.cookie.set(id.cookieValue)]))
     }

@@ -43,7 +43,7 @@ struct LoginEndpoint {
                                    codeVerifier: secrets.codeVerifier.value, nonce: secrets.nonce, returnTo: returnTo,
                                    createdAt: now, expiresAt: now + Self.pendingLifetime)
         do {
-            try context.store.savePendingLogin(pending)
+            try context.sessions.savePendingLogin(pending)
         } catch {
             context.logger.error("login: cannot store the pending login", metadata: ["error": "\(error)"])
             return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The login could not be started.")

@@ -12,7 +12,7 @@ enum OpsEndpoints {
     /// Readiness: the database answers and the provider's metadata is loaded.
     static func readiness(_ context: GatewayContext) -> HTTPResponse {
         do {
-            try context.store.ping()
+            try context.sessions.ping()
         } catch {
             return HTTPResponse.jsonError(status: 503, error: "database_unavailable",
                                           description: "The session database does not answer.")

@@ -11,16 +11,7 @@ struct ApiProxy {
 
     func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
         let head = request.head
-        let config = context.configuration
-        // Tunnels and request echoes are no API calls (ProxyMethodPolicy): refused before the
-        // session, the token or the upstream is touched.
-        guard ProxyMethodPolicy.isForwardable(head.method) else {
-            return await writer.respond(Responses.methodNotAllowed(ProxyMethodPolicy.allowed))
-        }
-        // The anti-forgery header first: a cross-site request changes nothing, not even the idle timer.
-        guard CSRFPolicy.check(head.headers, headerName: config.csrfHeader) else {
-            return await writer.respond(Responses.csrfMissing)
-        }
+        // The method and the anti-forgery header were checked by the router (`RequestRoute`).
         guard case .forward(let route, let upstreamPath) = match else {
             return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
                                                                description: "The path cannot be routed."))
@@ -29,7 +20,7 @@ struct ApiProxy {
         guard let id = context.sessions.sessionID(in: head.headers) else {
             return await writer.respond(Responses.unauthenticated)
         }
-        let resolved: SessionResolver.Resolved?
+        let resolved: SessionCache.Resolved?
         do { resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
             return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
                                                                description: "The session store does not answer."))

@@ -22,18 +22,20 @@ public final class TokenRefresher: Sendable {
         case unavailable(String)
     }
 
-    private let store: any SessionStore
     private let provider: ProviderConnection
-    private let sessions: SessionResolver
+    private let sessions: SessionCache
     private let metrics: GatewayMetrics
     private let margin: Int64
     private let logger: Logger
+    /// Unix seconds: the gateway's clock (`GatewayContext.now`), never read here directly.
+    private let now: @Sendable () -> Int64
     private let owner = "gatehouse-\(getpid())-\(UUID().uuidString.prefix(8))"
     private let inflight = Mutex<[String: Task<Outcome, Never>]>([:])
 
-    public init(store: any SessionStore, provider: ProviderConnection, sessions: SessionResolver,
-                metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger) {
-        self.store = store
+    public init(provider: ProviderConnection, sessions: SessionCache,
+                metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger,
+                now: @escaping @Sendable () -> Int64) {
+        self.now = now
         self.provider = provider
         self.sessions = sessions
         self.metrics = metrics
@@ -77,26 +79,26 @@ public final class TokenRefresher: Sendable {
     }
 
     private func refresh(idHash: String) async -> Outcome {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let now = Int64(Date().timeIntervalSince1970)
+        let deadline = self.now() + 30
+        while self.now() < deadline {
+            let now = self.now()
             let acquired: Bool
             do {
-                acquired = try store.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
+                acquired = try sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
             } catch {
                 return .unavailable("session store: \(error)")
             }
             if !acquired {
                 // Another process is refreshing: wait for its result to appear.
                 try? await Task.sleep(for: .milliseconds(100))
-                guard let current = try? store.loadSession(idHash: idHash, now: now) else { return .ended }
+                guard let current = try? sessions.loadStored(idHash: idHash, now: now) else { return .ended }
                 if !needsRefresh(current.tokens, now: now) {
                     sessions.update(current)
                     return .fresh(current)
                 }
                 continue
             }
-            defer { try? store.releaseRefreshLease(idHash: idHash, owner: owner) }
+            defer { try? sessions.releaseRefreshLease(idHash: idHash, owner: owner) }
             return await refreshHoldingLease(idHash: idHash, now: now)
         }
         return .unavailable("timed out waiting for another refresh")
@@ -104,7 +106,7 @@ public final class TokenRefresher: Sendable {
 
     private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
         // Re-read under the lease: someone may have refreshed just before we got it.
-        guard let session = try? store.loadSession(idHash: idHash, now: now) else { return .ended }
+        guard let session = try? sessions.loadStored(idHash: idHash, now: now) else { return .ended }
         if !needsRefresh(session.tokens, now: now) {
             sessions.update(session)
             return .fresh(session)
@@ -122,8 +124,7 @@ public final class TokenRefresher: Sendable {
             if case .oauth(let code, _, _) = error, code == .invalidGrant {
                 metrics.refreshFailed(reason: "invalid_grant")
                 logger.info("refresh refused by the provider; session ended", metadata: ["session.id": "\(idHash.prefix(8))"])
-                _ = try? store.deleteSession(idHash: idHash)
-                sessions.forget(idHash)
+                sessions.endSession(idHash: idHash)
                 return .ended
             }
             metrics.refreshFailed(reason: "provider_error")
@@ -154,11 +155,11 @@ public final class TokenRefresher: Sendable {
         tokens.accessTokenExpiresAt = response.expiresIn.map { now + Int64($0) }
         tokens.accessTokenLifetime = response.expiresIn.map { Int64($0) }
         do {
-            let stored = try store.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
+            let stored = try sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
                                                 claims: claims)
-            guard stored, let updated = try store.loadSession(idHash: idHash, now: now) else {
+            guard stored, let updated = try sessions.loadStored(idHash: idHash, now: now) else {
                 // Lost a race we should not have (the lease expired): use whatever is stored now.
-                guard let current = try store.loadSession(idHash: idHash, now: now) else { return .ended }
+                guard let current = try sessions.loadStored(idHash: idHash, now: now) else { return .ended }
                 sessions.update(current)
                 return .fresh(current)
             }

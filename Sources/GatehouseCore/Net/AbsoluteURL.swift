@@ -45,12 +45,9 @@ public struct AbsoluteURL: Sendable, Equatable, CustomStringConvertible {
     /// The serialized origin (RFC 6454): `scheme://host[:port]`, no trailing slash.
     public var origin: String { "\(scheme)://\(authority)" }
 
-    /// True for `localhost`, `127.0.0.0/8` and `::1`: the hosts that may use plain `http`.
-    public var isLoopbackHost: Bool {
-        if host == "localhost" { return true }
-        if isIPv6Literal { return host == "::1" || CIDR.loopbackIPv6.contains(ip: host) }
-        return CIDR.loopbackIPv4.contains(ip: host)
-    }
+    /// True for `localhost`, `127.0.0.0/8` and `::1`: the hosts that may use plain `http`
+    /// (`LoopbackHost`, the one loopback rule of the gateway).
+    public var isLoopbackHost: Bool { LoopbackHost.contains(host) }
 
     public var description: String {
         var s = origin + path

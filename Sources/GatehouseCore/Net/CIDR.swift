@@ -50,9 +50,6 @@ public struct CIDR: Sendable, Equatable, Hashable, CustomStringConvertible {
         return "\(host)/\(prefixLength)"
     }
 
-    static let loopbackIPv4 = CIDR("127.0.0.0/8")!  // literal, cannot fail
-    static let loopbackIPv6 = CIDR("::1/128")!  // literal, cannot fail
-
     static func mask(_ bytes: [UInt8], prefix: Int) -> [UInt8] {
         var out = bytes
         for i in 0..<out.count {

@@ -10,7 +10,7 @@ import Logging
 /// try sessions.migrate()
 /// for s in try sessions.listSessions(now: now) { print(s.idPrefix, s.sub) }
 /// ```
-public final class SQLiteSessionMaintenance: Sendable {
+public final class SQLiteSessionMaintenance: SessionAdministration {
     public let database: SQLiteDatabase
     private let logger: Logger
 

@@ -1,3 +1,4 @@
+import Gatehouse
 import HTTP1
 import Testing
 @testable import GatehouseCore

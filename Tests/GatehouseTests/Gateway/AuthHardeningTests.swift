@@ -63,7 +63,7 @@ struct AuthHardeningTests {
             func cookie(planted: Int) -> String {
                 ((0..<planted).map { _ in "\(name)=\(Self.plantedValue())" } + ["\(name)=\(real)"]).joined(separator: "; ")
             }
-            #expect(SessionResolver.maximumCookieCandidates == 4)
+            #expect(SessionCache.maximumCookieCandidates == 4)
             let within = try await harness.send("GET", "/user", headers: [("X-CSRF", "1"), ("Cookie", cookie(planted: 3))])
             #expect(within.status == 200)
             let beyond = try await harness.send("GET", "/user", headers: [("X-CSRF", "1"), ("Cookie", cookie(planted: 4))])
@@ -74,7 +74,7 @@ struct AuthHardeningTests {
     @Test("One session cookie: sessionID(in:) looks nothing up (the caller's resolve is the only lookup)")
     func singleCookieCostsNoLookup() throws {
         let store = CountingSessionStore()
-        let resolver = SessionResolver(store: store, configuration: try Self.configuration(), logger: Self.quiet)
+        let resolver = SessionCache(store: store, configuration: try Self.configuration(), logger: Self.quiet)
         let id = SessionID.generate()
         let one = resolver.sessionID(in: ["Cookie": "other=1; gatehouse=\(id.cookieValue); more=2"])
         #expect(one == id)

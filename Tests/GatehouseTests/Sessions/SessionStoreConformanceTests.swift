@@ -25,10 +25,14 @@ func withStore(_ kind: StoreKind, _ body: (any SessionStore) throws -> Void) thr
     }
 }
 
-/// One suite, every store (after oauth2-proxy's RunSessionStoreTests). Expiry is tested by
-/// passing `now`, never by sleeping.
-@Suite("SessionStore conformance")
-struct SessionStoreConformanceTests {
+// One suite per store role (after oauth2-proxy's RunSessionStoreTests), each run against every store:
+// a new engine passes the role suites of the protocols it implements. Expiry is tested by passing
+// `now`, never by sleeping. The sessions role is set up through itself; the others create sessions
+// through the sessions role where they need some.
+
+/// `SessionRecordStore`: one session's life on the request path.
+@Suite("SessionStore conformance: sessions (SessionRecordStore)")
+struct SessionRecordStoreConformanceTests {
     let t0: Int64 = 1_000_000
 
     // MARK: create / load
@@ -220,6 +224,66 @@ struct SessionStoreConformanceTests {
             #expect(try store.countActiveSessions(now: t0) == 1)
         }
     }
+}
+
+/// `PendingLoginStore`: the state between /login and /callback.
+@Suite("SessionStore conformance: pending logins (PendingLoginStore)")
+struct PendingLoginStoreConformanceTests {
+    let t0: Int64 = 1_000_000
+
+    @Test("A pending login is returned once, with its verifier, nonce and return path", arguments: StoreKind.allCases)
+    func pendingLoginOnce(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            let login = PendingLogin.make(now: t0)
+            try store.savePendingLogin(login)
+            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 1) == login)
+            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 2) == nil, "usable once")
+        }
+    }
+
+    @Test("An expired pending login is nil and consumed", arguments: StoreKind.allCases)
+    func pendingLoginExpired(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            let login = PendingLogin.make(now: t0)
+            try store.savePendingLogin(login)
+            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: login.expiresAt) == nil)
+            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0) == nil)
+        }
+    }
+
+    @Test("Several pending logins (tabs) coexist; unknown state is nil", arguments: StoreKind.allCases)
+    func severalPendingLogins(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            let a = PendingLogin.make(now: t0, returnTo: "/a")
+            let b = PendingLogin.make(now: t0, returnTo: "/b")
+            try store.savePendingLogin(a)
+            try store.savePendingLogin(b)
+            #expect(try store.takePendingLogin(stateHash: SecretHash.hex(of: "unknown"), now: t0) == nil)
+            #expect(try store.takePendingLogin(stateHash: b.stateHash, now: t0)?.returnTo == "/b")
+            #expect(try store.takePendingLogin(stateHash: a.stateHash, now: t0)?.returnTo == "/a")
+        }
+    }
+}
+
+/// `LogoutReplayCache`: back-channel logout `jti`s.
+@Suite("SessionStore conformance: replay cache (LogoutReplayCache)")
+struct LogoutReplayCacheConformanceTests {
+    let t0: Int64 = 1_000_000
+
+    @Test("A logout token jti is accepted once", arguments: StoreKind.allCases)
+    func logoutJTIReplay(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            #expect(try store.recordLogoutJTI("jti-1", expiresAt: t0 + 300))
+            #expect(try store.recordLogoutJTI("jti-1", expiresAt: t0 + 300) == false)
+            #expect(try store.recordLogoutJTI("jti-2", expiresAt: t0 + 300))
+        }
+    }
+}
+
+/// `SessionAdministration`: list, revoke, count, purge, ping.
+@Suite("SessionStore conformance: administration (SessionAdministration)")
+struct SessionAdministrationConformanceTests {
+    let t0: Int64 = 1_000_000
 
     @Test("deleteSessions(idPrefix:) deletes one session by the prefix `sessions list` shows", arguments: StoreKind.allCases)
     func deleteByPrefix(kind: StoreKind) throws {
@@ -275,52 +339,6 @@ struct SessionStoreConformanceTests {
                                               lastSeenAt: t0, idleExpiresAt: t0 + 3_600, expiresAt: t0 + 86_400))
             #expect(try store.countActiveSessions(now: t0 + 20) == 2)
             #expect(try store.countActiveSessions(now: t0 + 86_400) == 0)
-        }
-    }
-
-    // MARK: pending logins
-
-    @Test("A pending login is returned once, with its verifier, nonce and return path", arguments: StoreKind.allCases)
-    func pendingLoginOnce(kind: StoreKind) throws {
-        try withStore(kind) { (store: any SessionStore) throws in
-            let login = PendingLogin.make(now: t0)
-            try store.savePendingLogin(login)
-            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 1) == login)
-            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 2) == nil, "usable once")
-        }
-    }
-
-    @Test("An expired pending login is nil and consumed", arguments: StoreKind.allCases)
-    func pendingLoginExpired(kind: StoreKind) throws {
-        try withStore(kind) { (store: any SessionStore) throws in
-            let login = PendingLogin.make(now: t0)
-            try store.savePendingLogin(login)
-            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: login.expiresAt) == nil)
-            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0) == nil)
-        }
-    }
-
-    @Test("Several pending logins (tabs) coexist; unknown state is nil", arguments: StoreKind.allCases)
-    func severalPendingLogins(kind: StoreKind) throws {
-        try withStore(kind) { (store: any SessionStore) throws in
-            let a = PendingLogin.make(now: t0, returnTo: "/a")
-            let b = PendingLogin.make(now: t0, returnTo: "/b")
-            try store.savePendingLogin(a)
-            try store.savePendingLogin(b)
-            #expect(try store.takePendingLogin(stateHash: SecretHash.hex(of: "unknown"), now: t0) == nil)
-            #expect(try store.takePendingLogin(stateHash: b.stateHash, now: t0)?.returnTo == "/b")
-            #expect(try store.takePendingLogin(stateHash: a.stateHash, now: t0)?.returnTo == "/a")
-        }
-    }
-
-    // MARK: back-channel logout replay, purge, ping
-
-    @Test("A logout token jti is accepted once", arguments: StoreKind.allCases)
-    func logoutJTIReplay(kind: StoreKind) throws {
-        try withStore(kind) { (store: any SessionStore) throws in
-            #expect(try store.recordLogoutJTI("jti-1", expiresAt: t0 + 300))
-            #expect(try store.recordLogoutJTI("jti-1", expiresAt: t0 + 300) == false)
-            #expect(try store.recordLogoutJTI("jti-2", expiresAt: t0 + 300))
         }
     }
 

@@ -6,14 +6,18 @@ import HTTP1
 import Logging
 import Synchronization
 
-/// Finds the session behind a request's cookie, with a short-lived in-memory cache so the proxy's hot
-/// path does not read SQLite on every request.
+/// The one door to sessions: a caching decorator over the store. Endpoints, the proxy and the token
+/// refresher reach sessions, pending logins and the logout replay cache only through it, so that
+/// deleting a session always drops it from the cache too (`endSession`, `endSessions`).
+///
+/// It finds the session behind a request's cookie, with a short-lived in-memory cache so the proxy's
+/// hot path does not read SQLite on every request.
 ///
 /// Cache entries live at most `maximumAge` (0.5 s): a session revoked by the CLI, another process or
 /// back-channel logout is refused within a second. Sliding the idle timeout happens in memory on every
 /// request and is written to the database at most once per `touchInterval` per session (a minute, or
 /// less for short idle timeouts), so steady traffic costs no SQLite writes.
-public final class SessionResolver: Sendable {
+public final class SessionCache: Sendable {
     struct Entry {
         var session: Session
         var loadedAt: UInt64
@@ -40,7 +44,7 @@ public final class SessionResolver: Sendable {
         public var authorization: String
     }
 
-    public let store: any SessionStore
+    private let store: any SessionStore
     private let cookieName: String
     private let idleSeconds: Int64
     private let touchInterval: Int64
@@ -153,8 +157,7 @@ public final class SessionResolver: Sendable {
                           persistedIdleExpiresAt: loaded.idleExpiresAt)
         }
         guard now < entry.idleExpiresAt, now < entry.session.expiresAt else {
-            forget(idHash)
-            _ = try? store.deleteSession(idHash: idHash)
+            endSession(idHash: idHash)
             return nil
         }
         if slide {
@@ -182,7 +185,7 @@ public final class SessionResolver: Sendable {
     }
 
     /// Replaces the cached copy after this process changed the session (new tokens).
-    public func update(_ session: Session) {
+    func update(_ session: Session) {
         cache.withLock { cache in
             guard var entry = cache[session.idHash] else { return }
             entry.session = session
@@ -192,12 +195,84 @@ public final class SessionResolver: Sendable {
         }
     }
 
-    public func forget(_ idHash: String) {
+    func forget(_ idHash: String) {
         _ = cache.withLock { $0.removeValue(forKey: idHash) }
     }
 
-    /// Drops every cached session (after bulk deletions such as back-channel logout).
-    public func forgetAll() {
+    // MARK: Ending sessions (delete, then forget: the only place that deletes a session)
+
+    /// Deletes the session and drops its cached copy (logout, expiry, a refused refresh). A store
+    /// failure is ignored: the cached copy is gone either way and the row expires on its own.
+    public func endSession(idHash: String) {
+        _ = try? store.deleteSession(idHash: idHash)
+        forget(idHash)
+    }
+
+    /// Deletes every session of the provider session `sid` (back-channel logout) and empties the
+    /// cache, which is keyed by id hash and cannot tell which entries belonged to `sid`.
+    public func endSessions(sid: String) throws(SessionStoreError) -> Int {
+        let ended = try store.deleteSessions(sid: sid)
+        forgetAll()
+        return ended
+    }
+
+    /// As `endSessions(sid:)`, for every session of the user `sub`.
+    public func endSessions(sub: String) throws(SessionStoreError) -> Int {
+        let ended = try store.deleteSessions(sub: sub)
+        forgetAll()
+        return ended
+    }
+
+    private func forgetAll() {
         cache.withLock { $0.removeAll() }
+    }
+
+    // MARK: Login
+
+    public func savePendingLogin(_ login: PendingLogin) throws(SessionStoreError) {
+        try store.savePendingLogin(login)
+    }
+
+    public func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
+        try store.takePendingLogin(stateHash: stateHash, now: now)
+    }
+
+    /// Stores the new session, deleting the browser's previous one in the same transaction, and
+    /// drops the previous one from the cache.
+    public func createSession(_ new: NewSession, replacing previousIdHash: String?) throws(SessionStoreError) -> Session {
+        let session = try store.createSession(new, replacing: previousIdHash)
+        if let previousIdHash { forget(previousIdHash) }
+        return session
+    }
+
+    // MARK: Back-channel logout, readiness
+
+    /// See `LogoutReplayCache.recordLogoutJTI(_:expiresAt:)`.
+    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
+        try store.recordLogoutJTI(jti, expiresAt: expiresAt)
+    }
+
+    /// Throws when the store cannot answer (readiness probe).
+    public func ping() throws(SessionStoreError) {
+        try store.ping()
+    }
+
+    // MARK: Token refresh (TokenRefresher)
+
+    func acquireRefreshLease(idHash: String, owner: String, now: Int64, duration: Int64) throws(SessionStoreError) -> Bool {
+        try store.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: duration)
+    }
+
+    func releaseRefreshLease(idHash: String, owner: String) throws(SessionStoreError) {
+        try store.releaseRefreshLease(idHash: idHash, owner: owner)
+    }
+
+    /// The stored session, read past the cache (the refresher then decides whether to `update` it).
+    func loadStored(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
+        try store.loadSession(idHash: idHash, now: now)
+    }
+
+    func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet, claims: [UInt8]?) throws(SessionStoreError) -> Bool {
+        try store.updateTokens(idHash: idHash, expectedVersion: expectedVersion, tokens: tokens, claims: claims)
     }
 }

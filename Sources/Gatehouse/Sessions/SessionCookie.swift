@@ -1,3 +1,5 @@
+import GatehouseCore
+
 /// Builds the `Set-Cookie` values of the session cookie and of the short-lived login-binding
 /// cookie (SPEC "Session cookie"; RFC 6265bis).
 ///

@@ -1,0 +1,54 @@
+import GatehouseCore
+import HTTPServer
+
+/// Where one request goes, decided once from its path: one of the gateway's own endpoints, a
+/// configured API route, or the static files. The router dispatches on this value; the method and
+/// anti-forgery rules read it instead of looking at the path again.
+enum RequestRoute {
+    case own(OwnPath)
+    case api(RouteMatch)
+    case staticFile
+
+    init(path: Substring, routes: RouteTable) {
+        if let own = OwnPath(path) {
+            self = .own(own)
+        } else if let match = routes.match(path: path) {
+            self = .api(match)
+        } else {
+            self = .staticFile
+        }
+    }
+
+    /// The methods this route answers, or nil when every method reaches the handler.
+    var allowedMethods: String? {
+        switch self {
+        case .own(.login), .own(.callback), .own(.user): return "GET"
+        case .own(.logout): return "GET, POST"
+        case .own(.backchannelLogout): return "POST"
+        case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return nil
+        // Tunnels and request echoes are no API calls: refused before the session, the token or
+        // the upstream is touched.
+        case .api: return ProxyMethodPolicy.allowed
+        }
+    }
+
+    func allows(method: String) -> Bool {
+        switch self {
+        case .own(.login), .own(.callback), .own(.user): return method == "GET"
+        case .own(.logout): return method == "GET" || method == "POST"
+        case .own(.backchannelLogout): return method == "POST"
+        case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return true
+        case .api: return ProxyMethodPolicy.isForwardable(method)
+        }
+    }
+
+    /// Whether the SPEC's anti-forgery header is required: `/user`, `POST /logout` and every API
+    /// request. `GET /logout` is the provider's front-channel logout and carries no header.
+    func requiresAntiForgery(method: String) -> Bool {
+        switch self {
+        case .own(.user), .api: return true
+        case .own(.logout): return method != "GET"
+        default: return false
+        }
+    }
+}

@@ -191,7 +191,9 @@ final class GatewayHarness: Sendable {
         await running.shutdown(grace: .seconds(2))
     }
 
-    func waitUntilProviderLoaded(timeout: Duration = .seconds(10)) async throws {
+    /// Generous: a first discovery attempt that fails on a loaded machine waits out the provider
+    /// connection's back-off (1 s, 2 s, 4 s …) before the next one; this is a bound, not a timing.
+    func waitUntilProviderLoaded(timeout: Duration = .seconds(30)) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {

@@ -10,7 +10,9 @@ added around it, all with Authlib's own building blocks:
 * RFC 9207 ``iss`` in the authorization response (advertised in discovery);
 * refresh-token rotation (configurable) and separately configurable lifetimes
   of the first access token and of refreshed ones;
-* a ``sid`` claim in ID tokens and signed back-channel ``logout_token``s.
+* a ``sid`` claim in ID tokens and signed back-channel ``logout_token``s;
+* the RFC 6749 §4.4 client-credentials grant for confidential clients (any scope,
+  an optional ``audience``), counted per request.
 
 Test-only endpoints under ``/_test/`` expose counters and every issued token
 so that the tests can check what the gateway did without seeing its memory.
@@ -41,6 +43,7 @@ import flask  # noqa: E402
 import werkzeug.serving  # noqa: E402
 from authlib.jose import JsonWebToken  # noqa: E402
 from authlib.oauth2.rfc6749 import InvalidRequestError  # noqa: E402
+from authlib.oauth2.rfc6749.grants import ClientCredentialsGrant  # noqa: E402
 from authlib.oauth2.rfc6750 import BearerTokenGenerator  # noqa: E402
 from authlib.oauth2.rfc7009 import RevocationEndpoint  # noqa: E402
 from authlib.oauth2.rfc7636 import CodeChallenge  # noqa: E402
@@ -48,7 +51,7 @@ from authlib.common.security import generate_token  # noqa: E402
 
 import oidc_provider_mock  # noqa: E402
 from oidc_provider_mock import _app as mock_app  # noqa: E402
-from oidc_provider_mock._storage import Client, User  # noqa: E402
+from oidc_provider_mock._storage import AccessToken, Client, User  # noqa: E402
 
 log = logging.getLogger("provider")
 
@@ -73,6 +76,11 @@ CONFIG = {
     # UserInfo answers: "userinfo_sub" replaces `sub`; "userinfo_extra" (an object) adds claims
     "userinfo_sub": None,
     "userinfo_extra": None,
+    # client-credentials grants: token lifetime, delay (to make concurrent callers overlap),
+    # and an OAuth error to answer instead (e.g. "invalid_client")
+    "client_access_ttl": 3600,
+    "client_token_delay_ms": 0,
+    "fail_client_credentials": None,
 }
 DEFAULTS = dict(CONFIG)
 
@@ -95,6 +103,7 @@ def reset_stats():
                 "revocations": [],  # each POST /oauth2/revoke
                 "end_session": [],  # params of each end_session call
                 "userinfo": 0,
+                "client_credentials": [],  # {scope, audience, auth} of each client_credentials request
             }
         )
 
@@ -206,6 +215,32 @@ mock_app.RefreshTokenGrant.issue_token = _issue_token
 
 
 # --------------------------------------------------------------------------
+# RFC 6749 §4.4 client credentials (the mock has no such grant)
+# --------------------------------------------------------------------------
+
+Client.GRANT_TYPES_SUPPORTED = (*Client.GRANT_TYPES_SUPPORTED, "client_credentials")
+
+
+class ClientCredentials(ClientCredentialsGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def validate_requested_scope(self):
+        # API scopes (reports.read, ...) are not in the mock's OIDC scopes_supported: any is granted.
+        pass
+
+    def generate_token(self, **kwargs):
+        kwargs["scope"] = kwargs.get("scope") or ""  # the mock's Client cannot filter a None scope
+        return super().generate_token(**kwargs)
+
+    def save_token(self, token):
+        # The mock's save_token wants a user; this token belongs to the client itself.
+        flask.g.oidc_provider_mock_storage.store_access_token(AccessToken(
+            token=token["access_token"], user_id="client:" + self.request.client.id,
+            scope=token.get("scope") or "",
+            expires_at=datetime.now(timezone.utc) + timedelta(seconds=token["expires_in"])))
+
+
+# --------------------------------------------------------------------------
 # RFC 7009 revocation
 # --------------------------------------------------------------------------
 
@@ -282,6 +317,8 @@ def build_app(args) -> flask.Flask:
     def expires_in(client, grant_type):
         if grant_type == "refresh_token":
             return int(CONFIG["refresh_access_ttl"])
+        if grant_type == "client_credentials":
+            return int(CONFIG["client_access_ttl"])
         return int(CONFIG["access_ttl"])
 
     server.register_token_generator(
@@ -291,6 +328,7 @@ def build_app(args) -> flask.Flask:
         ),
     )
     server.register_endpoint(Revocation)
+    server.register_grant(ClientCredentials)
 
     for spec in args.client:
         cid, secret, method = (spec.split(":") + ["client_secret_basic"])[:3]
@@ -322,6 +360,20 @@ def build_app(args) -> flask.Flask:
                         STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
                     return flask.jsonify({"error": CONFIG["fail_refresh"],
                                           "error_description": "refused by test config"}), 400
+            if gt == "client_credentials":
+                with LOCK:
+                    STATS["client_credentials"].append({"scope": req.form.get("scope"),
+                                                        "audience": req.form.get("audience"),
+                                                        "auth": method, "at": _now()})
+                if CONFIG["client_token_delay_ms"]:
+                    time.sleep(CONFIG["client_token_delay_ms"] / 1000)
+                if CONFIG["fail_client_credentials"]:
+                    with LOCK:
+                        STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
+                    return flask.jsonify({"error": CONFIG["fail_client_credentials"],
+                                          "error_description": "refused by test config"}), 400
+                # The mock's token view knows only its own two grants: Authlib answers this one.
+                return server.create_token_response()
         elif req.path == "/oauth2/authorize" and req.method == "GET":
             with LOCK:
                 STATS["authorize_requests"].append(dict(req.args.items(multi=False)))

@@ -23,6 +23,8 @@ public final class GatewayContext: Sendable {
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
     public let refresher: TokenRefresher
+    /// The gateway's own client-credentials tokens for `auth=client` routes.
+    public let clientTokens: ClientTokenCache
     /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
     public let forwarding: ProxyForwarding
     public let logger: Logger
@@ -47,6 +49,7 @@ public final class GatewayContext: Sendable {
         sessions = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
         refresher = TokenRefresher(provider: provider, sessions: sessions, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)
+        clientTokens = ClientTokenCache(provider: provider, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
     }
 }
 
@@ -104,7 +107,8 @@ public final class Gateway: HTTPHandler {
         }
         // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
         // handler runs: a cross-site request changes nothing, not even the idle timer.
-        if route.requiresAntiForgery(method: head.method),
+        if route.requiresAntiForgery(method: head.method,
+                                     sessionCookiePresent: CookieParser.value(named: context.configuration.cookieName, in: head.headers) != nil),
            !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
             return await secure.respond(Responses.csrfMissing)
         }

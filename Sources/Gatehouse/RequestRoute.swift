@@ -42,11 +42,14 @@ enum RequestRoute {
         }
     }
 
-    /// Whether the SPEC's anti-forgery header is required: `/user`, `POST /logout` and every API
-    /// request. `GET /logout` is the provider's front-channel logout and carries no header.
-    func requiresAntiForgery(method: String) -> Bool {
+    /// Whether the SPEC's anti-forgery header is required: `/user`, `POST /logout` and API requests
+    /// as their route's `auth=` policy says (``RouteAuth/requiresAntiForgery(sessionCookiePresent:)``).
+    /// `GET /logout` is the provider's front-channel logout and carries no header.
+    func requiresAntiForgery(method: String, sessionCookiePresent: @autoclosure () -> Bool = true) -> Bool {
         switch self {
-        case .own(.user), .api: return true
+        case .api(.forward(let route, _)), .api(.refused(let route)):
+            return route.auth.requiresAntiForgery(sessionCookiePresent: sessionCookiePresent())
+        case .own(.user): return true
         case .own(.logout): return method != "GET"
         default: return false
         }

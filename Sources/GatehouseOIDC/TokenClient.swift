@@ -87,7 +87,7 @@ public struct TokenClient: Sendable {
         guard response.status == 200 else { throw Self.failure(response) }
     }
 
-    private func postForTokens(_ parameters: [(String, String)]) async throws(TokenEndpointError) -> TokenResponse {
+    func postForTokens(_ parameters: [(String, String)]) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await post(to: tokenEndpoint, parameters)
         guard response.status == 200 else { throw Self.failure(response) }
         return try TokenResponse.decode(response.body)

@@ -2,7 +2,8 @@ import HTTPServer
 import Logging
 
 /// Turns the server's per-request records into metrics and the access log (one line per request:
-/// method, path without query, status, bytes, duration, request id — never a query, cookie or token).
+/// method, path without query, status, bytes, duration, request id, W3C trace id — never a query,
+/// cookie or token).
 public struct GatewayObserver: HTTPServerObserver {
     let metrics: GatewayMetrics
     let classify: @Sendable (Substring) -> RouteClass
@@ -19,7 +20,7 @@ public struct GatewayObserver: HTTPServerObserver {
     public func requestCompleted(_ record: HTTPAccessRecord) {
         metrics.recordRequest(classify(record.path), status: record.status, durationNanoseconds: record.durationNanoseconds)
         guard accessLog else { return }
-        logger.info("request", metadata: [
+        var metadata: Logger.Metadata = [
             "request.id": "\(record.requestID)",
             "http.method": "\(record.method)",
             "http.path": "\(record.path)",
@@ -27,7 +28,9 @@ public struct GatewayObserver: HTTPServerObserver {
             "http.bytes": "\(record.bytesSent)",
             "http.duration_ms": "\(Double(record.durationNanoseconds / 1000) / 1000)",
             "client.ip": "\(record.peer.ip)",
-        ])
+        ]
+        if let traceID = record.traceID { metadata["trace.id"] = "\(traceID)" }
+        logger.info("request", metadata: metadata)
     }
 
     public func connectionOpened() { metrics.connectionOpened() }

@@ -4,8 +4,9 @@ import HTTPClient
 import HTTP1
 import HTTPServer
 
-/// Forwards an API request of a signed-in browser to its upstream with the session's access token,
-/// streaming both bodies (SPEC "API routes"; the IETF browser-apps BFF pattern).
+/// Forwards an API request to its upstream with the bearer its route's policy calls for (the
+/// session's access token by default), streaming both bodies (SPEC "API routes"; the IETF
+/// browser-apps BFF pattern).
 struct ApiProxy {
     let context: GatewayContext
 
@@ -16,34 +17,16 @@ struct ApiProxy {
             return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
                                                                description: "The path cannot be routed."))
         }
-        let now = context.now()
-        guard let id = context.sessions.sessionID(in: head.headers) else {
-            return await writer.respond(Responses.unauthenticated)
-        }
-        let resolved: SessionCache.Resolved?
-        do { resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
-            return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
-                                                               description: "The session store does not answer."))
-        }
-        guard let resolved else { return await writer.respond(Responses.unauthenticated) }
-        let authorization: String
-        switch await context.refresher.ensureFresh(resolved.session, now: now) {
-        case .fresh(let fresh):
-            authorization = fresh.tokens.accessToken == resolved.session.tokens.accessToken
-                ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)"
-        case .ended:
-            var response = Responses.unauthenticated
-            response.headers.add("Set-Cookie", context.cookie.expire())
-            return await writer.respond(response)
-        case .unavailable:
-            context.metrics.upstreamError(kind: "token_refresh")
-            return await writer.respond(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
-                                                               description: "The access token could not be refreshed."))
+        // The route's `auth=` policy decides whether a session is needed and which bearer goes upstream.
+        let authorization: String?
+        switch await RouteCredentials.authorization(for: route, headers: head.headers, context: context) {
+        case .forward(let value): authorization = value
+        case .refuse(let response): return await writer.respond(response)
         }
 
         let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
                                                                authorization: authorization,
-                                                               forwarding: context.forwarding)
+                                                               forwarding: context.forwarding, trace: request.trace)
         var target = upstreamPath
         if let query = head.query { target += "?" + query }
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,

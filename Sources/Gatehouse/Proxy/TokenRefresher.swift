@@ -46,10 +46,8 @@ public final class TokenRefresher: Sendable {
     /// Refresh a little before expiry: the configured margin, or a tenth of the token's lifetime when
     /// that is smaller (a 60 s margin would refresh a 30 s token on every request).
     func needsRefresh(_ tokens: TokenSet, now: Int64) -> Bool {
-        guard let expiresAt = tokens.accessTokenExpiresAt else { return false }
-        var effective = margin
-        if let lifetime = tokens.accessTokenLifetime, lifetime > 0 { effective = min(margin, lifetime / 10) }
-        return now >= expiresAt - effective
+        AccessTokenRenewal.isDue(expiresAt: tokens.accessTokenExpiresAt, lifetime: tokens.accessTokenLifetime,
+                                 margin: margin, now: now)
     }
 
     /// A session with a usable access token, refreshing it first when needed.

@@ -54,6 +54,7 @@ extension GatehouseConfiguration {
         let maxBody = r.byteSize("GATEHOUSE_MAX_BODY", default: 10 << 20)
         let trustedProxies = r.trustedProxies()
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
+        r.refusePublicClientCredentials(routes: routes, method: clientAuthMethod)
 
         // Logging
         let logLevel = r.logLevel()
@@ -146,8 +147,7 @@ struct EnvironmentReader {
         let text = environment[name].map { String($0.trimmingConfigurationWhitespace()) } ?? "openid profile email offline_access"
         var scopes: [String] = []
         for token in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
-            // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-            guard token.utf8.allSatisfy({ $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }) else {
+            guard OAuthScope.isValidToken(token) else {
                 fail(name, "scope \(ConfigurationIssue.quote(token)) contains characters not allowed in a scope (RFC 6749 §3.3)")
                 continue
             }
@@ -367,6 +367,15 @@ struct EnvironmentReader {
         let (routes, errors) = UpstreamRoute.parseList(text)
         for e in errors { fail("GATEHOUSE_ROUTES", e.description) }
         return routes
+    }
+
+    /// RFC 6749 §4.4: the client-credentials grant is for confidential clients only.
+    mutating func refusePublicClientCredentials(routes: [UpstreamRoute], method: ClientAuthMethod?) {
+        guard method == ClientAuthMethod.none else { return }
+        for route in routes where route.auth.clientGrant != nil {
+            fail("GATEHOUSE_ROUTES", "route \(ConfigurationIssue.quote(route.prefix)) uses auth=client, which needs a confidential "
+                 + "client: set GATEHOUSE_CLIENT_SECRET or GATEHOUSE_CLIENT_AUTH_METHOD=private_key_jwt")
+        }
     }
 
     mutating func trustedProxies() -> [CIDR] {

@@ -14,7 +14,8 @@ public enum ProxyHeaderPolicy {
     /// Never forwarded upstream: hop-by-hop, the browser's credentials, and what the gateway sets
     /// itself (`Host`, `X-Forwarded-Host`/`-Proto`, whoever sent them).
     static let upstreamAlwaysDropped = hopByHop.union(["cookie", "authorization", "host", "expect",
-                                                       "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"])
+                                                       "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
+                                                       "traceparent"])
     /// Claims about the client or the original request that upstreams (and frameworks behind them)
     /// believe: the client's address, the port and path prefix it used, the URL it "really" asked
     /// for. Only a trusted proxy in front of Gatehouse may make them; from anyone else they are
@@ -41,8 +42,12 @@ public enum ProxyHeaderPolicy {
     /// written as IPv4). Adds `Authorization: <authorization>` (`Bearer <access token>`),
     /// `X-Forwarded-Proto` and `X-Forwarded-Host` from `GATEHOUSE_PUBLIC_URL` (`forwarding`).
     /// `Content-Length` is kept, even if `Connection` names it: it must agree with the body.
-    public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String,
-                                              forwarding: ProxyForwarding) -> HTTPHeaders {
+    /// `authorization` nil (routes with `auth=none`, or `auth=optional` signed out) adds none.
+    /// `traceparent` is always the gateway's (`trace`: the browser's when valid, else a fresh one;
+    /// nil takes it from `incoming`); `tracestate` passes untouched only beside a valid received one.
+    public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
+                                              forwarding: ProxyForwarding, trace: TraceParent? = nil) -> HTTPHeaders {
+        let trace = trace ?? TraceParent.continuing(incoming)
         let named = namedInConnection(incoming, keeping: "content-length")
         let trusted = forwarding.trusts(peerIP: peerIP)
         let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
@@ -52,6 +57,7 @@ public enum ProxyHeaderPolicy {
             let name = field.name
             if dropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
                 || (named?.contains(name) ?? false) { continue }
+            if !trace.isReceived, name.asciiCaseInsensitiveEquals(TraceParent.stateHeaderName) { continue }
             out.add(field.name, field.value)
         }
 
@@ -64,7 +70,8 @@ public enum ProxyHeaderPolicy {
         }
         out.add("X-Forwarded-Proto", forwarding.forwardedProto)
         out.add("X-Forwarded-Host", forwarding.forwardedHost)
-        out.add("Authorization", authorization)
+        if let authorization { out.add("Authorization", authorization) }
+        out.add(TraceParent.headerName, trace.headerValue)
         return out
     }
 

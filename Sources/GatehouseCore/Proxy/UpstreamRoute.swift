@@ -11,8 +11,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     /// The path that replaces the prefix, without its trailing slash (`/v1`, or `""` for an
     /// upstream written as `http://up/`); nil when the upstream URL has no path (keep the path).
     public var replacementPath: String?
+    /// The route's token policy (`;auth=…` options after the upstream URL; `.user` by default):
+    /// whether a session is needed and which bearer, if any, the upstream receives. Every way into
+    /// the upstream (API calls, WebSocket upgrades) asks `RouteCredentials` with this value.
+    public var auth: RouteAuth = .user
 
-    public var description: String { "\(prefix)=\(upstream)" }
+    public var description: String { "\(prefix)=\(upstream)\(auth)" }
 
     /// Scheme (`http`/`https`), host without brackets, port and `Host` header value to connect with.
     public var scheme: String { upstream.scheme }
@@ -26,6 +30,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         case missingEquals(String)
         case invalidPrefix(String, reason: String)
         case invalidUpstream(String, reason: String)
+        /// The `;`-separated options after the upstream URL (`auth=`, `scope=`, …) of route `prefix`.
+        case invalidOptions(prefix: String, RouteOptions.ParseError)
 
         public var description: String {
             switch self {
@@ -35,6 +41,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
                 "prefix \(ConfigurationIssue.quote(prefix)) \(reason)"
             case .invalidUpstream(let url, let reason):
                 "upstream \(ConfigurationIssue.quote(url)) \(reason)"
+            case .invalidOptions(let prefix, let error):
+                "route \(ConfigurationIssue.quote(prefix)) \(error)"
             }
         }
     }
@@ -43,9 +51,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
                                        "/healthz", "/readyz", "/metrics"]
 
+    /// - Parameter rawUpstream: the upstream URL, optionally followed by `;`-separated route options
+    ///   (`http://cms:9200;auth=none`); a `;` therefore always starts the options.
     public init(prefix rawPrefix: String, upstream rawUpstream: String) throws(ParseError) {
         var prefix = String(rawPrefix.trimmingConfigurationWhitespace())
-        let upstreamText = String(rawUpstream.trimmingConfigurationWhitespace())
+        let semicolon = rawUpstream.firstIndex(of: ";")
+        let upstreamText = String(rawUpstream[..<(semicolon ?? rawUpstream.endIndex)].trimmingConfigurationWhitespace())
         guard prefix.hasPrefix("/") else { throw .invalidPrefix(prefix, reason: "must start with /") }
         while prefix.count > 1, prefix.hasSuffix("/") { prefix.removeLast() }
         guard prefix != "/" else {
@@ -79,6 +90,11 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
                 }
             }
             replacement = path
+        }
+        if let semicolon {
+            do { auth = try RouteOptions.parse(rawUpstream[rawUpstream.index(after: semicolon)...]) } catch {
+                throw .invalidOptions(prefix: prefix, error)
+            }
         }
         self.prefix = prefix
         self.upstream = url

@@ -71,6 +71,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var version = HTTPVersion.http1_1
     private var path: Substring = ""
     private var requestID = RequestID(loop: 0, number: 0)
+    /// The request's W3C trace (received or fresh), for the handler and the access log.
+    private var trace: TraceParent?
     private var status = 0
     private var bytesSent = 0
     private var streamingChunked = false
@@ -260,6 +262,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         bytesSent = 0
         responseStarted = false
         requestID = listener.nextRequestID()
+        trace = TraceParent.continuing(head.headers)
         state = .handling
         // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
         deadlines.clear()
@@ -278,7 +281,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         let exchange = Exchange(connection: self)
         current = exchange
-        let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID)
+        let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: trace)
         if runner == nil { runner = HandlerRunner.start(on: loop, handler: server.handler) }
         runner?.submit(request, exchange)
     }
@@ -464,6 +467,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         method = "-"
         path = "-"
         requestID = listener.nextRequestID()
+        trace = nil
         startTime = EventLoop.monotonicNow()
         responseStarted = false
         keepAlive = false
@@ -480,9 +484,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     private func exchangeFinished() {
-        let record = HTTPAccessRecord(method: method, path: path, status: status, bytesSent: bytesSent,
+        var record = HTTPAccessRecord(method: method, path: path, status: status, bytesSent: bytesSent,
                                       durationNanoseconds: EventLoop.monotonicNow() &- startTime,
                                       requestID: requestID, peer: peer)
+        record.traceID = trace?.traceID
         server.observer?.requestCompleted(record)
         current = nil
         responseStarted = false

@@ -42,6 +42,7 @@ public struct HTTPServerConfiguration: Sendable {
 import Glibc
 #endif
 import EventLoops
+import HTTP1
 
 /// One finished exchange, for access logs and metrics. Never carries the query, cookies or bodies.
 public struct HTTPAccessRecord: Sendable {
@@ -53,6 +54,8 @@ public struct HTTPAccessRecord: Sendable {
     public var durationNanoseconds: UInt64
     public var requestID: RequestID
     public var peer: PeerAddress
+    /// The request's W3C trace id (received or fresh); nil for requests refused before parsing.
+    public var traceID: TraceID? = nil
 }
 
 /// Hooks for observing the server (access log, metrics). Called on loop threads: keep them cheap.

@@ -1,0 +1,87 @@
+import GatehouseCore
+import HTTP1
+
+/// The one answer to "which bearer, if any" for a request to a route, per its `auth=` policy
+/// (``RouteAuth``). Every way into an upstream asks here (API calls, WebSocket upgrades), so a
+/// policy is enforced in one place. The anti-forgery header was checked before (`RequestRoute`).
+enum RouteCredentials {
+    enum Outcome {
+        /// Forward with this `Authorization` value (`Bearer …`), or with none.
+        case forward(authorization: String?)
+        /// Answer this instead of forwarding (`401`, `502`, `503`).
+        case refuse(HTTPResponse)
+    }
+
+    static func authorization(for route: UpstreamRoute, headers: HTTPHeaders, context: GatewayContext) async -> Outcome {
+        switch route.auth {
+        case .none:
+            return .forward(authorization: nil)
+        case .user:
+            return await userAuthorization(headers: headers, required: true, context: context)
+        case .optional:
+            return await userAuthorization(headers: headers, required: false, context: context)
+        case .client(let grant, let sessionRequired):
+            if sessionRequired {
+                switch lookUpSession(headers: headers, context: context) {
+                case .unavailable: return .refuse(sessionStoreUnavailable)
+                case .signedOut: return .refuse(Responses.unauthenticated)
+                case .signedIn: break
+                }
+            }
+            switch await context.clientTokens.authorization(for: grant) {
+            case .success(let authorization): return .forward(authorization: authorization)
+            case .failure:
+                context.metrics.upstreamError(kind: "client_token")
+                return .refuse(HTTPResponse.jsonError(status: 502, error: "client_token_failed",
+                                                      description: "The gateway's client-credentials token could not be obtained."))
+            }
+        }
+    }
+
+    /// The user's access token, refreshed when due. Signed out (no cookie, an unknown session, or a
+    /// refresh the provider refused) is `401` when `required`, else a request without a bearer.
+    private static func userAuthorization(headers: HTTPHeaders, required: Bool, context: GatewayContext) async -> Outcome {
+        let resolved: SessionCache.Resolved
+        switch lookUpSession(headers: headers, context: context) {
+        case .unavailable: return .refuse(sessionStoreUnavailable)
+        case .signedOut: return required ? .refuse(Responses.unauthenticated) : .forward(authorization: nil)
+        case .signedIn(let found): resolved = found
+        }
+        switch await context.refresher.ensureFresh(resolved.session, now: context.now()) {
+        case .fresh(let fresh):
+            return .forward(authorization: fresh.tokens.accessToken == resolved.session.tokens.accessToken
+                ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)")
+        case .ended:
+            guard required else { return .forward(authorization: nil) }
+            var response = Responses.unauthenticated
+            response.headers.add("Set-Cookie", context.cookie.expire())
+            return .refuse(response)
+        case .unavailable:
+            context.metrics.upstreamError(kind: "token_refresh")
+            return .refuse(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
+                                                  description: "The access token could not be refreshed."))
+        }
+    }
+
+    private enum SessionLookup {
+        case signedIn(SessionCache.Resolved)
+        case signedOut
+        case unavailable
+    }
+
+    /// The browser's session (sliding its idle timer); `.unavailable` when the store does not answer.
+    private static func lookUpSession(headers: HTTPHeaders, context: GatewayContext) -> SessionLookup {
+        guard let id = context.sessions.sessionID(in: headers) else { return .signedOut }
+        do {
+            guard let resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: context.now()) else {
+                return .signedOut
+            }
+            return .signedIn(resolved)
+        } catch {
+            return .unavailable
+        }
+    }
+
+    private static let sessionStoreUnavailable = HTTPResponse.jsonError(
+        status: 503, error: "session_store_unavailable", description: "The session store does not answer.")
+}

@@ -1,0 +1,165 @@
+/// Which credentials a route's requests need and which bearer the upstream receives: the `auth=`
+/// option of a `GATEHOUSE_ROUTES` entry (SPEC "Route options"; Duende BFF's per-route token types).
+///
+/// For example: `/reports=https://svc;auth=client;scope=reports.read` is
+/// `.client(ClientCredentialsGrant(scope: "reports.read"), sessionRequired: true)`.
+public enum RouteAuth: Sendable, Hashable, CustomStringConvertible {
+    /// `auth=user` (default): a session and the CSRF header; the user's access token as bearer.
+    case user
+    /// `auth=optional`: the user's access token when signed in, no `Authorization` otherwise.
+    case optional
+    /// `auth=none`: no session, no bearer (the browser's cookies and `Authorization` are still removed).
+    case none
+    /// `auth=client`: the gateway's own client-credentials token (RFC 6749 §4.4). A session is
+    /// still required unless `session=optional` is given.
+    case client(ClientCredentialsGrant, sessionRequired: Bool)
+
+    /// The options as written after the upstream URL, without the default (`auth=user`): `""`,
+    /// `;auth=none`, `;auth=client;scope=reports.read;session=optional`.
+    public var description: String {
+        switch self {
+        case .user: ""
+        case .optional: ";auth=optional"
+        case .none: ";auth=none"
+        case .client(let grant, let sessionRequired):
+            ";auth=client" + (grant.scope.map { ";scope=\($0)" } ?? "") + (grant.audience.map { ";audience=\($0)" } ?? "")
+                + (sessionRequired ? "" : ";session=optional")
+        }
+    }
+
+    /// The client-credentials grant this route needs, if any.
+    public var clientGrant: ClientCredentialsGrant? {
+        if case .client(let grant, _) = self { return grant }
+        return nil
+    }
+
+    /// Whether a request must carry the anti-forgery header (SPEC: `auth=user` and a session-bound
+    /// `auth=client` always; `auth=optional` and `session=optional` whenever a session cookie is
+    /// present, since only then is there ambient authority to forge; `auth=none` never).
+    public func requiresAntiForgery(sessionCookiePresent: Bool) -> Bool {
+        switch self {
+        case .user: true
+        case .none: false
+        case .optional: sessionCookiePresent
+        case .client(_, let sessionRequired): sessionRequired || sessionCookiePresent
+        }
+    }
+}
+
+/// The parameters of one client-credentials grant (RFC 6749 §4.4.2): routes with the same
+/// `scope=` and `audience=` share one cached token.
+public struct ClientCredentialsGrant: Sendable, Hashable {
+    /// Space-separated scope tokens, or nil for the provider's default.
+    public var scope: String?
+    /// The `audience` parameter some providers (Auth0, Okta) need to pick the API; nil when not sent.
+    public var audience: String?
+
+    public init(scope: String? = nil, audience: String? = nil) {
+        self.scope = scope
+        self.audience = audience
+    }
+}
+
+/// The route options after the upstream URL: `;`-separated `name=value` pairs.
+///
+/// Pure parsing: every refusal names the option so that startup (exit 64) and `gatehouse check`
+/// can tell the operator what to fix.
+public enum RouteOptions {
+    /// The names this version understands.
+    public static let known = ["auth", "scope", "audience", "session"]
+
+    /// Why an option list was refused.
+    public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        case empty
+        case unknownOption(String)
+        case invalidValue(option: String, value: String, reason: String)
+        case duplicate(String)
+        case notApplicable(option: String, auth: String)
+
+        public var description: String {
+            switch self {
+            case .empty:
+                "has an empty route option (two ;; in a row or a trailing ;)"
+            case .unknownOption(let name):
+                "has an unknown route option \(ConfigurationIssue.quote(name)) (known: auth, scope, audience, session)"
+            case .invalidValue(let option, let value, let reason):
+                "has route option \(option)=\(ConfigurationIssue.quote(value)), \(reason)"
+            case .duplicate(let name):
+                "gives route option \(name) more than once"
+            case .notApplicable(let option, let auth):
+                "has route option \(option)=, which applies only to auth=client (this route is auth=\(auth))"
+            }
+        }
+    }
+
+    /// Parses `auth=client;scope=a b` (the text after the first `;`, so empty text is an empty option).
+    public static func parse(_ text: Substring) throws(ParseError) -> RouteAuth {
+        var auth: String?
+        var scope: String?
+        var audience: String?
+        var session: String?
+        for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
+            let option = rawOption.trimmingConfigurationWhitespace()
+            guard !option.isEmpty else { throw .empty }
+            let name: String, value: String
+            if let eq = option.firstIndex(of: "=") {
+                name = String(option[..<eq].trimmingConfigurationWhitespace())
+                value = String(option[option.index(after: eq)...].trimmingConfigurationWhitespace())
+            } else {
+                name = String(option)
+                value = ""
+            }
+            guard known.contains(name) else { throw .unknownOption(name) }
+            guard !value.isEmpty else { throw .invalidValue(option: name, value: value, reason: "which needs a value") }
+            switch name {
+            case "auth":
+                guard auth == nil else { throw .duplicate(name) }
+                guard ["user", "optional", "none", "client"].contains(value) else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not one of user, optional, none, client")
+                }
+                auth = value
+            case "scope":
+                guard scope == nil else { throw .duplicate(name) }
+                scope = try scopeValue(value)
+            case "audience":
+                guard audience == nil else { throw .duplicate(name) }
+                guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                    throw .invalidValue(option: name, value: value, reason: "which may only hold visible ASCII without spaces")
+                }
+                audience = value
+            default: // "session"
+                guard session == nil else { throw .duplicate(name) }
+                guard value == "required" || value == "optional" else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not one of required, optional")
+                }
+                session = value
+            }
+        }
+        let chosen = auth ?? "user"
+        if chosen != "client" {
+            for (option, given) in [("scope", scope), ("audience", audience), ("session", session)] where given != nil {
+                throw .notApplicable(option: option, auth: chosen)
+            }
+        }
+        switch chosen {
+        case "optional": return .optional
+        case "none": return .none
+        case "client":
+            return .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
+        default: return .user
+        }
+    }
+
+    /// RFC 6749 §3.3: space-separated scope-tokens of `%x21 / %x23-5B / %x5D-7E`, normalized to
+    /// single spaces (the cache key, and what the provider receives).
+    static func scopeValue(_ value: String) throws(ParseError) -> String {
+        var tokens: [Substring] = []
+        for token in value.split(separator: " ") {
+            guard OAuthScope.isValidToken(token) else {
+                throw .invalidValue(option: "scope", value: value, reason: "which holds characters not allowed in a scope (RFC 6749 §3.3)")
+            }
+            tokens.append(token)
+        }
+        return tokens.joined(separator: " ")
+    }
+}

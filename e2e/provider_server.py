@@ -353,27 +353,17 @@ def build_app(args) -> flask.Flask:
                 STATS["token_requests"][gt] = STATS["token_requests"].get(gt, 0) + 1
                 STATS["token_auth_methods"][method] = STATS["token_auth_methods"].get(method, 0) + 1
             if gt == "refresh_token":
-                if CONFIG["token_delay_ms"]:
-                    time.sleep(CONFIG["token_delay_ms"] / 1000)
-                if CONFIG["fail_refresh"]:
-                    with LOCK:
-                        STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
-                    return flask.jsonify({"error": CONFIG["fail_refresh"],
-                                          "error_description": "refused by test config"}), 400
+                refused = _delay_or_refuse(gt, CONFIG["token_delay_ms"], CONFIG["fail_refresh"])
+                if refused:
+                    return refused
             if gt == "client_credentials":
                 with LOCK:
                     STATS["client_credentials"].append({"scope": req.form.get("scope"),
                                                         "audience": req.form.get("audience"),
                                                         "auth": method, "at": _now()})
-                if CONFIG["client_token_delay_ms"]:
-                    time.sleep(CONFIG["client_token_delay_ms"] / 1000)
-                if CONFIG["fail_client_credentials"]:
-                    with LOCK:
-                        STATS["token_errors"][gt] = STATS["token_errors"].get(gt, 0) + 1
-                    return flask.jsonify({"error": CONFIG["fail_client_credentials"],
-                                          "error_description": "refused by test config"}), 400
+                refused = _delay_or_refuse(gt, CONFIG["client_token_delay_ms"], CONFIG["fail_client_credentials"])
                 # The mock's token view knows only its own two grants: Authlib answers this one.
-                return server.create_token_response()
+                return refused or server.create_token_response()
         elif req.path == "/oauth2/authorize" and req.method == "GET":
             with LOCK:
                 STATS["authorize_requests"].append(dict(req.args.items(multi=False)))
@@ -560,6 +550,17 @@ def build_app(args) -> flask.Flask:
         return flask.jsonify({"logout_token": token, "claims": claims})
 
     return app
+
+
+def _delay_or_refuse(grant_type: str, delay_ms, error):
+    """The test configuration's delay for a grant, then its refusal (an OAuth error answer) if set."""
+    if delay_ms:
+        time.sleep(delay_ms / 1000)
+    if not error:
+        return None
+    with LOCK:
+        STATS["token_errors"][grant_type] = STATS["token_errors"].get(grant_type, 0) + 1
+    return flask.jsonify({"error": error, "error_description": "refused by test config"}), 400
 
 
 def _tamper(token: str, how: str, storage) -> str:

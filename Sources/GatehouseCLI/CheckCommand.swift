@@ -63,7 +63,7 @@ struct CheckCommand: AsyncParsableCommand {
         for route in config.routes {
             do {
                 _ = try SocketAddress.resolve(host: route.host, port: route.port)
-                print("ok   route \(route.prefix) → \(route.upstream.origin) (resolvable)")
+                print("ok   route \(route.prefix) → \(route.upstream.origin)\(route.auth) (resolvable)")
             } catch {
                 print("FAIL route \(route.prefix) → \(route.host): \(error)")
                 unavailable = true

@@ -78,16 +78,11 @@ public enum RouteOptions {
 
         public var description: String {
             switch self {
-            case .empty:
-                "has an empty route option (two ;; in a row or a trailing ;)"
-            case .unknownOption(let name):
-                "has an unknown route option \(ConfigurationIssue.quote(name)) (known: auth, scope, audience, session)"
-            case .invalidValue(let option, let value, let reason):
-                "has route option \(option)=\(ConfigurationIssue.quote(value)), \(reason)"
-            case .duplicate(let name):
-                "gives route option \(name) more than once"
-            case .notApplicable(let option, let auth):
-                "has route option \(option)=, which applies only to auth=client (this route is auth=\(auth))"
+            case .empty: "has an empty route option (two ;; in a row or a trailing ;)"
+            case .unknownOption(let name): "has an unknown route option \(ConfigurationIssue.quote(name)) (known: \(known.joined(separator: ", ")))"
+            case .invalidValue(let option, let value, let reason): "has route option \(option)=\(ConfigurationIssue.quote(value)), \(reason)"
+            case .duplicate(let name): "gives route option \(name) more than once"
+            case .notApplicable(let option, let auth): "has route option \(option)=, which applies only to auth=client (this route is auth=\(auth))"
             }
         }
     }

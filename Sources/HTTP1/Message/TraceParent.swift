@@ -6,10 +6,7 @@ public struct TraceID: Sendable, Hashable, CustomStringConvertible {
     public var high: UInt64
     public var low: UInt64
 
-    public init(high: UInt64, low: UInt64) {
-        self.high = high
-        self.low = low
-    }
+    public init(high: UInt64, low: UInt64) { (self.high, self.low) = (high, low) }
 
     public var description: String {
         String(unsafeUninitializedCapacity: 32) { buffer in

@@ -67,7 +67,7 @@ struct ClientTokenCacheTests {
 
     private func cache(margin: Int64 = 60) -> ClientTokenCache {
         let endpoint = endpoint, clock = clock
-        return ClientTokenCache(margin: margin, logger: Logger(label: "test"), now: { clock.now }) { grant in
+        return ClientTokenCache(margin: margin, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: { clock.now }) { grant in
             try await endpoint.fetch(grant)
         }
     }

@@ -153,17 +153,17 @@ public struct TraceParent: Sendable, Equatable {
     }
 }
 
-/// Random-looking, unique 64-bit ids without a system call per request: a keyed hash (the standard
-/// library's per-process seeded SipHash, plus 128 bits from the system CSPRNG drawn once) of a
-/// shared counter. Lock-free; ids cannot be predicted from earlier ones without the key, and are
-/// never zero (W3C §3.2.2.3–4).
+/// Random-looking, unique 64-bit ids without a system call per request: the standard library's
+/// SipHash, keyed with a random per-process seed, of a shared counter that starts at a value from
+/// the system CSPRNG (so that two processes differ even under `SWIFT_DETERMINISTIC_HASHING`).
+/// Lock-free, one short hash per id; ids cannot be predicted from earlier ones without the seed,
+/// and are never zero (W3C §3.2.2.3–4).
 final class TraceIDGenerator: Sendable {
-    private let counter = Atomic<UInt64>(0)
-    private let key: (UInt64, UInt64)
+    private let counter: Atomic<UInt64>
 
     init() {
         var system = SystemRandomNumberGenerator()
-        key = (system.next(), system.next())
+        counter = Atomic(system.next())
     }
 
     func next3() -> (UInt64, UInt64, UInt64) {
@@ -173,9 +173,7 @@ final class TraceIDGenerator: Sendable {
 
     private func id(_ n: UInt64) -> UInt64 {
         var hasher = Hasher()
-        hasher.combine(key.0)
         hasher.combine(n)
-        hasher.combine(key.1)
         let value = UInt64(UInt(bitPattern: hasher.finalize()))
         return value == 0 ? 1 : value
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import JWTKit
 import GatehouseOIDC
 import Logging
 import Synchronization
@@ -180,6 +181,20 @@ struct ClientCredentialsRequestTests {
         let body = String(decoding: try #require(http.requests.first).body, as: UTF8.self)
         #expect(body.hasPrefix("grant_type=client_credentials&scope=x&client_id=gw&client_assertion_type="))
         #expect(body.contains("client_assertion=ey") && !body.contains("s3cret"))
+    }
+
+    @Test("private_key_jwt: an assertion signed with the client's key, no secret, no Basic")
+    func privateKeyJWT() async throws {
+        let http = FakeProviderHTTP()
+        http.respond(to: Self.tokenURL, json: #"{"access_token":"cc-1","token_type":"Bearer"}"#)
+        let key = try await ClientSigningKey(pem: ES256PrivateKey().pemRepresentation, keyID: "k1")
+        let client = try TokenClient(metadata: TestProvider.metadata, clientID: "gw", clientSecret: nil,
+                                     authMethod: .privateKeyJWT, http: http, signingKey: key)
+        _ = try await client.clientCredentials(scope: "x", audience: nil)
+        let request = try #require(http.requests.first)
+        let body = String(decoding: request.body, as: UTF8.self)
+        #expect(body.hasPrefix("grant_type=client_credentials&scope=x&client_id=gw&client_assertion_type="))
+        #expect(body.contains("client_assertion=ey") && request.header("Authorization") == nil)
     }
 
     @Test("A public client cannot use the grant; a provider error is typed")

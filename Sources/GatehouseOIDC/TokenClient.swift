@@ -17,6 +17,11 @@ public struct TokenClient: Sendable {
     private let now: @Sendable () -> Date
     /// The client's key for `private_key_jwt`.
     private let signingKey: ClientSigningKey?
+    /// `GATEHOUSE_TOKEN_REQUEST`: `.get` sends the token-endpoint parameters in the query, as
+    /// Facebook's Graph API `/oauth/access_token` takes them. Revocation stays a `POST`. The
+    /// configuration allows a client secret in that query only for the `facebook` profile; the
+    /// URL is never logged (``ProviderHTTPRequest/description`` drops the query).
+    public var tokenRequestMethod: ProviderHTTPRequest.Method = .post
 
     /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when `authMethod` needs a secret
     ///   and none is given.
@@ -115,6 +120,10 @@ public struct TokenClient: Sendable {
         case .privateKeyJWT:
             parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
                            ("client_assertion", signedAssertion ?? "")]
+        }
+        if tokenRequestMethod == .get && url == tokenEndpoint {
+            headers.removeAll { $0.name == "Content-Type" }
+            return ProviderHTTPRequest(method: .get, url: PercentEncoding.appendingQuery(parameters, to: url), headers: headers)
         }
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }

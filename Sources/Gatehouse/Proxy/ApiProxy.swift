@@ -26,6 +26,9 @@ struct ApiProxy {
                                                                description: "The session store does not answer."))
         }
         guard let resolved else { return await writer.respond(Responses.unauthenticated) }
+        if AccessTokenExpiry.hasEnded(resolved.session.tokens, now: now) {
+            return await writer.respond(AccessTokenExpiry.end(resolved.session, context: context))
+        }
         let authorization: String
         switch await context.refresher.ensureFresh(resolved.session, now: now) {
         case .fresh(let fresh):

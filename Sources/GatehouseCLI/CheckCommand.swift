@@ -46,7 +46,7 @@ struct CheckCommand: AsyncParsableCommand {
                 misconfigured = true
             }
             if config.userinfo == .always && metadata.userinfoEndpoint == nil {
-                print("FAIL GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint")
+                print("FAIL GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint; set GATEHOUSE_USERINFO_ENDPOINT")
                 misconfigured = true
             }
         } catch {

@@ -178,7 +178,8 @@ public final class ProviderConnection: Sendable {
         let userinfo: UserInfoClient?
         if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
             guard let endpoint = metadata.userinfoEndpoint else {
-                throw .missingField("userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)")
+                throw .missingEndpoint(field: "userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)",
+                                       variable: "GATEHOUSE_USERINFO_ENDPOINT")
             }
             userinfo = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
                 keySet: keys, issuer: metadata.issuer, clientID: configuration.clientID))

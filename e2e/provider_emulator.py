@@ -44,6 +44,9 @@ class Profile:
     """Paths and behaviour of one provider. ``base`` is http://127.0.0.1:PORT."""
 
     name = "generic"
+    # The issuer is base + issuer_path; discovery at discovery_prefix + /.well-known/….
+    issuer_path = ""
+    discovery_prefix = ""
 
     def __init__(self, base: str):
         self.base = base
@@ -51,11 +54,11 @@ class Profile:
     # -- shape --------------------------------------------------------------
     @property
     def issuer(self) -> str:
-        return self.base
+        return self.base + self.issuer_path
 
     @property
     def discovery_path(self) -> str:
-        return "/.well-known/openid-configuration"
+        return self.discovery_prefix + "/.well-known/openid-configuration"
 
     def paths(self) -> dict:
         """Discovery field -> path on this server (None: not published)."""
@@ -97,11 +100,8 @@ class Profile:
 
 class Auth0(Profile):
     name = "auth0"
-
     # Auth0 issuers end with "/" ("Locate JSON Web Key Sets": iss is https://{domain}/).
-    @property
-    def issuer(self) -> str:
-        return self.base + "/"
+    issuer_path = "/"
 
     def paths(self) -> dict:
         # Auth0 "OpenID Connect Discovery": /authorize, /oauth/token, /userinfo, /oauth/revoke,
@@ -205,20 +205,14 @@ class Keycloak(Profile):
     # A refreshed ID token repeats the login's nonce (Keycloak keeps it in the user session).
     refresh_id_token_keeps_nonce = True
 
-    @property
-    def issuer(self) -> str:
-        # "Server Administration Guide", OIDC: issuer https://host/realms/{realm}.
-        return f"{self.base}/realms/{KEYCLOAK_REALM}"
+    # "Server Administration Guide", OIDC: issuer https://host/realms/{realm}.
+    issuer_path = discovery_prefix = f"/realms/{KEYCLOAK_REALM}"
 
     def paths(self) -> dict:
         p = f"/realms/{KEYCLOAK_REALM}/protocol/openid-connect"
         return {"authorization_endpoint": p + "/auth", "token_endpoint": p + "/token",
                 "userinfo_endpoint": p + "/userinfo", "revocation_endpoint": p + "/revoke",
                 "jwks_uri": p + "/certs", "end_session_endpoint": p + "/logout"}
-
-    @property
-    def discovery_path(self) -> str:
-        return f"/realms/{KEYCLOAK_REALM}/.well-known/openid-configuration"
 
     def discovery(self) -> dict:
         doc = super().discovery()
@@ -229,17 +223,12 @@ class Keycloak(Profile):
 class Entra(Profile):
     name = "entra"
 
-    @property
-    def issuer(self) -> str:
-        # Microsoft identity platform, "OpenID Connect on the Microsoft identity platform",
-        # "Find your app's OpenID configuration document URI": the common endpoint's document has
-        # issuer https://login.microsoftonline.com/{tenantid}/v2.0, a template; "Validate the
-        # issuer": substitute the token's `tid`.
-        return self.base + "/{tenantid}/v2.0"
-
-    @property
-    def discovery_path(self) -> str:
-        return "/common/v2.0/.well-known/openid-configuration"
+    # Microsoft identity platform, "OpenID Connect on the Microsoft identity platform",
+    # "Find your app's OpenID configuration document URI": the common endpoint's document has
+    # issuer https://login.microsoftonline.com/{tenantid}/v2.0, a template; "Validate the
+    # issuer": substitute the token's `tid`.
+    issuer_path = "/{tenantid}/v2.0"
+    discovery_prefix = "/common/v2.0"
 
     def paths(self) -> dict:
         # No revocation endpoint; UserInfo lives at Microsoft Graph (graph.microsoft.com/oidc/userinfo).
@@ -259,15 +248,9 @@ class Entra(Profile):
 class Okta(Profile):
     name = "okta"
 
-    @property
-    def issuer(self) -> str:
-        # Okta "Authorization servers": a custom authorization server's issuer is
-        # https://{yourOktaDomain}/oauth2/{authorizationServerId} ("default").
-        return self.base + "/oauth2/default"
-
-    @property
-    def discovery_path(self) -> str:
-        return "/oauth2/default/.well-known/openid-configuration"
+    # Okta "Authorization servers": a custom authorization server's issuer is
+    # https://{yourOktaDomain}/oauth2/{authorizationServerId} ("default").
+    issuer_path = discovery_prefix = "/oauth2/default"
 
     def paths(self) -> dict:
         p = "/oauth2/default/v1"

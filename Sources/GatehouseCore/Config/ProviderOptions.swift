@@ -79,14 +79,16 @@ extension EnvironmentReader {
         return request
     }
 
+    /// The non-empty, trimmed entries of a comma-separated variable.
+    func listEntries(_ name: String) -> [String] {
+        (value(name) ?? "").split(separator: ",").map { String($0.trimmingConfigurationWhitespace()) }.filter { !$0.isEmpty }
+    }
+
     /// `GATEHOUSE_LOGIN_PARAMS`: comma-separated parameter names.
     mutating func loginParams() -> [String] {
         let name = "GATEHOUSE_LOGIN_PARAMS"
-        guard let text = value(name) else { return [] }
         var names: [String] = []
-        for raw in text.split(separator: ",") {
-            let entry = String(raw.trimmingConfigurationWhitespace())
-            if entry.isEmpty { continue }
+        for entry in listEntries(name) {
             guard HTTPToken.isValid(entry) else {
                 fail(name, "\(ConfigurationIssue.quote(entry)) is not a parameter name")
                 continue
@@ -103,11 +105,8 @@ extension EnvironmentReader {
     /// `GATEHOUSE_REQUIRE_CLAIMS`: comma-separated `name=value` pairs.
     mutating func requiredClaims() -> [(String, String)] {
         let name = "GATEHOUSE_REQUIRE_CLAIMS"
-        guard let text = value(name) else { return [] }
         var pairs: [(String, String)] = []
-        for raw in text.split(separator: ",") {
-            let entry = raw.trimmingConfigurationWhitespace()
-            if entry.isEmpty { continue }
+        for entry in listEntries(name) {
             guard let eq = entry.firstIndex(of: "="), eq != entry.startIndex, entry.index(after: eq) != entry.endIndex else {
                 fail(name, "\(ConfigurationIssue.quote(entry)) is not name=value")
                 continue

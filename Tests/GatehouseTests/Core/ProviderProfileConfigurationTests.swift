@@ -4,17 +4,15 @@ import Testing
 /// GATEHOUSE_PROVIDER and the variables its presets default (issue 13).
 @Suite("Configuration: provider profiles")
 struct ProviderProfileConfigurationTests {
+    /// An issuer with Auth0's trailing slash; `extra` wins over it.
     private func load(_ extra: [String: String]) -> Result<GatehouseConfiguration, ConfigurationErrors> {
-        var environment = ["GATEHOUSE_ISSUER": "https://idp.example.com/", "GATEHOUSE_CLIENT_ID": "spa"]
-        for (name, value) in extra { environment[name] = value }
-        return GatehouseConfiguration.load(environment: environment, requireSecretKey: false)
+        let base = ["GATEHOUSE_ISSUER": "https://idp.example.com/", "GATEHOUSE_CLIENT_ID": "spa"]
+        return GatehouseConfiguration.load(environment: base.merging(extra) { $1 }, requireSecretKey: false)
     }
 
     private func issues(_ extra: [String: String]) -> [ConfigurationIssue] {
-        switch load(extra) {
-        case .success: []
-        case .failure(let errors): errors.issues
-        }
+        guard case .failure(let errors) = load(extra) else { return [] }
+        return errors.issues
     }
 
     @Test("Default: generic, POST, no overrides, no login parameters, no template")

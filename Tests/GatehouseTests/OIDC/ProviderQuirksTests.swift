@@ -103,12 +103,17 @@ struct ProviderQuirksTests {
 
     // MARK: GET token request (Facebook Graph API)
 
+    private func getClient(_ method: ClientAuthMethod, clientID: String, http: FakeProviderHTTP) throws -> TokenClient {
+        var client = try TokenClient(metadata: TestProvider.metadata, clientID: clientID, clientSecret: "s3cret",
+                                     authMethod: method, http: http)
+        client.tokenRequestMethod = .get
+        return client
+    }
+
     @Test("GET token request: parameters in the query, no body; the description drops the query")
     func getTokenRequest() async throws {
         let http = FakeProviderHTTP()
-        var client = try TokenClient(metadata: TestProvider.metadata, clientID: "app 1", clientSecret: "s3cret",
-                                     authMethod: .clientSecretPost, http: http)
-        client.tokenRequestMethod = .get
+        let client = try getClient(.clientSecretPost, clientID: "app 1", http: http)
         let url = "https://idp.example.com/token?grant_type=authorization_code&code=c1&redirect_uri=https%3A%2F%2Fapp%2Fcallback&code_verifier=\(TokenClientTests.verifier.value)&client_id=app%201&client_secret=s3cret"
         http.respond(to: url, json: #"{"access_token":"at","token_type":"bearer","expires_in":5183944,"id_token":"h.p.s"}"#)
         let tokens = try await client.exchangeCode(code: "c1", codeVerifier: TokenClientTests.verifier,
@@ -123,9 +128,7 @@ struct ProviderQuirksTests {
     @Test("GET with client_secret_basic keeps the secret in the header; revocation stays POST")
     func getKeepsBasicInHeader() async throws {
         let http = FakeProviderHTTP()
-        var client = try TokenClient(metadata: TestProvider.metadata, clientID: "app", clientSecret: "s3cret",
-                                     authMethod: .clientSecretBasic, http: http)
-        client.tokenRequestMethod = .get
+        let client = try getClient(.clientSecretBasic, clientID: "app", http: http)
         _ = try? await client.refresh(refreshToken: "rt")
         http.respond(to: "https://idp.example.com/revoke", json: "{}")
         try await client.revoke(token: "rt")

@@ -53,24 +53,25 @@ enum ServeStop: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The first stop reason. Not a task group: a group would wait for a discovery attempt still
+    /// hanging at a slow provider before a signal could be acted on.
     static func first(runtime: GatewayRuntime) async -> ServeStop {
-        await withTaskGroup(of: ServeStop.self) { group in
-            group.addTask { .signal(await ShutdownSignal.wait()) }
-            group.addTask {
+        let reasons = AsyncStream<ServeStop> { continuation in
+            let signal = Task { continuation.yield(.signal(await ShutdownSignal.wait())) }
+            let discovery = Task {
                 do { _ = try await runtime.context.provider.clients() } catch {
-                    if case DiscoveryError.missingEndpoint? = error as? DiscoveryError { return .unusableProvider("\(error)") }
+                    if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
+                        continuation.yield(.unusableProvider("\(error)"))
+                    }
                 }
-                return .none
             }
-            var stop = ServeStop.none
-            while let next = await group.next() {
-                if case .none = next { continue }
-                stop = next
-                break
+            continuation.onTermination = { _ in
+                signal.cancel()
+                discovery.cancel()
             }
-            group.cancelAll()
-            return stop
         }
+        for await reason in reasons { return reason }
+        return .none
     }
 }
 

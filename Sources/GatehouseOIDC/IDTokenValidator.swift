@@ -44,7 +44,7 @@ public struct IDTokenValidator: Sendable {
         guard case .string(let originalSubject)? = original["sub"], claims.sub == originalSubject else {
             throw .subjectMismatch
         }
-        if case .string(let originalIssuer)? = original["iss"], originalIssuer != claims.issuer {
+        if case .string(let originalIssuer)? = original["iss"], !issuerPolicy.sameIssuer(originalIssuer, claims.issuer) {
             throw .issuerMismatch(expected: originalIssuer, actual: claims.issuer)
         }
         if let authTime = claims.all["auth_time"], let originalAuthTime = original["auth_time"], authTime != originalAuthTime {

@@ -29,6 +29,17 @@ public enum IssuerPolicy: String, Sendable, Equatable, CaseIterable {
         return !segment.contains("/")
     }
 
+    /// Whether two accepted `iss` values name the same issuer (a refreshed ID token against the
+    /// login's, OIDC Core §12.2): Google may use either form; Entra's must name the same tenant.
+    public func sameIssuer(_ first: String, _ second: String) -> Bool {
+        guard self == .schemeOptional else { return first == second }
+        func bare(_ iss: String) -> Substring {
+            for scheme in ["https://", "http://"] where iss.hasPrefix(scheme) { return iss.dropFirst(scheme.count) }
+            return Substring(iss)
+        }
+        return bare(first) == bare(second)
+    }
+
     /// Whether a token's `iss` is acceptable for the provider whose metadata issuer is `issuer`.
     /// `claims` supplies `tid` for the tenant template.
     public func acceptsTokenIssuer(_ iss: String, issuer: String, claims: [String: JSONValue]) -> Bool {

@@ -59,6 +59,14 @@ struct ProviderQuirksTests {
         #expect(!IssuerPolicy.exact.acceptsTokenIssuer("accounts.google.com", issuer: issuer, claims: [:]))
     }
 
+    @Test("A refreshed Google ID token may use the other issuer form; other policies compare exactly")
+    func sameIssuerAcrossRefresh() {
+        #expect(IssuerPolicy.schemeOptional.sameIssuer("accounts.google.com", "https://accounts.google.com"))
+        #expect(!IssuerPolicy.schemeOptional.sameIssuer("accounts.google.com", "https://accounts.google.com.evil"))
+        #expect(!IssuerPolicy.tenantTemplate.sameIssuer("https://l/a/v2.0", "https://l/b/v2.0"))
+        #expect(!IssuerPolicy.exact.sameIssuer("accounts.google.com", "https://accounts.google.com"))
+    }
+
     static let entraTemplate = "https://login.microsoftonline.com/{tenantid}/v2.0"
     static let tenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
 

@@ -176,6 +176,12 @@ def test_login_api_refresh_logout(emulate, profile):
         follow = requests.get(location, allow_redirects=False, timeout=10)
         assert follow.status_code == 302 and follow.headers["Location"] == gw.url + "/", follow.text
     assert user(gw, sess).status_code == 401
+    # Where the provider has a revocation endpoint, logout revoked the refresh token there.
+    revocations = provider.stats()["revocations"]
+    if "revocation_endpoint" in provider.discovery:
+        assert [r["token_type_hint"] for r in revocations] == ["refresh_token"]
+    else:
+        assert revocations == []
 
 
 def test_google_short_issuer_and_hd(emulate):

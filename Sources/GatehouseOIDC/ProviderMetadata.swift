@@ -105,7 +105,9 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     }
 
     func validate(expectedIssuer: String, issuerPolicy: IssuerPolicy = .exact) throws(DiscoveryError) {
-        guard issuerPolicy.acceptsDocumentIssuer(issuer, configured: expectedIssuer) else { throw .issuerMismatch(expected: expectedIssuer, actual: issuer) }
+        guard issuerPolicy.acceptsDocumentIssuer(issuer, configured: expectedIssuer) else {
+            throw .issuerMismatch(expected: expectedIssuer, actual: issuer)
+        }
         let required = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
                         ("jwks_uri", jwksURI)]
         let optional = [("userinfo_endpoint", userinfoEndpoint), ("end_session_endpoint", endSessionEndpoint),
@@ -136,6 +138,9 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
             }
             return .missingField(key.stringValue)
         case .valueNotFound(_, let context):
+            if let field = context.codingPath.last?.stringValue, let variable = EndpointOverrides.variable(for: field) {
+                return .missingEndpoint(field: field, variable: variable)
+            }
             return .missingField(context.codingPath.map(\.stringValue).joined(separator: "."))
         case .typeMismatch(let type, let context):
             return .malformedDocument("\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not a \(type)")

@@ -19,11 +19,12 @@ struct ProviderQuirksTests {
         #expect(error.isMisconfiguration)
     }
 
-    @Test("A missing jwks_uri names GATEHOUSE_JWKS_URI")
+    @Test("A missing or null jwks_uri names GATEHOUSE_JWKS_URI")
     func missingJWKS() {
-        #expect(throws: DiscoveryError.missingEndpoint(field: "jwks_uri", variable: "GATEHOUSE_JWKS_URI")) {
-            try ProviderMetadata.decode(ProviderMetadataTests.document(removing: ["jwks_uri"]),
-                                        expectedIssuer: ProviderMetadataTests.issuer)
+        for document in [ProviderMetadataTests.document(removing: ["jwks_uri"]), ProviderMetadataTests.document(["jwks_uri": .null])] {
+            #expect(throws: DiscoveryError.missingEndpoint(field: "jwks_uri", variable: "GATEHOUSE_JWKS_URI")) {
+                try ProviderMetadata.decode(document, expectedIssuer: ProviderMetadataTests.issuer)
+            }
         }
     }
 

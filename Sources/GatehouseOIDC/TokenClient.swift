@@ -142,8 +142,13 @@ public struct TokenClient: Sendable {
 
     /// An OAuth error body (RFC 6749 §5.2) when there is one, else the bare status.
     static func failure(_ response: ProviderHTTPResponse) -> TokenEndpointError {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)),
-              let code = value.objectValue?["error"]?.stringValue, !code.isEmpty else {
+        let value = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+        // Facebook's Graph API nests its error: {"error": {"message", "type", "code"}} ("Handling Errors").
+        if let graph = value?.objectValue?["error"]?.objectValue, let type = graph["type"]?.stringValue, !type.isEmpty {
+            return .oauth(code: OAuthErrorCode(logSafe(type)), description: graph["message"]?.stringValue.map(logSafe),
+                          httpStatus: response.status)
+        }
+        guard let value, let code = value.objectValue?["error"]?.stringValue, !code.isEmpty else {
             return .unexpectedStatus(response.status)
         }
         let description = value.objectValue?["error_description"]?.stringValue.map(logSafe)

@@ -147,6 +147,18 @@ struct ProviderQuirksTests {
         #expect(requests[1].method == .post && requests[1].url == "https://idp.example.com/revoke")
     }
 
+    @Test("A Graph API error object is reported with its type and message (log-safe)")
+    func graphError() async throws {
+        let http = FakeProviderHTTP()
+        let client = try getClient(.none, clientID: "app", http: http)
+        let body = #"{"error":{"message":"This authorization code has expired.\u001b[2J","type":"OAuthException","code":100}}"#
+        http.respond(to: "https://idp.example.com/token?grant_type=refresh_token&refresh_token=rt&client_id=app", json: body, status: 400)
+        await #expect(throws: TokenEndpointError.oauth(code: .other("OAuthException"),
+                                                       description: "This authorization code has expired.[2J", httpStatus: 400)) {
+            _ = try await client.refresh(refreshToken: "rt")
+        }
+    }
+
     // MARK: Required claims
 
     @Test("Required claims: strings, booleans, numbers, arrays; missing and mismatching named")

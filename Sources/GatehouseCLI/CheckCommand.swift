@@ -26,11 +26,16 @@ struct CheckCommand: AsyncParsableCommand {
 
         let http = URLSessionProviderClient(timeout: TimeInterval(config.providerTimeout))
         do {
-            let metadata = try await ProviderMetadata.discover(issuer: config.issuer, http: http)
-            print("ok   provider discovery: \(metadata.issuer)")
+            let metadata = try await config.discoverProvider(http: http)
+            print("ok   provider discovery: \(metadata.issuer) (GATEHOUSE_PROVIDER=\(config.provider.name.rawValue))")
             print("     authorization: \(metadata.authorizationEndpoint)")
             print("     token:         \(metadata.tokenEndpoint)")
-            print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /)")")
+            print("     token request: \(config.tokenRequest.rawValue.uppercased())")
+            if metadata.endSessionEndpoint == nil, let template = config.logoutURL {
+                print("     end session:   none; GATEHOUSE_LOGOUT_URL \(ProviderHTTPRequest.withoutQuery(template))")
+            } else {
+                print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /; set GATEHOUSE_END_SESSION_ENDPOINT or GATEHOUSE_LOGOUT_URL)")")
+            }
             print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
             let algorithms = SigningAlgorithm.allowList(configured: config.idTokenAlgorithms,
                                                         advertised: metadata.idTokenSigningAlgValuesSupported)
@@ -41,7 +46,7 @@ struct CheckCommand: AsyncParsableCommand {
                 misconfigured = true
             }
             if config.userinfo == .always && metadata.userinfoEndpoint == nil {
-                print("FAIL GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint")
+                print("FAIL GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint; set GATEHOUSE_USERINFO_ENDPOINT")
                 misconfigured = true
             }
         } catch {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Gatehouse
 import GatehouseCore
+import GatehouseOIDC
 import Logging
 
 struct ServeCommand: AsyncParsableCommand {
@@ -22,10 +23,55 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         logger.info("gatehouse serving", metadata: ["http.port": "\(runtime.port)", "public.url": "\(config.publicURL.origin)"])
-        let signal = await ShutdownSignal.wait()
-        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        let stop = await ServeStop.first(runtime: runtime)
+        if case .unusableProvider(let why) = stop {
+            // No variable supplies an endpoint the provider does not publish: waiting cannot help.
+            logger.critical("provider unusable; stopping", metadata: ["error": "\(why)"])
+            report("gatehouse: \(why)")
+            await runtime.shutdown(grace: .seconds(1))
+            throw Exit.usage
+        }
+        logger.info("shutting down", metadata: ["signal": "\(stop)"])
         await runtime.shutdown()
         logger.info("stopped")
+    }
+}
+
+/// Why `serve` stops: a signal, or a first discovery that lacks a required endpoint with no
+/// override (SPEC: "a required endpoint missing from discovery and not set stops startup naming
+/// the variable"). An unreachable provider does not stop it: discovery is retried in the background.
+enum ServeStop: Sendable, CustomStringConvertible {
+    case signal(String)
+    case unusableProvider(String)
+    case none
+
+    var description: String {
+        switch self {
+        case .signal(let name): name
+        case .unusableProvider(let why): why
+        case .none: "none"
+        }
+    }
+
+    /// The first stop reason. Not a task group: a group would wait for a discovery attempt still
+    /// hanging at a slow provider before a signal could be acted on.
+    static func first(runtime: GatewayRuntime) async -> ServeStop {
+        let reasons = AsyncStream<ServeStop> { continuation in
+            let signal = Task { continuation.yield(.signal(await ShutdownSignal.wait())) }
+            let discovery = Task {
+                do { _ = try await runtime.context.provider.clients() } catch {
+                    if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
+                        continuation.yield(.unusableProvider("\(error)"))
+                    }
+                }
+            }
+            continuation.onTermination = { _ in
+                signal.cancel()
+                discovery.cancel()
+            }
+        }
+        for await reason in reasons { return reason }
+        return .none
     }
 }
 

@@ -6,6 +6,8 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
     case malformedDocument(String)
     case issuerMismatch(expected: String, actual: String)
     case missingField(String)
+    /// A required endpoint absent from the document and not set by its variable.
+    case missingEndpoint(field: String, variable: String)
     case invalidEndpoint(field: String, value: String, reason: String)
     case s256NotSupported(advertised: [String])
 
@@ -21,6 +23,8 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
             "the discovery document's issuer \"\(actual)\" differs from GATEHOUSE_ISSUER \"\(expected)\"; set GATEHOUSE_ISSUER to exactly the provider's issuer (mind a trailing slash)"
         case .missingField(let field):
             "the discovery document lacks \(field)"
+        case .missingEndpoint(let field, let variable):
+            "the discovery document has no \(field); set \(variable) to the provider's endpoint"
         case .invalidEndpoint(let field, let value, let reason):
             "the discovery document's \(field) \"\(value)\" \(reason)"
         case .s256NotSupported(let advertised):
@@ -35,7 +39,7 @@ extension DiscoveryError {
     /// operator must act. The others (network, HTTP status, a garbled document) may be transient.
     public var isMisconfiguration: Bool {
         switch self {
-        case .issuerMismatch, .invalidEndpoint, .s256NotSupported, .missingField: true
+        case .issuerMismatch, .invalidEndpoint, .s256NotSupported, .missingField, .missingEndpoint: true
         case .transport, .unexpectedStatus, .malformedDocument: false
         }
     }

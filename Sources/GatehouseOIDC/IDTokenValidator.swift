@@ -11,8 +11,12 @@ public struct IDTokenValidator: Sendable {
     public let keySet: KeySet
     /// Tolerance for `exp`, `iat` and `nbf`, bounded to 0…300 s.
     public let clockSkew: TimeInterval
+    /// The provider profile's issuer rule (Google's two forms, Entra's tenant template).
+    public let issuerPolicy: IssuerPolicy
 
-    public init(issuer: String, clientID: String, keySet: KeySet, clockSkew: TimeInterval = 60) {
+    public init(issuer: String, clientID: String, keySet: KeySet, clockSkew: TimeInterval = 60,
+                issuerPolicy: IssuerPolicy = .exact) {
+        self.issuerPolicy = issuerPolicy
         self.issuer = issuer
         self.clientID = clientID
         self.keySet = keySet
@@ -40,7 +44,7 @@ public struct IDTokenValidator: Sendable {
         guard case .string(let originalSubject)? = original["sub"], claims.sub == originalSubject else {
             throw .subjectMismatch
         }
-        if case .string(let originalIssuer)? = original["iss"], originalIssuer != claims.issuer {
+        if case .string(let originalIssuer)? = original["iss"], !issuerPolicy.sameIssuer(originalIssuer, claims.issuer) {
             throw .issuerMismatch(expected: originalIssuer, actual: claims.issuer)
         }
         if let authTime = claims.all["auth_time"], let originalAuthTime = original["auth_time"], authTime != originalAuthTime {
@@ -68,7 +72,8 @@ public struct IDTokenValidator: Sendable {
     /// The claim checks, in the order of §3.1.3.7 (the signature is already verified).
     func check(_ claims: [String: JSONValue], now: Date) throws -> IDTokenClaims {
         let reader = ClaimReader(claims: claims)
-        let (iss, audiences) = try reader.issuerAndAudiences(issuer: issuer, clientID: clientID, as: IDTokenError.self)
+        let (iss, audiences) = try reader.issuerAndAudiences(issuer: issuer, clientID: clientID, as: IDTokenError.self,
+                                                                 policy: issuerPolicy)
         let azp = try reader.optionalString("azp")
         if audiences.count > 1 && azp == nil { throw IDTokenError.authorizedPartyMissing(audiences: audiences) }
         if let azp, azp != clientID { throw IDTokenError.authorizedPartyMismatch(clientID: clientID, azp: azp) }

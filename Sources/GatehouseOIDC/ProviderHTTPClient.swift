@@ -35,7 +35,14 @@ public struct ProviderHTTPRequest: Sendable, Equatable, CustomStringConvertible 
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    public var description: String { "\(method.rawValue) \(url)" }
+    /// The query is left out: a `GET` token request (`GATEHOUSE_TOKEN_REQUEST=get`) carries the
+    /// code and verifier there.
+    public var description: String { "\(method.rawValue) \(ProviderHTTPRequest.withoutQuery(url))" }
+
+    /// `url` up to its `?` (or `#`): what may be logged of a provider URL.
+    public static func withoutQuery(_ url: String) -> String {
+        String(url.prefix { $0 != "?" && $0 != "#" })
+    }
 }
 
 /// The provider's answer, with the body already read (and capped by the client).
@@ -75,7 +82,7 @@ public enum ProviderTransportError: Error, Sendable, Equatable, CustomStringConv
         case .unreachable(let reason): "provider unreachable: \(reason)"
         case .timeout: "provider did not answer in time (GATEHOUSE_PROVIDER_TIMEOUT)"
         case .responseTooLarge(let limit): "provider response larger than \(limit) bytes"
-        case .invalidURL(let url): "invalid provider URL \(url)"
+        case .invalidURL(let url): "invalid provider URL \(ProviderHTTPRequest.withoutQuery(url))"
         case .cancelled: "provider call cancelled"
         }
     }

@@ -66,22 +66,32 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     ///   - data: the document's bytes.
     ///   - expectedIssuer: `GATEHOUSE_ISSUER`; the document's `issuer` must equal it exactly
     ///     (Discovery §4.3, a defence against mix-up attacks, RFC 9700 §4.4).
+    ///   - overrides: endpoints the operator set; each replaces the document's value, and a required
+    ///     endpoint the document lacks is an error naming the variable to set.
+    ///   - issuerPolicy: the provider profile's issuer rule (exact unless Entra's template).
     /// - Throws: ``DiscoveryError`` naming the field and what is wrong.
-    public static func decode(_ data: [UInt8], expectedIssuer: String) throws(DiscoveryError) -> ProviderMetadata {
+    public static func decode(_ data: [UInt8], expectedIssuer: String, overrides: EndpointOverrides = EndpointOverrides(),
+                              issuerPolicy: IssuerPolicy = .exact) throws(DiscoveryError) -> ProviderMetadata {
         let metadata: ProviderMetadata
         do {
-            metadata = try JSONDecoder().decode(ProviderMetadata.self, from: Data(data))
+            var document = Data(data)
+            if overrides != EndpointOverrides(),
+               case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: document) {
+                document = try JSONEncoder().encode(JSONValue.object(overrides.applied(to: object)))
+            }
+            metadata = try JSONDecoder().decode(ProviderMetadata.self, from: document)
         } catch let error as DecodingError {
             throw Self.discoveryError(for: error)
         } catch {
             throw .malformedDocument("\(error)")
         }
-        try metadata.validate(expectedIssuer: expectedIssuer)
+        try metadata.validate(expectedIssuer: expectedIssuer, issuerPolicy: issuerPolicy)
         return metadata
     }
 
     /// Fetches `{issuer}/.well-known/openid-configuration` and validates it (see ``decode(_:expectedIssuer:)``).
-    public static func discover(issuer: String, http: any ProviderHTTPClient) async throws(DiscoveryError) -> ProviderMetadata {
+    public static func discover(issuer: String, http: any ProviderHTTPClient, overrides: EndpointOverrides = EndpointOverrides(),
+                                issuerPolicy: IssuerPolicy = .exact) async throws(DiscoveryError) -> ProviderMetadata {
         let url = discoveryURL(issuer: issuer)
         let response: ProviderHTTPResponse
         do {
@@ -91,11 +101,13 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
             throw .transport(error)
         }
         guard response.status == 200 else { throw .unexpectedStatus(response.status, url: url) }
-        return try decode(response.body, expectedIssuer: issuer)
+        return try decode(response.body, expectedIssuer: issuer, overrides: overrides, issuerPolicy: issuerPolicy)
     }
 
-    func validate(expectedIssuer: String) throws(DiscoveryError) {
-        guard issuer == expectedIssuer else { throw .issuerMismatch(expected: expectedIssuer, actual: issuer) }
+    func validate(expectedIssuer: String, issuerPolicy: IssuerPolicy = .exact) throws(DiscoveryError) {
+        guard issuerPolicy.acceptsDocumentIssuer(issuer, configured: expectedIssuer) else {
+            throw .issuerMismatch(expected: expectedIssuer, actual: issuer)
+        }
         let required = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
                         ("jwks_uri", jwksURI)]
         let optional = [("userinfo_endpoint", userinfoEndpoint), ("end_session_endpoint", endSessionEndpoint),
@@ -119,8 +131,16 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     private static func discoveryError(for error: DecodingError) -> DiscoveryError {
         switch error {
         case .keyNotFound(let key, _):
+            // A required endpoint the provider does not publish (Facebook's token_endpoint): the
+            // operator can supply it, so the message names the variable.
+            if let variable = EndpointOverrides.variable(for: key.stringValue) {
+                return .missingEndpoint(field: key.stringValue, variable: variable)
+            }
             return .missingField(key.stringValue)
         case .valueNotFound(_, let context):
+            if let field = context.codingPath.last?.stringValue, let variable = EndpointOverrides.variable(for: field) {
+                return .missingEndpoint(field: field, variable: variable)
+            }
             return .missingField(context.codingPath.map(\.stringValue).joined(separator: "."))
         case .typeMismatch(let type, let context):
             return .malformedDocument("\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not a \(type)")

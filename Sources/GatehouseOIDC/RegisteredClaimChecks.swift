@@ -32,11 +32,12 @@ extension RegisteredClaimError {
 }
 
 extension ClaimReader {
-    /// `iss` equal to `issuer` and `aud` containing `clientID`, in that order.
-    func issuerAndAudiences<Failure: RegisteredClaimError>(issuer: String, clientID: String,
-                                                           as failure: Failure.Type) throws -> (iss: String, audiences: [String]) {
+    /// `iss` equal to `issuer` (or as the provider profile's ``IssuerPolicy`` allows) and `aud`
+    /// containing `clientID`, in that order.
+    func issuerAndAudiences<Failure: RegisteredClaimError>(issuer: String, clientID: String, as failure: Failure.Type,
+                                                           policy: IssuerPolicy = .exact) throws -> (iss: String, audiences: [String]) {
         let iss = try requiredString("iss")
-        guard iss == issuer else { throw Failure.issuerMismatch(expected: issuer, actual: iss) }
+        guard policy.acceptsTokenIssuer(iss, issuer: issuer, claims: claims) else { throw Failure.issuerMismatch(expected: issuer, actual: iss) }
         let audiences = try audiences()
         guard audiences.contains(clientID) else { throw Failure.audienceMismatch(clientID: clientID, audiences: audiences) }
         return (iss, audiences)

@@ -17,6 +17,11 @@ public struct TokenClient: Sendable {
     private let now: @Sendable () -> Date
     /// The client's key for `private_key_jwt`.
     private let signingKey: ClientSigningKey?
+    /// `GATEHOUSE_TOKEN_REQUEST`: `.get` sends the token-endpoint parameters in the query, as
+    /// Facebook's Graph API `/oauth/access_token` takes them. Revocation stays a `POST`. The
+    /// configuration allows a client secret in that query only for the `facebook` profile; the
+    /// URL is never logged (``ProviderHTTPRequest/description`` drops the query).
+    public var tokenRequestMethod: ProviderHTTPRequest.Method = .post
 
     /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when `authMethod` needs a secret
     ///   and none is given.
@@ -116,6 +121,10 @@ public struct TokenClient: Sendable {
             parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
                            ("client_assertion", signedAssertion ?? "")]
         }
+        if tokenRequestMethod == .get && url == tokenEndpoint {
+            headers.removeAll { $0.name == "Content-Type" }
+            return ProviderHTTPRequest(method: .get, url: PercentEncoding.appendingQuery(parameters, to: url), headers: headers)
+        }
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }
 
@@ -133,8 +142,13 @@ public struct TokenClient: Sendable {
 
     /// An OAuth error body (RFC 6749 §5.2) when there is one, else the bare status.
     static func failure(_ response: ProviderHTTPResponse) -> TokenEndpointError {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)),
-              let code = value.objectValue?["error"]?.stringValue, !code.isEmpty else {
+        let value = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+        // Facebook's Graph API nests its error: {"error": {"message", "type", "code"}} ("Handling Errors").
+        if let graph = value?.objectValue?["error"]?.objectValue, let type = graph["type"]?.stringValue, !type.isEmpty {
+            return .oauth(code: OAuthErrorCode(logSafe(type)), description: graph["message"]?.stringValue.map(logSafe),
+                          httpStatus: response.status)
+        }
+        guard let value, let code = value.objectValue?["error"]?.stringValue, !code.isEmpty else {
             return .unexpectedStatus(response.status)
         }
         let description = value.objectValue?["error_description"]?.stringValue.map(logSafe)

@@ -16,6 +16,8 @@ struct CallbackEndpoint {
         case missingState, unknownState, wrongBrowser, providerError(String), issuer(AuthorizationResponseIssuer.Problem)
         case missingCode, ambiguousParameters, providerUnreachable(String), providerMisconfigured(String)
         case tokenEndpoint(String), invalidIDToken(String), missingIDToken, userinfo(String), storage(String)
+        /// The ID token lacks a claim of `GATEHOUSE_REQUIRE_CLAIMS` (wrong Google domain, Entra tenant…).
+        case claim(String)
 
         init(_ refusal: AuthorizationResponse.Refusal) {
             switch refusal {
@@ -45,6 +47,7 @@ struct CallbackEndpoint {
             case .missingIDToken: "missing_id_token"
             case .userinfo: "userinfo_error"
             case .storage: "storage_error"
+            case .claim: "claim"
             }
         }
     }
@@ -59,7 +62,7 @@ struct CallbackEndpoint {
             var detail = ""
             switch failure {
             case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
-                 .invalidIDToken(let d), .userinfo(let d), .storage(let d):
+                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .claim(let d):
                 detail = d
             case .issuer(let problem):
                 detail = problem.description
@@ -122,6 +125,9 @@ struct CallbackEndpoint {
         } catch {
             return .failure(.invalidIDToken("\(error)"))
         }
+        if let mismatch = RequiredClaims(context.configuration.requiredClaims).firstMismatch(in: claims.all) {
+            return .failure(.claim(mismatch))
+        }
         // OIDC Core §5.3: UserInfo adds claims; its sub must be the ID token's or the login fails.
         var sessionClaims = claims.all
         if let userinfo = clients.userinfo {
@@ -180,6 +186,9 @@ struct CallbackEndpoint {
         case .wrongBrowser:
             return HTMLPage.error(status: 400, title: "Sign-in started elsewhere",
                                   message: "This sign-in was started in another browser or its cookie is missing.")
+        case .claim:
+            return HTMLPage.error(status: 400, title: "Sign-in not allowed",
+                                  message: "Your account signed in, but it is not one this site admits (for example another organization or domain).")
         case .storage:
             return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The session could not be stored.")
         default:

@@ -21,6 +21,14 @@ struct LoginEndpoint {
             requested = single
         }
         guard let returnTo = ReturnTo.validate(requested) else { return invalidReturnTo() }
+        // GATEHOUSE_LOGIN_PARAMS: only the listed names pass; everything else in the query is ignored.
+        let loginParameters: [(String, String)]
+        do {
+            loginParameters = try LoginParameters.select(from: query.pairs.map { ($0.name, $0.value) }, allowed: context.configuration.loginParams)
+        } catch {
+            return HTMLPage.error(status: 400, title: "Invalid sign-in link",
+                                  message: "A sign-in parameter is repeated, too long or malformed.")
+        }
 
         let clients: ProviderClients
         do {
@@ -32,7 +40,7 @@ struct LoginEndpoint {
         let (url, secrets) = AuthorizationRequest.make(
             metadata: clients.metadata, clientID: context.configuration.clientID,
             redirectURI: context.configuration.redirectURI, scopes: context.configuration.scopes,
-            extraParameters: context.configuration.authParams)
+            extraParameters: LoginParameters.merged(configured: context.configuration.authParams, login: loginParameters))
 
         // One binding value per browser, shared by the logins pending in its tabs.
         let existing = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)

@@ -44,8 +44,8 @@ struct LogoutEndpoint {
             }
         }
         var location = "/"
-        if let clients, let url = EndSessionRequest.url(
-            metadata: clients.metadata, idTokenHint: session.tokens.idToken,
+        if let clients, let url = EndSessionRequest.location(
+            metadata: clients.metadata, logoutTemplate: context.configuration.logoutURL, idTokenHint: session.tokens.idToken,
             postLogoutRedirectURI: context.configuration.postLogoutRedirectURI, clientID: context.configuration.clientID) {
             location = url
         }

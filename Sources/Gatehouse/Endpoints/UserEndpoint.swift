@@ -22,12 +22,18 @@ struct UserEndpoint {
             return HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
                                           description: "The session store does not answer.")
         }
+        if AccessTokenExpiry.hasEnded(session.tokens, now: context.now()) {
+            return AccessTokenExpiry.end(session, context: context)
+        }
         var body: [UInt8] = []
         body.append(contentsOf: Array("{\"sub\":".utf8))
         body.append(contentsOf: Array(JSONString.quoted(session.sub).utf8))
         body.append(contentsOf: Array(",\"claims\":".utf8))
         body.append(contentsOf: session.claims.isEmpty ? Array("{}".utf8) : session.claims)
-        body.append(contentsOf: Array(",\"session\":{\"expiresAt\":\(session.expiresAt),\"idleExpiresAt\":\(session.idleExpiresAt)}".utf8))
+        body.append(contentsOf: Array(",\"session\":{\"expiresAt\":\(session.expiresAt),\"idleExpiresAt\":\(session.idleExpiresAt)".utf8))
+        // Without a refresh token the session ends with the access token: the SPA sees when.
+        let accessExpiry = session.tokens.accessTokenExpiresAt.map(String.init) ?? "null"
+        body.append(contentsOf: Array(",\"accessTokenExpiresAt\":\(accessExpiry),\"refreshable\":\(session.tokens.refreshToken != nil)}".utf8))
         let logoutURL = "/logout?sid=" + LogoutSID.encoded(for: session)
         body.append(contentsOf: Array(",\"logoutUrl\":".utf8))
         body.append(contentsOf: Array(JSONString.quoted(logoutURL).utf8))

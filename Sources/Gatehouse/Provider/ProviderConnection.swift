@@ -155,13 +155,13 @@ public final class ProviderConnection: Sendable {
     }
 
     private func build() async throws(DiscoveryError) -> ProviderClients {
-        let metadata = try await ProviderMetadata.discover(issuer: configuration.issuer, http: http)
+        let metadata = try await configuration.discoverProvider(http: http)
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: configuration.clientAuthMethod.rawValue) ?? .none
         if let problem = Self.authMethodProblem(metadata: metadata, method: method) {
             logger.warning("the provider does not list the configured token endpoint authentication method",
                            metadata: ["oauth.issuer": "\(configuration.issuer)", "problem": "\(problem)"])
         }
-        let tokens: TokenClient
+        var tokens: TokenClient
         do {
             var signingKey: ClientSigningKey?
             if method == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM {
@@ -173,11 +173,13 @@ public final class ProviderConnection: Sendable {
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
+        tokens.tokenRequestMethod = configuration.tokenRequestHTTPMethod
         let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms)
         let userinfo: UserInfoClient?
         if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
             guard let endpoint = metadata.userinfoEndpoint else {
-                throw .missingField("userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)")
+                throw .missingEndpoint(field: "userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)",
+                                       variable: "GATEHOUSE_USERINFO_ENDPOINT")
             }
             userinfo = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
                 keySet: keys, issuer: metadata.issuer, clientID: configuration.clientID))
@@ -189,7 +191,8 @@ public final class ProviderConnection: Sendable {
         }
         return ProviderClients(
             metadata: metadata, tokens: tokens,
-            idTokens: IDTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
+            idTokens: IDTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys,
+                                       issuerPolicy: configuration.issuerPolicy),
             logoutTokens: LogoutTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
             userinfo: userinfo)
     }

@@ -47,6 +47,12 @@ enum RouteCredentials {
         case .signedOut: return required ? .refuse(Responses.unauthenticated) : .forward(authorization: nil)
         case .signedIn(let found): resolved = found
         }
+        // Without a refresh token the session ends with its access token (Facebook, Google without
+        // offline access): say so instead of forwarding a token the upstream will refuse.
+        if AccessTokenExpiry.hasEnded(resolved.session.tokens, now: context.now()) {
+            let response = AccessTokenExpiry.end(resolved.session, context: context)
+            return required ? .refuse(response) : .forward(authorization: nil)
+        }
         switch await context.refresher.ensureFresh(resolved.session, now: context.now()) {
         case .fresh(let fresh):
             return .forward(authorization: fresh.tokens.accessToken == resolved.session.tokens.accessToken

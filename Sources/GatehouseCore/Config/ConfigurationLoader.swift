@@ -14,15 +14,22 @@ extension GatehouseConfiguration {
         var r = EnvironmentReader(environment)
 
         // Provider
+        let profile = r.providerProfile()
         let issuer = r.issuer()
         let clientID = r.required("GATEHOUSE_CLIENT_ID") ?? ""
         if clientID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             r.fail("GATEHOUSE_CLIENT_ID", "contains control characters")
         }
         let clientSecret = r.value("GATEHOUSE_CLIENT_SECRET")
-        let clientAuthMethod = r.clientAuthMethod(hasSecret: clientSecret != nil)
-        let scopes = r.scopes()
-        let authParams = r.refuseUnsupportedAuthParams(r.authParams())
+        let clientAuthMethod = r.profileAuthMethod(r.clientAuthMethod(hasSecret: clientSecret != nil), profile: profile,
+                                                   hasSecret: clientSecret != nil)
+        let scopes = r.scopes(default: profile.defaultScopes)
+        let authParams = r.refuseUnsupportedAuthParams(r.authParams(default: profile.defaultAuthParams))
+        let endpointOverrides = r.endpointOverrides(profile: profile)
+        let tokenRequest = r.tokenRequest(profile: profile, method: clientAuthMethod)
+        let loginParams = r.loginParams()
+        let requiredClaims = r.requiredClaims()
+        let logoutURL = r.logoutURL(profile: profile, issuer: issuer)
         let userinfo = r.userinfoPolicy()
         let idTokenAlgorithms = r.idTokenAlgorithms()
         let clientKey = r.clientPrivateKey(method: clientAuthMethod)
@@ -62,7 +69,7 @@ extension GatehouseConfiguration {
 
         guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
-              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo, let tokenRequest
         else {
             return .failure(ConfigurationErrors(issues: r.issues))
         }
@@ -79,6 +86,12 @@ extension GatehouseConfiguration {
         configuration.idTokenAlgorithms = idTokenAlgorithms
         configuration.clientPrivateKeyPEM = clientKey?.pem
         configuration.clientKeyID = clientKey?.keyID
+        configuration.provider = profile
+        configuration.endpointOverrides = endpointOverrides
+        configuration.tokenRequest = tokenRequest
+        configuration.loginParams = loginParams
+        configuration.requiredClaims = requiredClaims
+        configuration.logoutURL = logoutURL
         return .success(configuration)
     }
 }
@@ -142,9 +155,9 @@ struct EnvironmentReader {
         return method
     }
 
-    mutating func scopes() -> [String] {
+    mutating func scopes(default defaultText: String = "openid profile email offline_access") -> [String] {
         let name = "GATEHOUSE_SCOPES"
-        let text = environment[name].map { String($0.trimmingConfigurationWhitespace()) } ?? "openid profile email offline_access"
+        let text = environment[name].map { String($0.trimmingConfigurationWhitespace()) } ?? defaultText
         var scopes: [String] = []
         for token in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
             guard OAuthScope.isValidToken(token) else {
@@ -161,9 +174,9 @@ struct EnvironmentReader {
     static let reservedAuthParams: Set<String> = ["response_type", "client_id", "redirect_uri", "scope", "state",
                                                   "nonce", "code_challenge", "code_challenge_method"]
 
-    mutating func authParams() -> [(String, String)] {
+    mutating func authParams(default defaultText: String? = nil) -> [(String, String)] {
         let name = "GATEHOUSE_AUTH_PARAMS"
-        guard var text = value(name) else { return [] }
+        guard var text = value(name) ?? defaultText else { return [] }
         if text.hasPrefix("?") { text.removeFirst() }
         var params: [(String, String)] = []
         for pair in text.split(separator: "&") where !pair.isEmpty {

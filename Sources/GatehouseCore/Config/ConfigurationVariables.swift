@@ -46,6 +46,23 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_CLIENT_KEY_ID", "none", "private_key_jwt: the kid of that key at the provider"),
         ("GATEHOUSE_ID_TOKEN_ALGS", "RS256 (plus the provider's algorithm when it advertises exactly one)",
          "comma-separated signing algorithms accepted for ID and logout tokens; asymmetric only"),
+        ("GATEHOUSE_PROVIDER", "generic",
+         "generic, auth0, google, facebook, keycloak, entra or okta: a preset of the quirks below, each also reachable with its own variable"),
+        ("GATEHOUSE_AUTHORIZATION_ENDPOINT", "from discovery", "overrides the discovered authorization_endpoint"),
+        ("GATEHOUSE_TOKEN_ENDPOINT", "from discovery (facebook: https://graph.facebook.com/oauth/access_token)",
+         "overrides the discovered token_endpoint"),
+        ("GATEHOUSE_JWKS_URI", "from discovery", "overrides the discovered jwks_uri"),
+        ("GATEHOUSE_USERINFO_ENDPOINT", "from discovery", "overrides the discovered userinfo_endpoint"),
+        ("GATEHOUSE_END_SESSION_ENDPOINT", "from discovery", "overrides the discovered end_session_endpoint"),
+        ("GATEHOUSE_REVOCATION_ENDPOINT", "from discovery", "overrides the discovered revocation_endpoint"),
+        ("GATEHOUSE_TOKEN_REQUEST", "post (facebook: get)",
+         "get: token-endpoint parameters in the query (Facebook's Graph API); never a client secret in the URL except for facebook"),
+        ("GATEHOUSE_LOGIN_PARAMS", "none",
+         "comma-separated names of /login query parameters passed on to the authorization request, e.g. organization,invitation,login_hint,screen_hint,prompt,ui_locales; others ignored, reserved OAuth names refused"),
+        ("GATEHOUSE_REQUIRE_CLAIMS", "none",
+         "comma-separated name=value pairs the ID token must carry, e.g. hd=example.com,email_verified=true,org_id=org_1,tid=...; otherwise the login fails"),
+        ("GATEHOUSE_LOGOUT_URL", "none (auth0: {issuer}/v2/logout?client_id={client_id}&returnTo={post_logout_redirect_uri})",
+         "logout template used when the provider has no end_session_endpoint; placeholders {client_id}, {post_logout_redirect_uri}, {id_token_hint}"),
     ]
 
     /// `GATEHOUSE_*` variables in `environment` that Gatehouse does not know (likely typos), sorted.

@@ -32,6 +32,20 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var clientPrivateKeyPEM: String? = nil
     /// `GATEHOUSE_CLIENT_KEY_ID`: the `kid` of that key at the provider.
     public var clientKeyID: String? = nil
+    /// `GATEHOUSE_PROVIDER`: the preset the provider variables below default from.
+    public var provider: ProviderProfile = .named(.generic)
+    /// Endpoint overrides by variable (`GATEHOUSE_TOKEN_ENDPOINT` → URL), winning over discovery;
+    /// includes the profile's default token endpoint.
+    public var endpointOverrides: [String: String] = [:]
+    /// `GATEHOUSE_TOKEN_REQUEST`.
+    public var tokenRequest: TokenRequestMethod = .post
+    /// `GATEHOUSE_LOGIN_PARAMS`: `/login` query parameters passed on to the authorization request.
+    public var loginParams: [String] = []
+    /// `GATEHOUSE_REQUIRE_CLAIMS`: `(name, value)` pairs the ID token must carry.
+    public var requiredClaims: [(String, String)] = []
+    /// `GATEHOUSE_LOGOUT_URL` (or the profile's): the logout template used when the provider has no
+    /// `end_session_endpoint`.
+    public var logoutURL: String? = nil
 
     // MARK: Browser-facing
     public var publicURL: PublicURL

@@ -23,6 +23,8 @@ public final class GatewayContext: Sendable {
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
     public let refresher: TokenRefresher
+    /// The open WebSockets, closed at their idle timeout, the end of their session and shutdown.
+    public let websockets: WebSocketTunnels
     /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
     public let forwarding: ProxyForwarding
     public let logger: Logger
@@ -44,9 +46,15 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        sessions = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
-        refresher = TokenRefresher(provider: provider, sessions: sessions, metrics: metrics,
+        let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
+        sessions = sessionCache
+        refresher = TokenRefresher(provider: provider, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)
+        websockets = WebSocketTunnels(idleSeconds: configuration.websocketIdle, logger: logger) { idHash in
+            do { return try sessionCache.resolve(idHash: idHash, now: now(), slide: false) != nil } catch { return true }
+        }
+        let websockets = self.websockets
+        sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }
     }
 }
 
@@ -101,6 +109,11 @@ public final class Gateway: HTTPHandler {
         let route = RequestRoute(path: head.path, routes: routes)
         guard route.allows(method: head.method) else {
             return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
+        }
+        // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
+        // cannot add headers to it), checked by the WebSocket proxy.
+        if case .api(let match) = route, WebSocketHandshake.isUpgrade(head) {
+            return await WebSocketProxy(context: context).forward(request, match: match, writer: secure)
         }
         // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
         // handler runs: a cross-site request changes nothing, not even the idle timer.
@@ -159,4 +172,9 @@ final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
     func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) { try await inner.writeBody(bytes) }
     func finish() async throws(HTTPWriteError) { try await inner.finish() }
     func abort() { inner.abort() }
+
+    func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
+        // No security headers on a 101: what follows is not an HTTP answer the browser renders.
+        try await inner.switchProtocols(head)
+    }
 }

@@ -16,29 +16,10 @@ struct ApiProxy {
             return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
                                                                description: "The path cannot be routed."))
         }
-        let now = context.now()
-        guard let id = context.sessions.sessionID(in: head.headers) else {
-            return await writer.respond(Responses.unauthenticated)
-        }
-        let resolved: SessionCache.Resolved?
-        do { resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
-            return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
-                                                               description: "The session store does not answer."))
-        }
-        guard let resolved else { return await writer.respond(Responses.unauthenticated) }
         let authorization: String
-        switch await context.refresher.ensureFresh(resolved.session, now: now) {
-        case .fresh(let fresh):
-            authorization = fresh.tokens.accessToken == resolved.session.tokens.accessToken
-                ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)"
-        case .ended:
-            var response = Responses.unauthenticated
-            response.headers.add("Set-Cookie", context.cookie.expire())
-            return await writer.respond(response)
-        case .unavailable:
-            context.metrics.upstreamError(kind: "token_refresh")
-            return await writer.respond(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
-                                                               description: "The access token could not be refreshed."))
+        switch await UpstreamCredential.decide(for: head, context: context) {
+        case .granted(let value, _): authorization = value ?? ""
+        case .refused(let response): return await writer.respond(response)
         }
 
         let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,

@@ -1,0 +1,96 @@
+import EventLoops
+import GatehouseCore
+import HTTPClient
+import HTTP1
+import HTTPServer
+
+/// Proxies a WebSocket handshake under an API route (SPEC "WebSockets"): checked like an API call,
+/// with the `Origin` in place of the CSRF header, then relayed on a new upstream connection; after
+/// the upstream's `101` the bytes flow both ways through a `ByteTunnel` (`WebSocketTunnels`).
+///
+/// Order of checks: the origin (`403`), the handshake's form (`400`, `426`), the credential
+/// (`UpstreamCredential.decide`: `401` without a session), then the upstream. An upstream that
+/// answers anything but `101` has that answer relayed as usual (its connection then closed); a
+/// `101` that does not accept our key is `502`.
+struct WebSocketProxy {
+    let context: GatewayContext
+
+    func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
+        let head = request.head
+        guard case .forward(let route, let upstreamPath) = match else {
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
+                                                               description: "The path cannot be routed."))
+        }
+        guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin) else {
+            return await writer.respond(HTTPResponse.jsonError(
+                status: 403, error: "origin_not_allowed",
+                description: "A WebSocket must be opened from \(context.configuration.publicURL.origin)."))
+        }
+        let key: String
+        switch WebSocketHandshake.validate(head.headers) {
+        case .success(let value):
+            key = value
+        case .failure(.unsupportedVersion):
+            var response = HTTPResponse.jsonError(status: 426, error: "unsupported_websocket_version",
+                                                  description: "Only WebSocket version 13 is supported.")
+            response.headers.set("Sec-WebSocket-Version", WebSocketHandshake.version)
+            return await writer.respond(response)
+        case .failure(.malformed(let why)):
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                               description: "Invalid WebSocket handshake: \(why)."))
+        }
+        // The one credential decision, shared with API calls (a route policy replaces it there).
+        let authorization: String?
+        let sessionIDHash: String?
+        switch await UpstreamCredential.decide(for: head, context: context) {
+        case .granted(let value, let idHash):
+            authorization = value
+            sessionIDHash = idHash
+        case .refused(let response):
+            return await writer.respond(response)
+        }
+        let transport = route.usesTLS ? context.httpsUpstream : context.upstream
+        guard let switching = transport as? any UpstreamSwitchingTransport else {
+            return await writer.respond(HTTPResponse.jsonError(
+                status: 502, error: "websocket_upstream_unsupported",
+                description: "WebSockets cannot be proxied to this upstream."))
+        }
+        let policyHeaders = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
+                                                                     authorization: authorization ?? "",
+                                                                     forwarding: context.forwarding)
+        var target = upstreamPath
+        if let query = head.query { target += "?" + query }
+        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: "GET", target: target,
+                                              headers: WebSocketHandshake.upstreamHeaders(policyHeaders))
+        let answer: UpstreamSwitch
+        do {
+            answer = try await switching.switchProtocols(upstreamRequest)
+        } catch {
+            return await writer.respond(UpstreamRelay.failure(error, context: context))
+        }
+        switch answer {
+        case .answered(let refusal):
+            await UpstreamRelay.relay(refusal, method: "GET", context: context, writer: writer)
+        case .switched(let upstreamHead, let upstream):
+            if let problem = WebSocketHandshake.upstreamProblem(upstreamHead, key: key) {
+                upstream.close()
+                context.metrics.upstreamError(kind: "websocket_handshake")
+                context.logger.warning("upstream websocket handshake refused", metadata: ["problem": "\(problem)"])
+                return await writer.respond(HTTPResponse.jsonError(
+                    status: 502, error: "upstream_websocket_handshake_failed",
+                    description: "The upstream did not accept the WebSocket handshake."))
+            }
+            let browser: any TunnelEndpoint
+            do {
+                browser = try await writer.switchProtocols(WebSocketHandshake.browserHead(from: upstreamHead))
+            } catch {
+                return upstream.close()
+            }
+            guard let loop = EventLoop.current else {
+                browser.close()
+                return upstream.close()
+            }
+            context.websockets.open(browser: browser, upstream: upstream, sessionIDHash: sessionIDHash, loop: loop)
+        }
+    }
+}

@@ -116,7 +116,9 @@ public final class ByteTunnel: TunnelEndpointHandler {
         defer { pumping = false }
         let (source, target) = direction == .firstToSecond ? (first, second) : (second, first)
         while !closed {
-            guard flushPending(direction, to: target) else { return }
+            // Bytes the target refused wait, but below the watermark reading goes on.
+            _ = flushPending(direction, to: target)
+            if closed { return }
             if source.inputEnded || !source.canRead { break }
             if pendingCount(direction) >= watermark { return }
             let result = scratch.buffer.withUnsafeMutableBytes { source.endpoint.receive(into: $0) }

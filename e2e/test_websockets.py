@@ -24,16 +24,19 @@ from harness import PYTHON, E2E_DIR, Proc, login, wait_for_port_file, wait_http_
 
 
 class WSUpstream:
-    def __init__(self, work: Path):
+    def __init__(self, work: Path, tls: tuple[str, str] | None = None):
         work.mkdir(parents=True, exist_ok=True)
         port_file = work / "ws_upstream.port"
         port_file.unlink(missing_ok=True)
-        self.proc = Proc("ws_upstream", [PYTHON, str(E2E_DIR / "ws_upstream.py"), "--port", "0",
-                                         "--port-file", str(port_file)],
+        argv = [PYTHON, str(E2E_DIR / "ws_upstream.py"), "--port", "0", "--port-file", str(port_file)]
+        if tls:
+            argv += ["--tls", *tls]
+        self.proc = Proc("wss_upstream" if tls else "ws_upstream", argv,
                          env={**os.environ, "PYTHONUNBUFFERED": "1"}).start()
         self.port = wait_for_port_file(port_file, self.proc)
-        self.url = f"http://127.0.0.1:{self.port}"
-        wait_http_ok(self.url + "/__health", self.proc)
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
+        if not tls:
+            wait_http_ok(self.url + "/__health", self.proc)
 
     def stop(self):
         self.proc.stop()
@@ -318,3 +321,84 @@ def test_demo_spa_live_panel_in_chromium(provider, upstream, ws_upstream, gatewa
         assert echoed == "from chromium"
     finally:
         d.quit()
+
+
+# ---------------------------------------------------------------------------
+# wss:// upstreams (https routes): libcurl connects (CURLOPT_CONNECT_ONLY), the loop relays.
+# The gateway runs in a private mount namespace where a test CA bundle holding the upstream's
+# self-signed certificate replaces the system one (as the Swift TLS tests do).
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wss_setup(provider, upstream, tmp_path_factory):
+    import shutil
+    import subprocess
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare to trust a test certificate")
+    work = tmp_path_factory.mktemp("wss")
+    cert, key, bundle = work / "cert.pem", work / "key.pem", work / "bundle.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    bundle.write_bytes(Path("/etc/ssl/certs/ca-certificates.crt").read_bytes() + cert.read_bytes())
+    up = WSUpstream(work / "upstream", tls=(str(cert), str(key)))
+    gw = harness.Gateway(provider, upstream, work / "gateway", start=False,
+                         env={"GATEHOUSE_ROUTES": f"/api={upstream.url},/wss={up.url}"})
+    gw.proc = Proc(gw.name, ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                             'mount --bind "$0" /etc/ssl/certs/ca-certificates.crt && exec "$@"',
+                             str(bundle), str(harness.gatehouse_bin()), "serve"],
+                   env=gw.env, cwd=harness.REPO).start()
+    gw.wait_ready()
+    yield gw
+    gw.stop()
+    up.stop()
+
+
+def test_wss_upstream_echo_ping_and_large_message(wss_setup, provider):
+    gw = wss_setup
+    sess = login(gw, provider)
+    with open_ws(gw, sess, "/wss/echo") as ws:
+        ws.send("over TLS")
+        assert ws.recv(timeout=10) == "over TLS"
+        payload = os.urandom(3 << 20)
+        ws.send(payload)
+        assert ws.recv(timeout=60) == payload
+        assert ws.ping(b"tls").wait(10)
+        ws.send("__headers__")
+        seen = json.loads(ws.recv(timeout=10))
+    assert seen["authorization"].startswith("Bearer ") and "cookie" not in seen
+
+
+def test_wss_refusal_relayed_close_code_and_logout(wss_setup, provider):
+    gw = wss_setup
+    sess = login(gw, provider)
+    with pytest.raises(InvalidStatus) as refused:
+        open_ws(gw, sess, "/wss/refuse")
+    assert refused.value.response.status_code == 403
+    with open_ws(gw, sess, "/wss/close?code=4100&reason=tls-bye") as ws:
+        closed = closed_within(ws, 10)
+    assert closed.rcvd is not None and closed.rcvd.code == 4100
+    ws = open_ws(gw, sess, "/wss/echo")
+    ws.send("x")
+    assert ws.recv(timeout=10) == "x"
+    assert gw.post(sess, "/logout", allow_redirects=False).status_code == 302
+    closed = closed_within(ws, 5)
+    assert closed.rcvd is not None and closed.rcvd.code == 1008
+
+
+def test_wss_upstream_with_an_untrusted_certificate_is_502(provider, upstream, gateway_factory, tmp_path):
+    import subprocess
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    up = WSUpstream(tmp_path / "untrusted", tls=(str(cert), str(key)))
+    try:
+        gw = gateway_factory(env={"GATEHOUSE_ROUTES": f"/api={upstream.url},/wss={up.url}"})
+        sess = login(gw, provider)
+        with pytest.raises(InvalidStatus) as refused:
+            open_ws(gw, sess, "/wss/echo")
+        assert refused.value.response.status_code == 502
+    finally:
+        up.stop()

@@ -11,7 +11,7 @@ Paths (any prefix is ignored; only the last segment counts, so `/api/echo` and `
 * ``/feed``   sends ``tick N`` every 0.2 s.
 * ``/__health`` (plain HTTP) ``200 ok``.
 
-Usage: ``ws_upstream.py --port 0 --port-file FILE``.
+Usage: ``ws_upstream.py --port 0 --port-file FILE [--tls CERT KEY]`` (``--tls``: wss://).
 """
 
 from __future__ import annotations
@@ -86,8 +86,14 @@ async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     args = parser.parse_args()
-    async with serve(handler, "127.0.0.1", args.port, process_request=process_request,
+    context = None
+    if args.tls:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls[0], args.tls[1])
+    async with serve(handler, "127.0.0.1", args.port, ssl=context, process_request=process_request,
                      process_response=process_response, max_size=None, compression=None,
                      ping_interval=None) as server:
         port = server.sockets[0].getsockname()[1]

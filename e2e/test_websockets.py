@@ -104,6 +104,17 @@ def test_text_and_binary_echo_with_bearer_and_no_cookie(wsgw, provider):
     assert seen["sec-websocket-version"] == "13"
 
 
+def test_extensions_pass_through_permessage_deflate(wsgw, provider):
+    sess = login(wsgw, provider)
+    headers = {"Cookie": f"{wsgw.cookie_name}={sess.cookies.get(wsgw.cookie_name)}"}
+    with connect(ws_url(wsgw, "/ws/echo"), origin=wsgw.public_url, additional_headers=headers,
+                 compression="deflate", open_timeout=15) as ws:
+        assert "permessage-deflate" in ws.response.headers.get("Sec-WebSocket-Extensions", "")
+        text = "compressible " * 5000
+        ws.send(text)
+        assert ws.recv(timeout=10) == text
+
+
 def test_ten_mebibyte_message_both_ways(wsgw, provider):
     sess = login(wsgw, provider)
     payload = os.urandom(10 << 20)

@@ -94,7 +94,7 @@ async def main():
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.tls[0], args.tls[1])
     async with serve(handler, "127.0.0.1", args.port, ssl=context, process_request=process_request,
-                     process_response=process_response, max_size=None, compression=None,
+                     process_response=process_response, max_size=None, compression="deflate",
                      ping_interval=None) as server:
         port = server.sockets[0].getsockname()[1]
         if args.port_file:

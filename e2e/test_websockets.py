@@ -38,15 +38,17 @@ class WSUpstream:
         if not tls:
             wait_http_ok(self.url + "/__health", self.proc)
 
-    def stop(self):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
         self.proc.stop()
 
 
 @pytest.fixture(scope="module")
 def ws_upstream(tmp_path_factory):
-    up = WSUpstream(tmp_path_factory.mktemp("ws-upstream"))
-    yield up
-    up.stop()
+    with WSUpstream(tmp_path_factory.mktemp("ws-upstream")) as up:
+        yield up
 
 
 def ws_routes(upstream, ws_upstream) -> str:
@@ -305,19 +307,13 @@ def test_thousand_concurrent_idle_websockets_with_bounded_memory(wsgw, provider,
 
 @pytest.mark.browser
 def test_demo_spa_live_panel_in_chromium(provider, upstream, ws_upstream, gateway_factory):
-    from browser import By, EC, WebDriverWait, make_driver
+    from browser import By, WebDriverWait, make_driver, sign_in
     gw = gateway_factory(env={
         "GATEHOUSE_ROUTES": f"/api={upstream.url},/api/live={ws_upstream.url}/feed,/ws={ws_upstream.url}"})
     d = make_driver()
     try:
         wait = WebDriverWait(d, 20)
-        d.get(gw.url + "/")
-        wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#signin"))).click()
-        wait.until(lambda d: d.current_url.startswith(provider.issuer + "/oauth2/authorize"))
-        box = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=sub]")))
-        box.send_keys("alice")
-        box.find_element(By.XPATH, "./ancestor::form//button[@type='submit']").click()
-        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "body[data-state=signed-in]")))
+        sign_in(d, gw, provider)
         # the live panel's WebSocket (/api/live) shows the upstream's messages as they come
         wait.until(lambda d: "tick" in d.find_element(By.CSS_SELECTOR, "#live-feed").text)
         assert d.find_element(By.CSS_SELECTOR, "#live-state").text == "connected"
@@ -353,7 +349,11 @@ def wss_setup(provider, upstream, tmp_path_factory):
                     "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
     bundle.write_bytes(Path("/etc/ssl/certs/ca-certificates.crt").read_bytes() + cert.read_bytes())
-    up = WSUpstream(work / "upstream", tls=(str(cert), str(key)))
+    with WSUpstream(work / "upstream", tls=(str(cert), str(key))) as up:
+        yield from _wss_gateway(provider, upstream, up, work, bundle)
+
+
+def _wss_gateway(provider, upstream, up, work, bundle):
     gw = harness.Gateway(provider, upstream, work / "gateway", start=False,
                          env={"GATEHOUSE_ROUTES": f"/api={upstream.url},/wss={up.url}"})
     gw.proc = Proc(gw.name, ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
@@ -363,7 +363,6 @@ def wss_setup(provider, upstream, tmp_path_factory):
     gw.wait_ready()
     yield gw
     gw.stop()
-    up.stop()
 
 
 def test_wss_upstream_echo_ping_and_large_message(wss_setup, provider):
@@ -404,12 +403,9 @@ def test_wss_upstream_with_an_untrusted_certificate_is_502(provider, upstream, g
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
                     "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    up = WSUpstream(tmp_path / "untrusted", tls=(str(cert), str(key)))
-    try:
+    with WSUpstream(tmp_path / "untrusted", tls=(str(cert), str(key))) as up:
         gw = gateway_factory(env={"GATEHOUSE_ROUTES": f"/api={upstream.url},/wss={up.url}"})
         sess = login(gw, provider)
         with pytest.raises(InvalidStatus) as refused:
             open_ws(gw, sess, "/wss/echo")
         assert refused.value.response.status_code == 502
-    finally:
-        up.stop()

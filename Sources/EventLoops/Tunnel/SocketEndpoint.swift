@@ -117,7 +117,15 @@ public final class SocketEndpoint: TunnelEndpoint, EventLoopSelectable {
     // MARK: EventLoopSelectable
 
     public func socketReadable() { handler?.endpointReadable(self) }
-    public func socketWritable() { handler?.endpointWritable(self) }
+    public func socketWritable() {
+        // The previous owner's unsent bytes (the end of a 101 head, say) leave even when the tunnel
+        // has nothing to send this way yet.
+        if hasUnsent, case .closed = send(UnsafeRawBufferPointer(start: nil, count: 0)) {
+            handler?.endpointEnded(self, graceful: false)
+            return
+        }
+        handler?.endpointWritable(self)
+    }
     public func socketHangup() {
         // Bytes may still wait before the hang-up: let the tunnel read them first.
         handler?.endpointReadable(self)

@@ -12,9 +12,8 @@ struct ApiProxy {
     func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
         let head = request.head
         // The method and the anti-forgery header were checked by the router (`RequestRoute`).
-        guard case .forward(let route, let upstreamPath) = match else {
-            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
-                                                               description: "The path cannot be routed."))
+        guard let forward = ForwardTarget(match, head: head) else {
+            return await writer.respond(ForwardTarget.unroutable)
         }
         let authorization: String
         switch await UpstreamCredential.decide(for: head, context: context) {
@@ -25,10 +24,9 @@ struct ApiProxy {
         let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
                                                                authorization: authorization,
                                                                forwarding: context.forwarding)
-        var target = upstreamPath
-        if let query = head.query { target += "?" + query }
+        let route = forward.route
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
-                                              target: target, headers: headers)
+                                              target: forward.target, headers: headers)
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
     }

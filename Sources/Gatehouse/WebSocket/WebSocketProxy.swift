@@ -17,9 +17,8 @@ struct WebSocketProxy {
 
     func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
         let head = request.head
-        guard case .forward(let route, let upstreamPath) = match else {
-            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
-                                                               description: "The path cannot be routed."))
+        guard let forward = ForwardTarget(match, head: head) else {
+            return await writer.respond(ForwardTarget.unroutable)
         }
         guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin) else {
             return await writer.respond(HTTPResponse.jsonError(
@@ -49,6 +48,7 @@ struct WebSocketProxy {
         case .refused(let response):
             return await writer.respond(response)
         }
+        let route = forward.route
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         guard let switching = transport as? any UpstreamSwitchingTransport else {
             return await writer.respond(HTTPResponse.jsonError(
@@ -58,9 +58,7 @@ struct WebSocketProxy {
         let policyHeaders = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
                                                                      authorization: authorization ?? "",
                                                                      forwarding: context.forwarding)
-        var target = upstreamPath
-        if let query = head.query { target += "?" + query }
-        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: "GET", target: target,
+        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: "GET", target: forward.target,
                                               headers: WebSocketHandshake.upstreamHeaders(policyHeaders))
         let answer: UpstreamSwitch
         do {

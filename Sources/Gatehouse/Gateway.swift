@@ -113,7 +113,8 @@ public final class Gateway: HTTPHandler {
         // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
         // cannot add headers to it), checked by the WebSocket proxy.
         if case .api(let match) = route, WebSocketHandshake.isUpgrade(head) {
-            return await WebSocketProxy(context: context).forward(request, match: match, writer: secure)
+            guard let target = ForwardTarget(match, head: head) else { return await secure.respond(ForwardTarget.unroutable) }
+            return await WebSocketProxy(context: context).forward(request, to: target, writer: secure)
         }
         // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
         // handler runs: a cross-site request changes nothing, not even the idle timer.

@@ -78,24 +78,16 @@ public final class ByteTunnel: TunnelEndpointHandler {
 
     public func endpointReadable(_ endpoint: any TunnelEndpoint) {
         guard !closed else { return }
-        if endpoint === first.endpoint {
-            first.canRead = true
-            pump(.firstToSecond)
-        } else {
-            second.canRead = true
-            pump(.secondToFirst)
-        }
+        let isFirst = endpoint === first.endpoint
+        (isFirst ? first : second).canRead = true
+        pump(isFirst ? .firstToSecond : .secondToFirst)
     }
 
     public func endpointWritable(_ endpoint: any TunnelEndpoint) {
         guard !closed else { return }
-        if endpoint === first.endpoint {
-            first.canWrite = true
-            pump(.secondToFirst)
-        } else {
-            second.canWrite = true
-            pump(.firstToSecond)
-        }
+        let isFirst = endpoint === first.endpoint
+        (isFirst ? first : second).canWrite = true
+        pump(isFirst ? .secondToFirst : .firstToSecond)
     }
 
     public func endpointEnded(_ endpoint: any TunnelEndpoint, graceful: Bool) {

@@ -15,11 +15,8 @@ import HTTPServer
 struct WebSocketProxy {
     let context: GatewayContext
 
-    func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
+    func forward(_ request: HTTPRequest, to forward: ForwardTarget, writer: any HTTPResponseWriter) async {
         let head = request.head
-        guard let forward = ForwardTarget(match, head: head) else {
-            return await writer.respond(ForwardTarget.unroutable)
-        }
         guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin) else {
             return await writer.respond(HTTPResponse.jsonError(
                 status: 403, error: "origin_not_allowed",

@@ -213,10 +213,7 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
     private func receiveFromTLS(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
         var received = 0
-        let code = curl_easy_recv(handle, buffer.baseAddress, buffer.count, &received)
-        if code == CURLE_AGAIN { return .wouldBlock }
-        guard code == CURLE_OK, received > 0 else { return .closed }
-        return .bytes(received)
+        return Self.outcome(curl_easy_recv(handle, buffer.baseAddress, buffer.count, &received), moved: received)
     }
 
     func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
@@ -227,10 +224,14 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
     private func sendSome(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
         var sent = 0
-        let code = curl_easy_send(handle, bytes.baseAddress, bytes.count, &sent)
+        return Self.outcome(curl_easy_send(handle, bytes.baseAddress, bytes.count, &sent), moved: sent)
+    }
+
+    /// `CURLE_AGAIN`: wait for readiness; `CURLE_OK` with nothing moved (an orderly close) or any
+    /// error: the connection is over.
+    private static func outcome(_ code: CURLcode, moved: Int) -> TunnelIO {
         if code == CURLE_AGAIN { return .wouldBlock }
-        guard code == CURLE_OK, sent > 0 else { return .closed }
-        return .bytes(sent)
+        return code == CURLE_OK && moved > 0 ? .bytes(moved) : .closed
     }
 
     /// TLS has no half-close the tunnel could rely on: the tunnel closes the whole connection.

@@ -45,6 +45,15 @@ public final class SocketEndpoint: TunnelEndpoint, EventLoopSelectable {
             registered = true
         } catch {
             handler.endpointEnded(self, graceful: false)
+            return
+        }
+        // Bytes taken over from the previous owner are not in the socket: no edge will announce
+        // them, so say so once the caller has finished attaching.
+        if leftoverOffset < leftover.count {
+            loop.scheduleTimer(afterNanoseconds: 0) { [weak self] in
+                guard let self, !self.closed else { return }
+                self.handler?.endpointReadable(self)
+            }
         }
     }
 

@@ -52,9 +52,11 @@ struct WebSocketProxy {
                 status: 502, error: "websocket_upstream_unsupported",
                 description: "WebSockets cannot be proxied to this upstream."))
         }
-        let policyHeaders = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
+        var policyHeaders = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
                                                                      authorization: authorization ?? "",
                                                                      forwarding: context.forwarding)
+        // A policy without a bearer (`auth=none`) sends no `Authorization` at all.
+        if authorization == nil { policyHeaders.remove("Authorization") }
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: "GET", target: forward.target,
                                               headers: WebSocketHandshake.upstreamHeaders(policyHeaders))
         let answer: UpstreamSwitch

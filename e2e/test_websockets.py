@@ -240,6 +240,26 @@ def test_backchannel_logout_closes_the_socket(wsgw, provider):
     assert closed.rcvd is not None and closed.rcvd.code == 1008
 
 
+def test_token_refresh_does_not_close_the_socket(provider, upstream, ws_upstream, gateway_factory):
+    provider.config(access_ttl=3, refresh_access_ttl=3600)
+    gw = gateway_factory(env={"GATEHOUSE_ROUTES": ws_routes(upstream, ws_upstream)})
+    sess = login(gw, provider)
+    ws = open_ws(gw, sess)
+    ws.send("before the refresh")
+    assert ws.recv(timeout=10) == "before the refresh"
+    before = provider.refresh_count()
+    deadline = time.monotonic() + 20
+    while provider.refresh_count() == before:  # an API call refreshes once the token is near expiry
+        assert time.monotonic() < deadline, "no refresh happened"
+        assert gw.get(sess, "/api/hello").status_code == 200
+        time.sleep(0.5)
+    # at least one periodic session check (every 2 s) runs after the refresh
+    time.sleep(2.5)
+    ws.send("after the refresh")
+    assert ws.recv(timeout=10) == "after the refresh"
+    ws.close()
+
+
 def test_idle_timeout_closes_the_socket(provider, upstream, ws_upstream, gateway_factory):
     gw = gateway_factory(env={"GATEHOUSE_ROUTES": ws_routes(upstream, ws_upstream),
                               "GATEHOUSE_WEBSOCKET_IDLE": "2s"})

@@ -17,9 +17,10 @@ public enum WebSocketHandshake {
     static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
     static let version = "13"
 
-    /// A `GET` asking to switch to `websocket`: handled as a WebSocket handshake, not an API call.
+    /// An HTTP/1.1 `GET` asking to switch to `websocket` (§4.1: HTTP/1.0 has no protocol switch):
+    /// handled as a WebSocket handshake, not an API call.
     static func isUpgrade(_ head: HTTPRequestHead) -> Bool {
-        head.method == "GET" && head.headers.hasToken("Upgrade", "websocket")
+        head.method == "GET" && head.version == .http1_1 && head.headers.hasToken("Upgrade", "websocket")
     }
 
     /// Why a browser's handshake is refused before any session or upstream work.

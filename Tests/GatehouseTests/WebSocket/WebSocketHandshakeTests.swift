@@ -27,6 +27,8 @@ import HTTP1
         #expect(!WebSocketHandshake.isUpgrade(HTTPRequestHead(method: "POST", target: "/ws", headers: handshake())))
         #expect(!WebSocketHandshake.isUpgrade(HTTPRequestHead(method: "GET", target: "/ws", headers: ["Upgrade": "h2c"])))
         #expect(!WebSocketHandshake.isUpgrade(HTTPRequestHead(method: "GET", target: "/ws")))
+        #expect(!WebSocketHandshake.isUpgrade(HTTPRequestHead(method: "GET", target: "/ws", version: .http1_0,
+                                                              headers: handshake())))
     }
 
     @Test func wellFormedHandshakeGivesItsKey() {

@@ -180,7 +180,7 @@ def test_refused_handshake_is_relayed_and_bad_accept_is_502(wsgw, provider):
     assert json.loads(bad.value.response.body)["error"] == "upstream_websocket_handshake_failed"
 
 
-def raw_handshake(gw, path, cookie=None, origin="", version="13") -> bytes:
+def raw_handshake(gw, path, cookie=None, origin="", version="13", extra=(), body=b"") -> bytes:
     lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{gw.port}", "Upgrade: websocket",
              "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
              f"Sec-WebSocket-Version: {version}"]
@@ -188,8 +188,9 @@ def raw_handshake(gw, path, cookie=None, origin="", version="13") -> bytes:
         lines.append(f"Origin: {origin or gw.public_url}")
     if cookie:
         lines.append(f"Cookie: {gw.cookie_name}={cookie}")
+    lines += list(extra)
     with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as s:
-        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = s.recv(4096)
@@ -204,6 +205,9 @@ def test_malformed_handshakes(wsgw, provider):
     cookie = sess.cookies.get(wsgw.cookie_name)
     r = raw_handshake(wsgw, "/ws/echo", cookie=cookie, version="8")
     assert r.startswith(b"HTTP/1.1 426 ") and b"Sec-WebSocket-Version: 13" in r, r[:300]
+    # a handshake with a body is no handshake
+    r = raw_handshake(wsgw, "/ws/echo", cookie=cookie, extra=["Content-Length: 5"], body=b"hello")
+    assert r.startswith(b"HTTP/1.1 400 ") and b"invalid_websocket_handshake" in r, r[:300]
     # a plain API call is unaffected: the CSRF header is still required without Upgrade
     assert requests.get(wsgw.url + "/api/hello", cookies=sess.cookies, timeout=10).status_code == 401
 

@@ -35,6 +35,10 @@ struct WebSocketProxy {
             return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
                                                                description: "Invalid WebSocket handshake: \(why)."))
         }
+        guard request.body.declaredLength == 0 else {
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                               description: "Invalid WebSocket handshake: it has a body."))
+        }
         // The one credential decision, shared with API calls (a route policy replaces it there).
         let authorization: String?
         let sessionIDHash: String?
@@ -81,7 +85,10 @@ struct WebSocketProxy {
             do {
                 browser = try await writer.switchProtocols(WebSocketHandshake.browserHead(from: upstreamHead))
             } catch {
-                return upstream.close()
+                upstream.close()
+                // The browser went away meanwhile (nothing to answer), or the exchange cannot switch.
+                return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                                   description: "The connection cannot switch protocols."))
             }
             guard let loop = EventLoop.current else {
                 browser.close()

@@ -318,6 +318,8 @@ def test_thousand_concurrent_idle_websockets_with_bounded_memory(wsgw, provider,
             got = await asyncio.gather(*[asyncio.wait_for(s.recv(), 30) for s in sockets])
             assert got == [f"m{i}" for i in range(count)]
             after = rss_kib(wsgw.proc.pid)
+            metrics = requests.get(wsgw.url + "/metrics", timeout=10).text
+            assert f"gatehouse_websockets_open {count}" in metrics.splitlines()
             return before, after
         finally:
             await asyncio.gather(*[s.close() for s in sockets], return_exceptions=True)

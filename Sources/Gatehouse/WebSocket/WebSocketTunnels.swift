@@ -106,7 +106,7 @@ final class LoopTunnels: @unchecked Sendable {
     private func sweep(now: UInt64) {
         let idle = registry.idleNanoseconds
         for tunnel in Array(tunnels.values) where now > tunnel.lastActivity && now - tunnel.lastActivity >= idle {
-            registry.logger.debug("websocket idle timeout")
+            registry.logger.info("websocket closed: idle timeout")
             tunnel.end(.goingAway, reason: "idle timeout")
         }
         if now - lastSessionCheck >= WebSocketTunnels.sessionCheckIntervalNanoseconds {
@@ -125,13 +125,17 @@ final class LoopTunnels: @unchecked Sendable {
                 live = registry.isLive(idHash)
                 verdicts[idHash] = live
             }
-            if !live { tunnel.end(.policyViolation, reason: "session ended") }
+            if !live {
+                registry.logger.info("websocket closed: its session ended")
+                tunnel.end(.policyViolation, reason: "session ended")
+            }
         }
     }
 
     func sessionEnded(idHash: String?) {
         guard let idHash else { return checkSessions() }
         for tunnel in Array(tunnels.values) where tunnel.sessionIDHash == idHash {
+            registry.logger.info("websocket closed: its session ended")
             tunnel.end(.policyViolation, reason: "session ended")
         }
     }

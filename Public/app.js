@@ -36,12 +36,14 @@
   };
   const LIVE_PATH = '/api/live';
   const LIVE_KEEP = 5;          // messages shown
-  const LIVE_RETRY_MS = 5_000;  // reconnect delay after the socket closed while signed in
+  const LIVE_RETRY_MS = 5_000;  // first reconnect delay after the socket closed while signed in…
+  const LIVE_RETRY_MAX_MS = 60_000;  // …doubling up to this (an API without /api/live is not hammered)
 
   let user = null;       // the last /user answer, or null when signed out
   let tickTimer = null;
   let live = null;       // the live-updates WebSocket while signed in
   let liveRetry = null;
+  let liveRetryDelay = LIVE_RETRY_MS;
 
   // --- Talking to the gateway -------------------------------------------------------------------
 
@@ -136,7 +138,10 @@
     const socket = new WebSocket(url);
     live = socket;
     ui.liveState.textContent = 'connecting';
-    socket.addEventListener('open', () => { ui.liveState.textContent = 'connected'; });
+    socket.addEventListener('open', () => {
+      ui.liveState.textContent = 'connected';
+      liveRetryDelay = LIVE_RETRY_MS;
+    });
     socket.addEventListener('message', (event) => {
       const item = document.createElement('li');
       item.textContent = typeof event.data === 'string' ? event.data : '(binary message)';
@@ -149,7 +154,10 @@
       ui.liveState.textContent = `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
       // 1008: the gateway ended the session's sockets (signed out elsewhere): ask who we are.
       if (event.code === 1008) { refreshUser({ slide: false }); return; }
-      if (user) liveRetry = window.setTimeout(openLive, LIVE_RETRY_MS);
+      if (user) {
+        liveRetry = window.setTimeout(openLive, liveRetryDelay);
+        liveRetryDelay = Math.min(liveRetryDelay * 2, LIVE_RETRY_MAX_MS);
+      }
     });
   }
 

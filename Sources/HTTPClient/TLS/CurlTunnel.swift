@@ -61,7 +61,7 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
 
     /// On the connect thread: a handle that only connects (TCP + TLS), then stops.
     private static func connect(url: String, timeoutMilliseconds: Int) -> Result<Handle, UpstreamError> {
-        guard curl_global_init(gatehouse_curl_global_default()) == CURLE_OK, let handle = curl_easy_init() else {
+        guard globalInitialised, let handle = curl_easy_init() else {
             return .failure(.connectFailed("libcurl could not be initialised"))
         }
         let options: [CURLcode] = [
@@ -263,6 +263,10 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
         if !closed { handler?.endpointEnded(self, graceful: false) }
     }
 }
+
+/// libcurl's global set-up, once per process (a Swift global is initialised exactly once, whatever
+/// thread gets there first).
+private let globalInitialised = curl_global_init(gatehouse_curl_global_default()) == CURLE_OK
 
 /// Runs `body` on a new detached thread.
 private func startThread(_ body: @escaping @Sendable () -> Void) {

@@ -75,6 +75,15 @@ def open_ws(gw, sess, path="/ws/echo", origin=None, **kw):
                    max_size=None, compression=None, open_timeout=15, close_timeout=5, **kw)
 
 
+def echoing_socket(gw, provider, username="alice", path="/ws/echo"):
+    """Signs in, opens a WebSocket and checks that it echoes; returns (session, socket)."""
+    sess = login(gw, provider, username=username)
+    ws = open_ws(gw, sess, path)
+    ws.send("first")
+    assert ws.recv(timeout=10) == "first"
+    return sess, ws
+
+
 def closed_within(ws, seconds: float) -> ConnectionClosed:
     """Reads until the connection closes; fails if it is still open after `seconds`."""
     deadline = time.monotonic() + seconds
@@ -213,10 +222,7 @@ def test_malformed_handshakes(wsgw, provider):
 
 
 def test_logout_closes_the_socket_within_five_seconds(wsgw, provider):
-    sess = login(wsgw, provider)
-    ws = open_ws(wsgw, sess)
-    ws.send("before")
-    assert ws.recv(timeout=10) == "before"
+    sess, ws = echoing_socket(wsgw, provider)
     r = wsgw.post(sess, "/logout", allow_redirects=False)
     assert r.status_code == 302
     closed = closed_within(ws, 5)
@@ -224,10 +230,7 @@ def test_logout_closes_the_socket_within_five_seconds(wsgw, provider):
 
 
 def test_revocation_by_another_process_closes_the_socket_within_five_seconds(wsgw, provider):
-    sess = login(wsgw, provider, username="wsrevoke")
-    ws = open_ws(wsgw, sess)
-    ws.send("before")
-    assert ws.recv(timeout=10) == "before"
+    _, ws = echoing_socket(wsgw, provider, username="wsrevoke")
     out = wsgw.cli("sessions", "revoke", "--sub", "wsrevoke")
     assert out.returncode == 0, out.stderr
     closed = closed_within(ws, 5)
@@ -247,10 +250,7 @@ def test_backchannel_logout_closes_the_socket(wsgw, provider):
 def test_token_refresh_does_not_close_the_socket(provider, upstream, ws_upstream, gateway_factory):
     provider.config(access_ttl=3, refresh_access_ttl=3600)
     gw = gateway_factory(env={"GATEHOUSE_ROUTES": ws_routes(upstream, ws_upstream)})
-    sess = login(gw, provider)
-    ws = open_ws(gw, sess)
-    ws.send("before the refresh")
-    assert ws.recv(timeout=10) == "before the refresh"
+    sess, ws = echoing_socket(gw, provider)
     before = provider.refresh_count()
     deadline = time.monotonic() + 20
     while provider.refresh_count() == before:  # an API call refreshes once the token is near expiry
@@ -267,10 +267,7 @@ def test_token_refresh_does_not_close_the_socket(provider, upstream, ws_upstream
 def test_idle_timeout_closes_the_socket(provider, upstream, ws_upstream, gateway_factory):
     gw = gateway_factory(env={"GATEHOUSE_ROUTES": ws_routes(upstream, ws_upstream),
                               "GATEHOUSE_WEBSOCKET_IDLE": "2s"})
-    sess = login(gw, provider)
-    ws = open_ws(gw, sess)
-    ws.send("active")
-    assert ws.recv(timeout=10) == "active"
+    _, ws = echoing_socket(gw, provider)
     closed = closed_within(ws, 30)
     assert closed.rcvd is not None and closed.rcvd.code == 1001
     assert closed.rcvd.reason == "idle timeout"
@@ -278,10 +275,7 @@ def test_idle_timeout_closes_the_socket(provider, upstream, ws_upstream, gateway
 
 def test_graceful_shutdown_closes_sockets_with_1001(provider, upstream, ws_upstream, gateway_factory):
     gw = gateway_factory(env={"GATEHOUSE_ROUTES": ws_routes(upstream, ws_upstream)})
-    sess = login(gw, provider)
-    ws = open_ws(gw, sess)
-    ws.send("x")
-    assert ws.recv(timeout=10) == "x"
+    _, ws = echoing_socket(gw, provider)
     started = time.monotonic()
     assert gw.stop() == 0
     closed = closed_within(ws, 10)

@@ -70,7 +70,9 @@ let package = Package(
         .target(name: "Gatehouse",
                 dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
                                "GatehouseSessions", "GatehouseStatic",
-                               .product(name: "Logging", package: "swift-log")],
+                               .product(name: "Logging", package: "swift-log"),
+                               // SHA-1 for the WebSocket handshake's Sec-WebSocket-Accept (RFC 6455 §4.2.2).
+                               .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: settings),
         // Development OpenID provider for `gatehouse demo` and in-process tests. Loopback only.
         .target(name: "DevProvider",

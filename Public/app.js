@@ -31,10 +31,19 @@
     expiresCountdown: byId('expires-countdown'),
     callApi: byId('call-api'),
     apiResult: byId('api-result'),
+    liveState: byId('live-state'),
+    liveFeed: byId('live-feed'),
   };
+  const LIVE_PATH = '/api/live';
+  const LIVE_KEEP = 5;          // messages shown
+  const LIVE_RETRY_MS = 5_000;  // first reconnect delay after the socket closed while signed in…
+  const LIVE_RETRY_MAX_MS = 60_000;  // …doubling up to this (an API without /api/live is not hammered)
 
   let user = null;       // the last /user answer, or null when signed out
   let tickTimer = null;
+  let live = null;       // the live-updates WebSocket while signed in
+  let liveRetry = null;
+  let liveRetryDelay = LIVE_RETRY_MS;
 
   // --- Talking to the gateway -------------------------------------------------------------------
 
@@ -116,6 +125,53 @@
     }
   }
 
+  // --- Live updates over a WebSocket -----------------------------------------------------------
+  // A browser cannot add headers to a WebSocket handshake, so there is no X-CSRF here: the gateway
+  // checks the Origin header instead (it must be this page's origin) and the session cookie, and
+  // attaches the access token upstream. The page still never sees a token.
+
+  function openLive() {
+    if (live || !user) return;
+    window.clearTimeout(liveRetry);
+    liveRetry = null;
+    const url = `${window.location.protocol === 'https:' ? 'wss:' : 'ws:'}//${window.location.host}${LIVE_PATH}`;
+    const socket = new WebSocket(url);
+    live = socket;
+    ui.liveState.textContent = 'connecting';
+    socket.addEventListener('open', () => {
+      ui.liveState.textContent = 'connected';
+      liveRetryDelay = LIVE_RETRY_MS;
+    });
+    socket.addEventListener('message', (event) => {
+      const item = document.createElement('li');
+      item.textContent = typeof event.data === 'string' ? event.data : '(binary message)';
+      ui.liveFeed.prepend(item);
+      while (ui.liveFeed.children.length > LIVE_KEEP) ui.liveFeed.lastElementChild.remove();
+    });
+    socket.addEventListener('close', (event) => {
+      if (live !== socket) return;
+      live = null;
+      ui.liveState.textContent = `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
+      // 1008: the gateway ended the session's sockets (signed out elsewhere): ask who we are.
+      if (event.code === 1008) { refreshUser({ slide: false }); return; }
+      if (user) {
+        liveRetry = window.setTimeout(openLive, liveRetryDelay);
+        liveRetryDelay = Math.min(liveRetryDelay * 2, LIVE_RETRY_MAX_MS);
+      }
+    });
+  }
+
+  function closeLive() {
+    window.clearTimeout(liveRetry);
+    liveRetry = null;
+    if (live) {
+      const socket = live;
+      live = null;
+      socket.close(1000, 'signed out');
+      ui.liveState.textContent = 'closed';
+    }
+  }
+
   // --- Rendering --------------------------------------------------------------------------------
   // Only textContent is used: claims come from the provider and are data, never markup.
 
@@ -132,6 +188,7 @@
     setState('signed-out');
     ui.signOut.disabled = false;
     stopTicking();
+    closeLive();
   }
 
   function showSignedIn(next) {
@@ -146,6 +203,7 @@
     ui.expiresAt.textContent = localTime(next.session?.expiresAt);
     ui.expiresAt.dateTime = isoTime(next.session?.expiresAt);
     startTicking();
+    openLive();
   }
 
   // Claims that hold NumericDate values (seconds since 1970) get a readable local time beside them.

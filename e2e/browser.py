@@ -30,3 +30,17 @@ def make_driver(width=1280, height=900):
     d.set_page_load_timeout(30)
     d.set_script_timeout(30)
     return d
+
+
+def sign_in(driver, gateway, provider, username="alice", timeout=20):
+    """From the demo SPA at `gateway`, sign in at `provider`'s login page as `username`; returns
+    once the SPA shows `body[data-state=signed-in]`."""
+    wait = WebDriverWait(driver, timeout)
+    driver.get(gateway.url + "/")
+    wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#signin"))).click()
+    wait.until(lambda d: d.current_url.startswith(provider.issuer + "/oauth2/authorize"))
+    box = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=sub]")))
+    box.send_keys(username)
+    box.find_element(By.XPATH, "./ancestor::form//button[@type='submit']").click()
+    wait.until(lambda d: d.current_url.startswith(gateway.url + "/"))
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "body[data-state=signed-in]")))

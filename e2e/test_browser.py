@@ -31,21 +31,11 @@ def driver():
 
 
 def test_sign_in_call_api_sign_out(gateway, provider, driver):
-    from browser import By, EC, WebDriverWait
+    from browser import By, EC, WebDriverWait, sign_in
     wait = WebDriverWait(driver, 20)
     d = driver
-    d.get(gateway.url + "/")
-    wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#signin"))).click()
-
-    # the provider's own login page
-    wait.until(lambda d: d.current_url.startswith(provider.issuer + "/oauth2/authorize"))
-    box = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=sub]")))
-    box.send_keys("alice")
-    box.find_element(By.XPATH, "./ancestor::form//button[@type='submit']").click()
-
-    # back on the SPA, signed in
-    wait.until(lambda d: d.current_url.startswith(gateway.url + "/"))
-    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "body[data-state=signed-in]")))
+    # the provider's own login page, then back on the SPA, signed in
+    sign_in(d, gateway, provider)
     wait.until(lambda d: "alice" in d.find_element(By.CSS_SELECTOR, "#claims").text)
 
     d.find_element(By.CSS_SELECTOR, "#call-api").click()

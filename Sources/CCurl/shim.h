@@ -46,6 +46,11 @@ static inline CURLMcode gatehouse_curl_multi_setopt_long(CURLM *handle, CURLMopt
     return curl_multi_setopt(handle, option, value);
 }
 
+/* CURLINFO_ACTIVESOCKET: the socket of a CURLOPT_CONNECT_ONLY connection (wss:// tunnels). */
+static inline CURLcode gatehouse_curl_easy_getinfo_socket(CURL *handle, curl_socket_t *socket) {
+    return curl_easy_getinfo(handle, CURLINFO_ACTIVESOCKET, socket);
+}
+
 static inline size_t gatehouse_curl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 static inline size_t gatehouse_curl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 static inline size_t gatehouse_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }

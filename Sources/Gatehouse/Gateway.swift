@@ -25,6 +25,8 @@ public final class GatewayContext: Sendable {
     public let refresher: TokenRefresher
     /// The gateway's own client-credentials tokens for `auth=client` routes.
     public let clientTokens: ClientTokenCache
+    /// The open WebSockets, closed at their idle timeout, the end of their session and shutdown.
+    public let websockets: WebSocketTunnels
     /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
     public let forwarding: ProxyForwarding
     public let logger: Logger
@@ -46,10 +48,16 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        sessions = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
-        refresher = TokenRefresher(provider: provider, sessions: sessions, metrics: metrics,
+        let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
+        sessions = sessionCache
+        refresher = TokenRefresher(provider: provider, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)
         clientTokens = ClientTokenCache(provider: provider, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
+        websockets = WebSocketTunnels(idleSeconds: configuration.websocketIdle, logger: logger) { idHash in
+            do { return try sessionCache.resolve(idHash: idHash, now: now(), slide: false) != nil } catch { return true }
+        }
+        let websockets = self.websockets
+        sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }
     }
 }
 
@@ -104,6 +112,12 @@ public final class Gateway: HTTPHandler {
         let route = RequestRoute(path: head.path, routes: routes)
         guard route.allows(method: head.method) else {
             return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
+        }
+        // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
+        // cannot add headers to it), checked by the WebSocket proxy.
+        if case .api(let match) = route, WebSocketHandshake.isUpgrade(head) {
+            guard let target = ForwardTarget(match, head: head) else { return await secure.respond(ForwardTarget.unroutable) }
+            return await WebSocketProxy(context: context).forward(request, to: target, writer: secure)
         }
         // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
         // handler runs: a cross-site request changes nothing, not even the idle timer.
@@ -163,4 +177,9 @@ final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
     func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) { try await inner.writeBody(bytes) }
     func finish() async throws(HTTPWriteError) { try await inner.finish() }
     func abort() { inner.abort() }
+
+    func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
+        // No security headers on a 101: what follows is not an HTTP answer the browser renders.
+        try await inner.switchProtocols(head)
+    }
 }

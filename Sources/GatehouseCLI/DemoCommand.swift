@@ -129,7 +129,8 @@ func locatePublicDirectory() -> String {
 }
 
 /// The demo's upstream API: says hello to whoever called, asking the provider's userinfo endpoint
-/// with the bearer token the gateway attached (the API never sees a cookie).
+/// with the bearer token the gateway attached (the API never sees a cookie). `GET /api/live` with
+/// `Upgrade: websocket` opens the SPA's live panel: a WebSocket sending an update every second.
 struct SampleAPI: HTTPHandler {
     let issuer: String
 
@@ -139,17 +140,24 @@ struct SampleAPI: HTTPHandler {
             return await writer.respond(HTTPResponse(status: 401, headers: headers,
                                                      body: "{\"error\":\"unauthorized\",\"error_description\":\"No bearer token.\"}"))
         }
-        var user = "null"
-        if let url = URL(string: issuer + "/userinfo") {
-            var userinfo = URLRequest(url: url, timeoutInterval: 5)
-            userinfo.setValue(authorization, forHTTPHeaderField: "Authorization")
-            if let (data, response) = try? await URLSession.shared.data(for: userinfo),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
-                user = String(decoding: data, as: UTF8.self)
-            }
+        let user = await userinfo(authorization: authorization)
+        if request.head.path == "/api/live", request.head.headers.hasToken("Upgrade", "websocket") {
+            return await SampleLiveFeed.accept(request, writer: writer, userinfo: user)
         }
         let body = "{\"message\":\"Hello from the sample API\",\"method\":\(JSONString.quoted(request.head.method)),"
             + "\"path\":\(JSONString.quoted(String(request.head.path))),\"user\":\(user)}"
         await writer.respond(HTTPResponse(status: 200, headers: headers, body: body))
+    }
+
+    /// The provider's userinfo answer for the bearer token (JSON), or `null`.
+    private func userinfo(authorization: String) async -> String {
+        guard let url = URL(string: issuer + "/userinfo") else { return "null" }
+        var userinfo = URLRequest(url: url, timeoutInterval: 5)
+        userinfo.setValue(authorization, forHTTPHeaderField: "Authorization")
+        if let (data, response) = try? await URLSession.shared.data(for: userinfo),
+           (response as? HTTPURLResponse)?.statusCode == 200 {
+            return String(decoding: data, as: UTF8.self)
+        }
+        return "null"
     }
 }

@@ -282,3 +282,30 @@ extension UpstreamClient: UpstreamTransport {
         try await send(request, body: body.declaredLength == 0 ? nil : body)
     }
 }
+
+extension UpstreamClient: UpstreamSwitchingTransport {
+    /// Always a new connection: a connection that switched protocols carries someone's tunnel and
+    /// must never answer another request, and one whose switch was refused is closed after its
+    /// answer (an upstream may leave it in an unknown state).
+    public func switchProtocols(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamSwitch {
+        guard let loop = EventLoop.current else { throw .connectFailed("not on an event loop") }
+        let key = UpstreamKey(host: request.host, port: request.port)
+        let address = try resolve(key)
+        let connection = try await UpstreamConnection.open(key, address: address, loop: loop,
+                                                           timeout: timeouts.connectNanoseconds)
+        connection.uses = 1
+        do {
+            try await connection.write(request.encodedHead(bodyFraming: nil), timeout: timeouts.firstByteNanoseconds)
+            let (head, version) = try await connection.readFinalHead(timeout: timeouts.firstByteNanoseconds)
+            if head.status == 101 { return .switched(head, connection.detachForTunnel()) }
+            let framing = try UpstreamResponseFraming(head, requestMethod: request.method, version: version)
+            connection.beginBody(framing.framing)
+            return .answered(UpstreamResponse(head: head, framing: framing, connection: connection, keepAlive: false,
+                                              pool: loopPool(loop), maxIdle: maxIdlePerUpstream,
+                                              idleTimeout: timeouts.bodyIdleNanoseconds))
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+}

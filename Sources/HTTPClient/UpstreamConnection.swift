@@ -254,6 +254,16 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// Reads the final response head (interim 1xx answers are skipped; a `101` is refused) and
     /// decides its framing (`UpstreamResponseFraming`: ambiguous framing is refused).
     func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, UpstreamResponseFraming, keepAlive: Bool) {
+        let (head, version) = try await readFinalHead(timeout: timeout)
+        let framing = try UpstreamResponseFraming(head, requestMethod: requestMethod, version: version)
+        let keepAlive = version == .http1_1 ? !head.headers.hasToken("Connection", "close")
+                                            : head.headers.hasToken("Connection", "keep-alive")
+        return (head, framing, keepAlive && framing.leavesConnectionReusable)
+    }
+
+    /// Reads heads until one is final: interim 1xx answers are skipped, a `101` is returned as it
+    /// is (the caller decides whether it asked for a protocol switch).
+    func readFinalHead(timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, HTTPVersion) {
         var parser = ResponseHeadParser()
         let deadline = loop.now &+ timeout
         while true {
@@ -265,10 +275,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
                     let version = parser.lastVersion
                     parser.reset()
                     if (100..<200).contains(head.status) && head.status != 101 { continue }
-                    let framing = try UpstreamResponseFraming(head, requestMethod: requestMethod, version: version)
-                    let keepAlive = version == .http1_1 ? !head.headers.hasToken("Connection", "close")
-                                                        : head.headers.hasToken("Connection", "keep-alive")
-                    return (head, framing, keepAlive && framing.leavesConnectionReusable)
+                    return (head, version)
                 }
             }
             let now = loop.now
@@ -367,6 +374,18 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     /// True when the response ended exactly at its framing boundary with nothing extra buffered.
     var cleanlyFinished: Bool { bodyDone && input.isEmpty && !peerClosed && !closed }
+
+    /// Hands the socket over after a `101`: the connection leaves the loop (and never a pool) and
+    /// the endpoint starts with the bytes the upstream sent behind the head.
+    func detachForTunnel() -> SocketEndpoint {
+        let endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable))
+        input.consume(input.readableCount)
+        closed = true
+        loop.deregister(fd)
+        if let timer { loop.cancelTimer(timer); self.timer = nil }
+        resumeWaiter(false)
+        return endpoint
+    }
 
     func close() {
         guard !closed else { return }

@@ -37,6 +37,7 @@ enum OpsEndpoints {
     static func metrics(_ context: GatewayContext) -> HTTPResponse {
         HTTPResponse(status: 200,
                      headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
-                     body: context.metrics.render())
+                     body: context.metrics.render() + "# HELP gatehouse_websockets_open Proxied WebSockets currently open.\n"
+                        + "# TYPE gatehouse_websockets_open gauge\ngatehouse_websockets_open \(context.websockets.count)\n")
     }
 }

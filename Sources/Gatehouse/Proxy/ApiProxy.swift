@@ -13,10 +13,10 @@ struct ApiProxy {
     func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
         let head = request.head
         // The method and the anti-forgery header were checked by the router (`RequestRoute`).
-        guard case .forward(let route, let upstreamPath) = match else {
-            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_path",
-                                                               description: "The path cannot be routed."))
+        guard let forward = ForwardTarget(match, head: head) else {
+            return await writer.respond(ForwardTarget.unroutable)
         }
+        let route = forward.route
         // The route's `auth=` policy decides whether a session is needed and which bearer goes upstream.
         let authorization: String?
         switch await RouteCredentials.authorization(for: route, headers: head.headers, context: context) {
@@ -27,10 +27,8 @@ struct ApiProxy {
         let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
                                                                authorization: authorization,
                                                                forwarding: context.forwarding, trace: request.trace)
-        var target = upstreamPath
-        if let query = head.query { target += "?" + query }
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
-                                              target: target, headers: headers)
+                                              target: forward.target, headers: headers)
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
     }

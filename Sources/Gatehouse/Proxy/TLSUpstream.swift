@@ -42,3 +42,10 @@ struct TLSUpstream: UpstreamTransport {
         try await Self.client.send(request, body: body, timeouts: timeouts, maxBodyBytes: maxBodyBytes)
     }
 }
+
+extension TLSUpstream: UpstreamSwitchingTransport {
+    /// `wss://`: a TLS connection of its own per WebSocket (`HTTPSUpstreamClient.switchProtocols`).
+    func switchProtocols(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamSwitch {
+        try await Self.client.switchProtocols(request, timeouts: timeouts)
+    }
+}

@@ -19,7 +19,7 @@ enum UpstreamRelay {
         await relay(answer, method: request.method, context: context, writer: writer)
     }
 
-    private static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,
+    static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,
                               writer: any HTTPResponseWriter) async {
         var outgoing = BrowserAnswerHead.make(status: answer.head.status, upstreamHeaders: answer.head.headers,
                                               framing: answer.framing).head

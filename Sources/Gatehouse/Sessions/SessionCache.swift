@@ -57,6 +57,19 @@ public final class SessionCache: Sendable {
     /// Unix seconds (the gateway's injectable clock), for checking several cookie values.
     private let now: @Sendable () -> Int64
 
+    /// Told about every session this process ends (its id hash; nil when several unknown ones
+    /// ended), so the WebSockets of the session close at once.
+    private let endObservers = Mutex<[@Sendable (String?) -> Void]>([])
+
+    /// Adds an observer of ended sessions (see `endObservers`).
+    public func onSessionEnded(_ observer: @escaping @Sendable (String?) -> Void) {
+        endObservers.withLock { $0.append(observer) }
+    }
+
+    private func notifyEnded(_ idHash: String?) {
+        for observer in endObservers.withLock({ $0 }) { observer(idHash) }
+    }
+
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.store = store
@@ -206,6 +219,7 @@ public final class SessionCache: Sendable {
     public func endSession(idHash: String) {
         _ = try? store.deleteSession(idHash: idHash)
         forget(idHash)
+        notifyEnded(idHash)
     }
 
     /// Deletes every session of the provider session `sid` (back-channel logout) and empties the
@@ -213,6 +227,7 @@ public final class SessionCache: Sendable {
     public func endSessions(sid: String) throws(SessionStoreError) -> Int {
         let ended = try store.deleteSessions(sid: sid)
         forgetAll()
+        notifyEnded(nil)
         return ended
     }
 
@@ -220,6 +235,7 @@ public final class SessionCache: Sendable {
     public func endSessions(sub: String) throws(SessionStoreError) -> Int {
         let ended = try store.deleteSessions(sub: sub)
         forgetAll()
+        notifyEnded(nil)
         return ended
     }
 
@@ -241,7 +257,10 @@ public final class SessionCache: Sendable {
     /// drops the previous one from the cache.
     public func createSession(_ new: NewSession, replacing previousIdHash: String?) throws(SessionStoreError) -> Session {
         let session = try store.createSession(new, replacing: previousIdHash)
-        if let previousIdHash { forget(previousIdHash) }
+        if let previousIdHash {
+            forget(previousIdHash)
+            notifyEnded(previousIdHash)
+        }
         return session
     }
 

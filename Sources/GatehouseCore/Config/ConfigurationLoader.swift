@@ -62,6 +62,7 @@ extension GatehouseConfiguration {
         let trustedProxies = r.trustedProxies()
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
         r.refusePublicClientCredentials(routes: routes, method: clientAuthMethod)
+        let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
 
         // Logging
         let logLevel = r.logLevel()
@@ -83,6 +84,7 @@ extension GatehouseConfiguration {
             sessionIdle: idle, sessionLifetime: lifetime, routes: routes, maxBody: maxBody,
             trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
         configuration.userinfo = userinfo
+        configuration.websocketIdle = websocketIdle ?? 600
         configuration.idTokenAlgorithms = idTokenAlgorithms
         configuration.clientPrivateKeyPEM = clientKey?.pem
         configuration.clientKeyID = clientKey?.keyID

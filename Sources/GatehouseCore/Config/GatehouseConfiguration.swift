@@ -77,6 +77,9 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var trustedProxies: [CIDR]
     /// Time limit for an upstream's first response byte, seconds.
     public var upstreamTimeout: Int
+    /// A proxied WebSocket with no byte in either direction for this long is closed, seconds
+    /// (`GATEHOUSE_WEBSOCKET_IDLE`).
+    public var websocketIdle: Int = 600
 
     // MARK: Logging
     public var logLevel: Logger.Level

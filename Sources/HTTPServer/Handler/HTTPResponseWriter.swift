@@ -1,3 +1,4 @@
+import EventLoops
 import HTTP1
 
 /// Where a handler writes its answer. Either one `respond(_:)`, or `writeHead` + `writeBody`* +
@@ -17,4 +18,15 @@ public protocol HTTPResponseWriter: AnyObject, Sendable {
     func abort()
     /// True once a head has been sent.
     var headWritten: Bool { get }
+    /// Answers `101 Switching Protocols` with `head` and hands the connection's socket over as a
+    /// tunnel endpoint (attach it to a `ByteTunnel` on the same loop). The exchange is over
+    /// afterwards. Throws when it cannot switch (an answer started, an unread request body, the
+    /// server shutting down, the client gone, or a writer that does not support it).
+    func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint
+}
+
+extension HTTPResponseWriter {
+    public func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
+        throw .invalidState("this writer cannot switch protocols")
+    }
 }

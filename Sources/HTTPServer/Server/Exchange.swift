@@ -1,3 +1,4 @@
+import EventLoops
 import HTTP1
 
 /// One request/response exchange as the handler sees it: the request body stream and the response
@@ -56,6 +57,19 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
         guard headWritten, !finished else { throw .invalidState("finish outside a streamed response") }
         finished = true
         connection.finishStream()
+    }
+
+    func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
+        await connection.loop.hop()
+        guard isCurrent else { throw .connectionClosed }
+        guard !headWritten else { throw .invalidState("head already written") }
+        guard let endpoint = connection.switchProtocols(head) else {
+            if connection.state == .closed { throw .connectionClosed }
+            throw .invalidState("the exchange cannot switch protocols")
+        }
+        headWritten = true
+        finished = true
+        return endpoint
     }
 
     func abort() {

@@ -25,6 +25,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         /// A final answer was sent and the write side shut: read and discard until EOF or the deadline.
         case lingering
         case closed
+        /// Switched protocols: the socket belongs to a tunnel endpoint now (`switchProtocols`).
+        case upgraded
     }
 
     let fd: Int32
@@ -109,12 +111,12 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         case .handling: if bodyWaiter != nil { feedBodyWaiter() }
         case .draining: drainBody()
         case .lingering: discardUntilEOF()
-        case .closed: break
+        case .closed, .upgraded: break
         }
     }
 
     func socketWritable() {
-        guard state != .closed else { return }
+        guard state != .closed, state != .upgraded else { return }
         flush()
         if (inputPaused || drainWaiter != nil) && state != .closed
             && output.count - outputOffset <= config.writeLowWatermark {
@@ -446,6 +448,37 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         exchangeFinished()
     }
 
+    /// Switches the connection to another protocol (RFC 9110 §15.2.2): writes the `101` head and
+    /// hands the socket to the caller as a tunnel endpoint, with the bytes the client already sent
+    /// past the request and any part of the head the socket did not take yet. The connection is
+    /// then done: it leaves the loop and its deadlines, but the endpoint still counts as an open
+    /// connection of the listener until it closes, and server shutdown asks it to end.
+    /// nil when the exchange cannot switch (an answer started, an unread request body, shutdown).
+    func switchProtocols(_ head: HTTPResponseHead) -> SocketEndpoint? {
+        guard state == .handling, !responseStarted, requestBody.isComplete, !shuttingDown, head.status == 101 else { return nil }
+        responseStarted = true
+        status = 101
+        ResponseHeadEncoder.encodeServerHead(status: 101, headers: head.headers, keepContentLength: false,
+                                             contentLength: nil, chunked: false, connection: "Upgrade", into: &output)
+        flush()
+        guard state == .handling else { return nil }
+        let endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable),
+                                      unsent: Array(output[outputOffset...]))
+        server.observer?.requestCompleted(HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
+                                                           durationNanoseconds: EventLoop.monotonicNow() &- startTime,
+                                                           requestID: requestID, peer: peer))
+        state = .upgraded
+        current = nil
+        loop.deregister(fd)
+        input.consume(input.readableCount)
+        output = []
+        outputOffset = 0
+        runner?.close()
+        runner = nil
+        listener.upgraded(self, to: endpoint)
+        return endpoint
+    }
+
     /// Writes an answer the server produces itself (parse errors, limits) and closes.
     private func writeServerError(status: Int, error: String, description: String) {
         var headers = server.defaultHeaders
@@ -659,7 +692,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     func close() {
-        guard state != .closed else { return }
+        guard state != .closed, state != .upgraded else { return }
         state = .closed
         loop.deregister(fd)
         Glibc.close(fd)

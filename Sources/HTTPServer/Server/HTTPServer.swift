@@ -115,6 +115,8 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     let loop: EventLoop
     unowned let server: HTTPServer
     var connections: [ObjectIdentifier: HTTPConnection] = [:]
+    /// Sockets handed to tunnels by `HTTPConnection.switchProtocols`, still counted as open.
+    private var upgradedSockets: [ObjectIdentifier: SocketEndpoint] = [:]
     private var listening = true
     private var requestCounter: UInt64 = 0
 
@@ -205,6 +207,19 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
         server.observer?.connectionClosed()
     }
 
+    /// A connection switched protocols: its socket lives on as `endpoint` (counted until it closes).
+    func upgraded(_ connection: HTTPConnection, to endpoint: SocketEndpoint) {
+        connections[ObjectIdentifier(connection)] = nil
+        let key = ObjectIdentifier(endpoint)
+        upgradedSockets[key] = endpoint
+        endpoint.onClose = { [weak self] in
+            guard let self else { return }
+            self.upgradedSockets[key] = nil
+            self.server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            self.server.observer?.connectionClosed()
+        }
+    }
+
     /// Checks every connection's deadline four times a second: cheaper than a timer per connection,
     /// and precise enough for timeouts measured in seconds.
     func startSweeper() {
@@ -223,9 +238,12 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
             close(fd)
         }
         for connection in Array(connections.values) { connection.beginShutdown() }
+        // Tunnels end themselves (a WebSocket sends its close frames), then close their sockets.
+        for endpoint in Array(upgradedSockets.values) { endpoint.requestEnd() }
     }
 
     func closeAll() {
         for connection in Array(connections.values) { connection.close() }
+        for endpoint in Array(upgradedSockets.values) { endpoint.close() }
     }
 }

@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A non-blocking socket as a tunnel endpoint: the browser's connection after `101 Switching
+/// Protocols`, or a plain upstream connection. It starts with the bytes its previous owner had
+/// already read past the handshake (`leftover`) and any it had not sent yet (`unsent`), so nothing
+/// between the HTTP exchange and the tunnel is lost.
+///
+/// Registered with the loop only in `attach`, so the previous owner must have deregistered the fd.
+public final class SocketEndpoint: TunnelEndpoint, EventLoopSelectable {
+    public let fd: Int32
+    public let loop: EventLoop
+    private var leftover: [UInt8]
+    private var leftoverOffset = 0
+    private var unsent: [UInt8]
+    private var unsentOffset = 0
+    private weak var handler: (any TunnelEndpointHandler)?
+    private var closed = false
+    private var registered = false
+    /// Called once, when the endpoint closes (the server's connection count, for instance).
+    public var onClose: (() -> Void)?
+
+    public init(fd: Int32, loop: EventLoop, leftover: [UInt8] = [], unsent: [UInt8] = []) {
+        self.fd = fd
+        self.loop = loop
+        self.leftover = leftover
+        self.unsent = unsent
+    }
+
+    /// Asks the tunnel to end gracefully (the server is shutting down).
+    public func requestEnd() {
+        guard !closed else { return }
+        if let handler { handler.endpointEnded(self, graceful: true) } else { close() }
+    }
+
+    // MARK: TunnelEndpoint
+
+    public func attach(_ handler: any TunnelEndpointHandler) {
+        self.handler = handler
+        guard !closed, !registered else { return }
+        do {
+            // Edge-triggered: a socket that is already readable or writable reports it at once.
+            try loop.register(fd, self)
+            registered = true
+        } catch {
+            handler.endpointEnded(self, graceful: false)
+            return
+        }
+        // Bytes taken over from the previous owner are not in the socket: no edge will announce
+        // them, so say so once the caller has finished attaching.
+        if leftoverOffset < leftover.count {
+            loop.scheduleTimer(afterNanoseconds: 0) { [weak self] in
+                guard let self, !self.closed else { return }
+                self.handler?.endpointReadable(self)
+            }
+        }
+    }
+
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
+        if closed { return .closed }
+        if leftoverOffset < leftover.count {
+            let n = min(buffer.count, leftover.count - leftoverOffset)
+            leftover.withUnsafeBytes { raw in
+                buffer.baseAddress!.copyMemory(from: raw.baseAddress! + leftoverOffset, byteCount: n)
+            }
+            leftoverOffset += n
+            if leftoverOffset == leftover.count { leftover = []; leftoverOffset = 0 }
+            return .bytes(n)
+        }
+        while true {
+            let n = recv(fd, buffer.baseAddress!, buffer.count, 0)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .closed }
+            let err = errno
+            if err == EINTR { continue }
+            return err == EAGAIN || err == EWOULDBLOCK ? .wouldBlock : .closed
+        }
+    }
+
+    public func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
+        if closed { return .closed }
+        // What the previous owner left unsent (the end of the 101 head) goes first.
+        while unsentOffset < unsent.count {
+            let result = unsent.withUnsafeBytes { raw in
+                sendSome(UnsafeRawBufferPointer(rebasing: raw[unsentOffset...]))
+            }
+            guard case .bytes(let n) = result else { return result }
+            unsentOffset += n
+            if unsentOffset == unsent.count { unsent = []; unsentOffset = 0 }
+        }
+        if bytes.isEmpty { return .bytes(0) }
+        return sendSome(bytes)
+    }
+
+    /// True while bytes of the previous owner still wait to be sent.
+    public var hasUnsent: Bool { unsentOffset < unsent.count }
+
+    private func sendSome(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
+        while true {
+            let n = Glibc.send(fd, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL))
+            if n > 0 { return .bytes(n) }
+            let err = errno
+            if n < 0 && err == EINTR { continue }
+            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) { return .wouldBlock }
+            return .closed
+        }
+    }
+
+    public func shutdownOutput() -> Bool {
+        guard !closed else { return false }
+        return shutdown(fd, Int32(SHUT_WR)) == 0
+    }
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        handler = nil
+        if registered { loop.deregister(fd) }
+        Glibc.close(fd)
+        let onClose = self.onClose
+        self.onClose = nil
+        onClose?()
+    }
+
+    // MARK: EventLoopSelectable
+
+    public func socketReadable() { handler?.endpointReadable(self) }
+    public func socketWritable() {
+        // The previous owner's unsent bytes (the end of a 101 head, say) leave even when the tunnel
+        // has nothing to send this way yet.
+        if hasUnsent, case .closed = send(UnsafeRawBufferPointer(start: nil, count: 0)) {
+            handler?.endpointEnded(self, graceful: false)
+            return
+        }
+        handler?.endpointWritable(self)
+    }
+    public func socketHangup() {
+        // Bytes may still wait before the hang-up: let the tunnel read them first.
+        handler?.endpointReadable(self)
+        if !closed { handler?.endpointEnded(self, graceful: false) }
+    }
+}

@@ -1,0 +1,103 @@
+import EventLoops
+import GatehouseCore
+import HTTPClient
+import HTTP1
+import HTTPServer
+
+/// Proxies a WebSocket handshake under an API route (SPEC "WebSockets"): checked like an API call,
+/// with the `Origin` in place of the CSRF header, then relayed on a new upstream connection; after
+/// the upstream's `101` the bytes flow both ways through a `ByteTunnel` (`WebSocketTunnels`).
+///
+/// Order of checks: the origin (`403`), the handshake's form (`400`, `426`), the credential
+/// (`UpstreamCredential.decide`: `401` without a session), then the upstream. An upstream that
+/// answers anything but `101` has that answer relayed as usual (its connection then closed); a
+/// `101` that does not accept our key is `502`.
+struct WebSocketProxy {
+    let context: GatewayContext
+
+    func forward(_ request: HTTPRequest, to forward: ForwardTarget, writer: any HTTPResponseWriter) async {
+        let head = request.head
+        guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin) else {
+            return await writer.respond(HTTPResponse.jsonError(
+                status: 403, error: "origin_not_allowed",
+                description: "A WebSocket must be opened from \(context.configuration.publicURL.origin)."))
+        }
+        let key: String
+        switch WebSocketHandshake.validate(head.headers) {
+        case .success(let value):
+            key = value
+        case .failure(.unsupportedVersion):
+            var response = HTTPResponse.jsonError(status: 426, error: "unsupported_websocket_version",
+                                                  description: "Only WebSocket version 13 is supported.")
+            response.headers.set("Sec-WebSocket-Version", WebSocketHandshake.version)
+            return await writer.respond(response)
+        case .failure(.malformed(let why)):
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                               description: "Invalid WebSocket handshake: \(why)."))
+        }
+        guard request.body.declaredLength == 0 else {
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                               description: "Invalid WebSocket handshake: it has a body."))
+        }
+        // The route's `auth=` policy decides, as for API calls (`RouteCredentials`, the one place).
+        let authorization: String?
+        switch await RouteCredentials.authorization(for: forward.route, headers: head.headers, context: context) {
+        case .forward(let value): authorization = value
+        case .refuse(let response): return await writer.respond(response)
+        }
+        // The live session the socket lives and dies with; none on `auth=none` or when signed out.
+        let sessionIDHash = liveSessionIDHash(head, route: forward.route)
+        let route = forward.route
+        let transport = route.usesTLS ? context.httpsUpstream : context.upstream
+        guard let switching = transport as? any UpstreamSwitchingTransport else {
+            return await writer.respond(HTTPResponse.jsonError(
+                status: 502, error: "websocket_upstream_unsupported",
+                description: "WebSockets cannot be proxied to this upstream."))
+        }
+        let policyHeaders = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
+                                                                     authorization: authorization,
+                                                                     forwarding: context.forwarding, trace: request.trace)
+        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: "GET", target: forward.target,
+                                              headers: WebSocketHandshake.upstreamHeaders(policyHeaders))
+        let answer: UpstreamSwitch
+        do {
+            answer = try await switching.switchProtocols(upstreamRequest)
+        } catch {
+            return await writer.respond(UpstreamRelay.failure(error, context: context))
+        }
+        switch answer {
+        case .answered(let refusal):
+            await UpstreamRelay.relay(refusal, method: "GET", context: context, writer: writer)
+        case .switched(let upstreamHead, let upstream):
+            if let problem = WebSocketHandshake.upstreamProblem(upstreamHead, key: key) {
+                upstream.close()
+                context.metrics.upstreamError(kind: "websocket_handshake")
+                context.logger.warning("upstream websocket handshake refused", metadata: ["problem": "\(problem)"])
+                return await writer.respond(HTTPResponse.jsonError(
+                    status: 502, error: "upstream_websocket_handshake_failed",
+                    description: "The upstream did not accept the WebSocket handshake."))
+            }
+            let browser: any TunnelEndpoint
+            do {
+                browser = try await writer.switchProtocols(WebSocketHandshake.browserHead(from: upstreamHead))
+            } catch {
+                upstream.close()
+                // The browser went away meanwhile (nothing to answer), or the exchange cannot switch.
+                return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                                   description: "The connection cannot switch protocols."))
+            }
+            guard let loop = EventLoop.current else {
+                browser.close()
+                return upstream.close()
+            }
+            context.websockets.open(browser: browser, upstream: upstream, sessionIDHash: sessionIDHash, loop: loop)
+        }
+    }
+
+    private func liveSessionIDHash(_ head: HTTPRequestHead, route: UpstreamRoute) -> String? {
+        if case .none = route.auth { return nil }
+        guard let id = context.sessions.sessionID(in: head.headers),
+              (try? context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)) != nil else { return nil }
+        return id.hash
+    }
+}

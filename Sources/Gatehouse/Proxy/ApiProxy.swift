@@ -17,11 +17,11 @@ struct ApiProxy {
                                                                description: "The path cannot be routed."))
         }
         let now = context.now()
-        guard let id = context.sessions.sessionID(in: head.headers) else {
+        guard let id = await context.sessions.sessionID(in: head.headers) else {
             return await writer.respond(Responses.unauthenticated)
         }
         let resolved: SessionCache.Resolved?
-        do { resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
+        do { resolved = try await context.sessions.resolveWithAuthorization(idHash: id.hash, now: now) } catch {
             return await writer.respond(HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
                                                                description: "The session store does not answer."))
         }

@@ -10,6 +10,19 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case invalidIDPrefix(String)
     /// `sessions revoke ID`: the prefix matches several sessions; nothing was deleted.
     case ambiguousIDPrefix(prefix: String, matches: Int)
+    /// The store did not answer within the gateway's store timeout (a lock held elsewhere, a database
+    /// that does not answer); the call may still complete later.
+    case timedOut(seconds: Double)
+    /// The gateway's queue of store calls is full; the call was not attempted.
+    case overloaded(queued: Int)
+
+    /// The store did not answer in time or is saturated: retrying later may succeed (`503`).
+    public var isUnavailability: Bool {
+        switch self {
+        case .timedOut, .overloaded: return true
+        default: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -20,6 +33,8 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
             return "'\(prefix)' is not a session id: give at least 8 hex characters as shown by `gatehouse sessions list`"
         case .ambiguousIDPrefix(let prefix, let matches):
             return "'\(prefix)' matches \(matches) sessions; give more characters of the id"
+        case .timedOut(let seconds): return "session store did not answer within \(seconds) s"
+        case .overloaded(let queued): return "session store busy: \(queued) calls already queued"
         }
     }
 }

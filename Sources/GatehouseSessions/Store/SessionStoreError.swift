@@ -10,6 +10,11 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case invalidIDPrefix(String)
     /// `sessions revoke ID`: the prefix matches several sessions; nothing was deleted.
     case ambiguousIDPrefix(prefix: String, matches: Int)
+    /// The database cannot answer now (PostgreSQL unreachable, connection lost, every pooled
+    /// connection busy, a statement timeout): nothing is known to have changed; retry later.
+    case unavailable(String)
+    /// PostgreSQL refused a statement (constraint, schema missing…).
+    case postgres(PostgresError)
 
     public var description: String {
         switch self {
@@ -20,6 +25,24 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
             return "'\(prefix)' is not a session id: give at least 8 hex characters as shown by `gatehouse sessions list`"
         case .ambiguousIDPrefix(let prefix, let matches):
             return "'\(prefix)' matches \(matches) sessions; give more characters of the id"
+        case .unavailable(let reason): return "session database unavailable: \(reason)"
+        case .postgres(let error): return "session database error: \(error)"
+        }
+    }
+}
+
+extension SessionStoreError {
+    /// The store error for a PostgreSQL failure: `.unavailable` when the server could not answer.
+    init(_ error: PostgresError) {
+        self = error.isUnavailable ? .unavailable(error.description) : .postgres(error)
+    }
+
+    /// True when the database could not answer (as opposed to refusing or failing an operation).
+    public var isUnavailable: Bool {
+        switch self {
+        case .unavailable: true
+        case .database(let error): error.isBusy
+        default: false
         }
     }
 }
@@ -39,5 +62,20 @@ enum SessionIDPrefix {
                                    ? prefix : "<unprintable>")
         }
         return lower
+    }
+
+    /// `sessions revoke ID` on any engine: `deleteIfUnique` counts the hashes in `[low, high)` (every
+    /// hash starting with the normalized prefix: hashes are lowercase hex, so they sort below
+    /// `prefix + "g"`) and, in the same transaction, deletes them only when there is at most one.
+    /// - Returns: 0 or 1.
+    /// - Throws: `.invalidIDPrefix`, `.ambiguousIDPrefix` (nothing deleted).
+    static func deleteUnique(
+        _ idPrefix: String,
+        _ deleteIfUnique: (_ low: String, _ high: String) throws(SessionStoreError) -> (matches: Int, deleted: Int)
+    ) throws(SessionStoreError) -> Int {
+        let prefix = try normalized(idPrefix)
+        let outcome = try deleteIfUnique(prefix, prefix + "g")
+        guard outcome.matches <= 1 else { throw .ambiguousIDPrefix(prefix: prefix, matches: outcome.matches) }
+        return outcome.deleted
     }
 }

@@ -46,7 +46,7 @@ struct LoginEndpoint {
             try await context.sessions.savePendingLogin(pending)
         } catch {
             context.logger.error("login: cannot store the pending login", metadata: ["error": "\(error)"])
-            return HTMLPage.error(status: error.isUnavailability ? 503 : 500, title: "Sign-in failed",
+            return HTMLPage.error(status: error.isUnavailable ? 503 : 500, title: "Sign-in failed",
                                   message: "The login could not be started.")
         }
         context.metrics.loginStarted()

@@ -36,7 +36,7 @@ struct StoreExecutorTests {
                 return 1
             }
         }
-        #expect(SessionStoreError.timedOut(seconds: 0.05).isUnavailability)
+        #expect(SessionStoreError.timedOut(seconds: 0.05).isUnavailable)
         release.signal()
         // The thread is free again once the stuck call returns.
         let after = try? await executor.run { () throws(SessionStoreError) in 2 }

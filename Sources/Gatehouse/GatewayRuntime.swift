@@ -96,7 +96,12 @@ public final class GatewayRuntime: Sendable {
             // Expired sessions, pending logins and back-channel jtis are purged in the background.
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(60))
-                if let counts = try? store.purgeExpired(now: context.now()),
+                // On the store threads: a purge waiting on a lock must not hold a thread of the
+                // cooperative pool (the token refreshes' tasks run there).
+                let now = context.now()
+                if let counts = try? await context.sessions.executor.run({ () throws(SessionStoreError) in
+                       try store.purgeExpired(now: now)
+                   }),
                    counts.sessions + counts.pendingLogins + counts.logoutJTIs > 0 {
                     logger.debug("purged expired rows", metadata: ["db.sessions": "\(counts.sessions)",
                                                                     "db.pending_logins": "\(counts.pendingLogins)"])

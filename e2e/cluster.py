@@ -16,7 +16,7 @@ from pathlib import Path
 
 import requests
 
-from harness import ARTIFACTS, CSRF, Gateway, Proc, free_port, random_secret_key, wait_http_ok
+from harness import ARTIFACTS, Gateway, Proc, free_port, random_secret_key, wait_http_ok
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -130,19 +130,10 @@ class Cluster:
         addr = response.headers.get("X-Served-By", "").split(",")[-1].strip()
         return next(g for g in self.gateways if addr.endswith(f":{g.port}"))
 
-    def get(self, sess, path, csrf=True, **kw):
-        return self.request(sess, "GET", path, csrf=csrf, **kw)
-
-    def post(self, sess, path, csrf=True, **kw):
-        return self.request(sess, "POST", path, csrf=csrf, **kw)
-
-    def request(self, sess, method, path, csrf=True, **kw):
-        headers = dict(kw.pop("headers", {}) or {})
-        if csrf:
-            headers.update(CSRF)
-        kw.setdefault("allow_redirects", False)
-        kw.setdefault("timeout", 30)
-        return sess.request(method, self.url + path, headers=headers, **kw)
+    # A Gateway's HTTP helpers, aimed at the balancer (they use only `self.url`).
+    get = Gateway.get
+    post = Gateway.post
+    request = Gateway.request
 
     def stop(self):
         if self.balancer is not None:

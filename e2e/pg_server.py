@@ -53,6 +53,8 @@ def find_binaries() -> Path:
     """The newest /usr/lib/postgresql/*/bin with initdb (or $GATEHOUSE_PG_BIN)."""
     override = os.environ.get("GATEHOUSE_PG_BIN")
     if override:
+        if not (Path(override) / "initdb").exists():
+            raise PgServerError(f"GATEHOUSE_PG_BIN={override} holds no initdb: install the Debian package `postgresql`")
         return Path(override)
     candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
                         key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)

@@ -127,6 +127,26 @@ struct PostgresSessionStoreTests {
         #expect(one == 1)
     }
 
+    @Test("A server that stops answering costs the client deadline, not a hung thread; the pool then reconnects")
+    func clientDeadline() throws {
+        let uri = try freshPostgresDatabase()
+        var settings = PostgresPoolSettings()
+        settings.statementTimeout = .milliseconds(300)
+        settings.answerMargin = .milliseconds(200)
+        let pool = PostgresConnectionPool(uri: uri, settings: settings)
+        // The server-side timeout switched off inside the transaction: only the client deadline is left.
+        let error = #expect(throws: PostgresError.self) {
+            try pool.withTransaction { (tx: PostgresTransaction) throws(PostgresError) in
+                try tx.run("SET LOCAL statement_timeout = 0")
+                try tx.run("SELECT pg_sleep(30)")
+            }
+        }
+        #expect(error?.kind == .unavailable)
+        #expect(error?.message.contains("deadline") == true)
+        let one = try pool.withTransaction { (tx: PostgresTransaction) throws(PostgresError) in try tx.queryFirst("SELECT 1::bigint") { $0.int64(0) } }
+        #expect(one == 1)
+    }
+
     @Test("When every pooled connection stays busy, a call fails as unavailable after the acquire timeout")
     func poolExhausted() throws {
         let uri = try freshPostgresDatabase()

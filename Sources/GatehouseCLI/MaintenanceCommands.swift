@@ -35,7 +35,7 @@ struct MigrateCommand: ParsableCommand {
             print(applied.isEmpty ? "database is up to date"
                   : "applied: " + applied.map { "\($0.version) \($0.name)" }.joined(separator: ", "))
         } catch {
-            report("gatehouse: migration failed: \(error)")
+            report("gatehouse: migration of \(db.displayTarget) failed: \(error)")
             if case .databaseNewerThanBinary = error { throw Exit.usage }
             throw Exit.unavailable
         }
@@ -117,7 +117,7 @@ struct SessionsCommand: ParsableCommand {
 
 private func migrateQuietly(_ db: any SessionAdministration & SessionDatabaseLifecycle) throws {
     do { _ = try db.migrate() } catch {
-        report("gatehouse: \(error)")
+        report("gatehouse: \(db.displayTarget): \(error)")
         throw Exit.unavailable
     }
 }

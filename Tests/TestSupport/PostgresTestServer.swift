@@ -47,15 +47,16 @@ public final class PostgresTestServer: Sendable {
 
     /// The newest `/usr/lib/postgresql/*/bin` holding `initdb` (or `$GATEHOUSE_PG_BIN`).
     public static func findBinaries() throws -> String {
-        if let dir = ProcessInfo.processInfo.environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { return dir }
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
             .compactMap(Int.init).sorted(by: >)
-        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
-            return "\(root)/\(version)/bin"
+        var candidates = versions.map { "\(root)/\($0)/bin" }
+        if let dir = ProcessInfo.processInfo.environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { candidates = [dir] }
+        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir + "/initdb") {
+            return dir
         }
         throw StartError(description: """
-            PostgreSQL server binaries not found under \(root)/*/bin (initdb, postgres): install the Debian \
+            PostgreSQL server binaries not found in \(candidates.first ?? root + "/*/bin") (initdb, postgres): install the Debian \
             package `postgresql` (`bash e2e/setup.sh` does) or set GATEHOUSE_PG_BIN. These tests do not skip.
             """)
     }

@@ -195,7 +195,10 @@ final class PostgresConnection: @unchecked Sendable {
         guard let message else { return "" }
         let text = String(cString: message)
         // libpq ends messages with a newline and may span several lines: keep one line per message.
-        return text.split(whereSeparator: \.isNewline).joined(separator: "; ")
+        return text.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingPrefix(while: \.isWhitespace) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
     }
 }
 

@@ -9,7 +9,7 @@ import Logging
 /// let sessions = PostgresSessionMaintenance(pool: PostgresConnectionPool(uri: uri), logger: logger)
 /// try sessions.migrate()
 /// ```
-public final class PostgresSessionMaintenance: SessionAdministration, SessionDatabaseLifecycle {
+public final class PostgresSessionMaintenance: SessionAdministration, SessionDatabaseLifecycle, SessionRowDeletion {
     public let pool: PostgresConnectionPool
     private let logger: Logger
 
@@ -26,11 +26,7 @@ public final class PostgresSessionMaintenance: SessionAdministration, SessionDat
     @discardableResult
     public func migrate() throws(MigrationError) -> [Migration] {
         let applied = try PostgresMigrator.migrate(pool)
-        for migration in applied {
-            logger.info("applied database migration", metadata: [
-                "db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)",
-            ])
-        }
+        Migration.log(applied, to: logger)
         return applied
     }
 

@@ -13,7 +13,7 @@ import Logging
 /// let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: uri), sealer: sealer, logger: logger)
 /// try store.migrate()
 /// ```
-public final class PostgresSessionStore: SessionStore, SessionDatabaseLifecycle {
+public final class PostgresSessionStore: MaintenanceBackedStore {
     /// The key-less operations (list, revoke, purge, migrate, ping) on the same pool.
     public let maintenance: PostgresSessionMaintenance
     /// Caps on pending logins, enforced by every `savePendingLogin`.
@@ -27,18 +27,6 @@ public final class PostgresSessionStore: SessionStore, SessionDatabaseLifecycle 
         self.pendingLoginLimits = pendingLoginLimits
         self.sealer = sealer
         self.logger = logger
-    }
-
-    public var engine: SessionDatabaseEngine { .postgres }
-    public var displayTarget: String { maintenance.displayTarget }
-
-    @discardableResult
-    public func migrate() throws(MigrationError) -> [Migration] {
-        try maintenance.migrate()
-    }
-
-    public func close() throws(SessionStoreError) {
-        try maintenance.close()
     }
 
     // MARK: - Sessions
@@ -116,34 +104,6 @@ public final class PostgresSessionStore: SessionStore, SessionDatabaseLifecycle 
         }
     }
 
-    @discardableResult
-    public func deleteSession(idHash: String) throws(SessionStoreError) -> Bool {
-        try maintenance.deleteSession(idHash: idHash)
-    }
-
-    @discardableResult
-    public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(sub: sub)
-    }
-
-    @discardableResult
-    public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(sid: sid)
-    }
-
-    @discardableResult
-    public func deleteSessions(idPrefix: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(idPrefix: idPrefix)
-    }
-
-    public func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary] {
-        try maintenance.listSessions(now: now)
-    }
-
-    public func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int {
-        try maintenance.countActiveSessions(now: now)
-    }
-
     // MARK: - Pending logins
 
     public func savePendingLogin(_ login: PendingLogin) throws(SessionStoreError) {
@@ -178,22 +138,13 @@ public final class PostgresSessionStore: SessionStore, SessionDatabaseLifecycle 
         return taken?.pendingLogin(stateHash: stateHash, now: now, sealer: sealer, logger: logger)
     }
 
-    // MARK: - Back-channel logout, maintenance
+    // MARK: - Back-channel logout
 
     public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
         let jtiHash = SecretHash.hex(of: jti)
         return try write { (tx: PostgresTransaction) throws(PostgresError) -> Bool in
             try tx.run(PostgresSQL.insertJTI, [.text(jtiHash), .int8(expiresAt)]) == 1
         }
-    }
-
-    @discardableResult
-    public func purgeExpired(now: Int64) throws(SessionStoreError) -> PurgeCounts {
-        try maintenance.purgeExpired(now: now)
-    }
-
-    public func ping() throws(SessionStoreError) {
-        try maintenance.ping()
     }
 
     @discardableResult

@@ -10,7 +10,7 @@ import Logging
 /// try sessions.migrate()
 /// for s in try sessions.listSessions(now: now) { print(s.idPrefix, s.sub) }
 /// ```
-public final class SQLiteSessionMaintenance: SessionAdministration, SessionDatabaseLifecycle {
+public final class SQLiteSessionMaintenance: SessionAdministration, SessionDatabaseLifecycle, SessionRowDeletion {
     public let database: SQLiteDatabase
     private let logger: Logger
 
@@ -38,11 +38,7 @@ public final class SQLiteSessionMaintenance: SessionAdministration, SessionDatab
     @discardableResult
     public func migrate() throws(MigrationError) -> [Migration] {
         let applied = try Migrator.migrate(database)
-        for migration in applied {
-            logger.info("applied database migration", metadata: [
-                "db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)",
-            ])
-        }
+        Migration.log(applied, to: logger)
         return applied
     }
 

@@ -10,7 +10,7 @@ import Logging
 /// let store = try SQLiteSessionStore(path: config.databasePath, sealer: sealer, logger: logger)
 /// try store.migrate()
 /// ```
-public final class SQLiteSessionStore: SessionStore, SessionDatabaseLifecycle {
+public final class SQLiteSessionStore: MaintenanceBackedStore {
     /// The underlying database.
     public let database: SQLiteDatabase
     /// The key-less operations (list, revoke, purge, migrate, ping) on the same database.
@@ -41,20 +41,6 @@ public final class SQLiteSessionStore: SessionStore, SessionDatabaseLifecycle {
         self.maintenance = SQLiteSessionMaintenance(database: database, logger: logger)
         self.sealer = sealer
         self.logger = logger
-    }
-
-    public var engine: SessionDatabaseEngine { .sqlite }
-    public var displayTarget: String { database.path }
-
-    /// Applies pending embedded migrations. See `SQLiteSessionMaintenance.migrate()`.
-    @discardableResult
-    public func migrate() throws(MigrationError) -> [Migration] {
-        try maintenance.migrate()
-    }
-
-    /// Checkpoints the WAL and closes the database; later calls throw.
-    public func close() throws(SessionStoreError) {
-        try maintenance.close()
     }
 
     // MARK: - Sessions
@@ -134,34 +120,6 @@ public final class SQLiteSessionStore: SessionStore, SessionDatabaseLifecycle {
         }
     }
 
-    @discardableResult
-    public func deleteSession(idHash: String) throws(SessionStoreError) -> Bool {
-        try maintenance.deleteSession(idHash: idHash)
-    }
-
-    @discardableResult
-    public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(sub: sub)
-    }
-
-    @discardableResult
-    public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(sid: sid)
-    }
-
-    @discardableResult
-    public func deleteSessions(idPrefix: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(idPrefix: idPrefix)
-    }
-
-    public func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary] {
-        try maintenance.listSessions(now: now)
-    }
-
-    public func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int {
-        try maintenance.countActiveSessions(now: now)
-    }
-
     // MARK: - Pending logins
 
     public func savePendingLogin(_ login: PendingLogin) throws(SessionStoreError) {
@@ -198,22 +156,13 @@ public final class SQLiteSessionStore: SessionStore, SessionDatabaseLifecycle {
         return taken?.pendingLogin(stateHash: stateHash, now: now, sealer: sealer, logger: logger)
     }
 
-    // MARK: - Back-channel logout, maintenance
+    // MARK: - Back-channel logout
 
     public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
         let jtiHash = SecretHash.hex(of: jti)
         return try write { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
             try conn.run(SQL.insertJTI, [.text(jtiHash), .integer(expiresAt)]) == 1
         }
-    }
-
-    @discardableResult
-    public func purgeExpired(now: Int64) throws(SessionStoreError) -> PurgeCounts {
-        try maintenance.purgeExpired(now: now)
-    }
-
-    public func ping() throws(SessionStoreError) {
-        try maintenance.ping()
     }
 
     // MARK: - Helpers

@@ -19,15 +19,10 @@ struct StoredSessionRow: Sendable {
     /// The session, or nil (logged) when its sealed part cannot be opened with the configured keys.
     /// The row is not deleted: if the operator restores the right key, the session works again.
     func session(idHash: String, sealer: TokenSealer, logger: Logger) -> Session? {
-        let secrets: SessionSecrets
-        do {
-            secrets = try SessionSecrets.opened(sealed, idHash: idHash, sealer: sealer)
-        } catch {
-            logger.warning("stored session cannot be opened; treating it as absent", metadata: [
-                "session.id_prefix": "\(idHash.prefix(8))", "error": "\(error)",
-            ])
-            return nil
+        let opened = openedOrLogged("stored session", key: "session.id_prefix", hash: idHash, logger: logger) {
+            () throws(SessionStoreError) in try SessionSecrets.opened(sealed, idHash: idHash, sealer: sealer)
         }
+        guard let secrets = opened else { return nil }
         return Session(idHash: idHash, sub: sub, sid: sid, claims: Array(secrets.claims),
                        tokens: secrets.tokens, createdAt: createdAt, lastSeenAt: lastSeenAt,
                        idleExpiresAt: idleExpiresAt, expiresAt: expiresAt, version: version)
@@ -44,18 +39,27 @@ struct StoredPendingRow: Sendable {
     /// The pending login, or nil when it expired at `now` or cannot be opened (logged).
     func pendingLogin(stateHash: String, now: Int64, sealer: TokenSealer, logger: Logger) -> PendingLogin? {
         guard now < expiresAt else { return nil }
-        let secrets: PendingLoginSecrets
-        do {
-            secrets = try PendingLoginSecrets.opened(sealed, stateHash: stateHash, sealer: sealer)
-        } catch {
-            logger.warning("stored pending login cannot be opened; treating it as absent", metadata: [
-                "oauth.state_hash_prefix": "\(stateHash.prefix(8))", "error": "\(error)",
-            ])
-            return nil
+        let opened = openedOrLogged("stored pending login", key: "oauth.state_hash_prefix", hash: stateHash, logger: logger) {
+            () throws(SessionStoreError) in try PendingLoginSecrets.opened(sealed, stateHash: stateHash, sealer: sealer)
         }
+        guard let secrets = opened else { return nil }
         return PendingLogin(stateHash: stateHash, bindingHash: bindingHash, codeVerifier: secrets.codeVerifier,
                             nonce: secrets.nonce, returnTo: secrets.returnTo,
                             createdAt: createdAt, expiresAt: expiresAt)
+    }
+}
+
+/// What `open` returns, or nil after logging (with the first 8 characters of the row's hash) that the
+/// stored value cannot be opened with the configured keys.
+private func openedOrLogged<T>(_ what: String, key: String, hash: String, logger: Logger,
+                               _ open: () throws(SessionStoreError) -> T) -> T? {
+    do {
+        return try open()
+    } catch {
+        logger.warning("\(what) cannot be opened; treating it as absent", metadata: [
+            key: "\(hash.prefix(8))", "error": "\(error)",
+        ])
+        return nil
     }
 }
 

@@ -1,3 +1,4 @@
+import EventLoops
 import Foundation
 import GatehouseSessions
 import Synchronization
@@ -16,6 +17,22 @@ struct StoreExecutorTests {
         #expect(worker != caller)
         // Every call goes to the same (single) store thread.
         #expect(try await executor.run { () throws(SessionStoreError) in UInt(pthread_self()) } == worker)
+    }
+
+    @Test("A request's task that awaits the store resumes on its own event loop")
+    func resumesOnTheLoop() async throws {
+        let loop = try EventLoop(index: 0)
+        loop.start()
+        defer { loop.stopAndJoin() }
+        let executor = StoreExecutor(threads: 1)
+        let (before, during, after) = await Task(executorPreference: loop) {
+            let before = loop.inEventLoop
+            let during = try? await executor.run { () throws(SessionStoreError) in loop.inEventLoop }
+            return (before, during, loop.inEventLoop)
+        }.value
+        #expect(before)
+        #expect(during == false, "the store call ran on the loop")
+        #expect(after)
     }
 
     @Test("Typed store errors reach the caller unchanged")

@@ -147,32 +147,36 @@ public final class SessionCache: Sendable {
         // `clock` is the loop's clock of this iteration, which may be a little behind the moment
         // another loop loaded the entry: a load "in the future" is fresh, not expired.
         let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
+        let entry: Entry
+        let loadedNow: Bool
         if let cached = cache.withLock({ $0[idHash] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
             // The hot path: no suspension, no store call.
-            return await settle(cached, idHash: idHash, now: now, slide: slide, changed: false)
-        }
-        guard let loaded = try await onStore({ store throws(SessionStoreError) in
-            try store.loadSession(idHash: idHash, now: now)
-        }) else {
-            _ = cache.withLock { $0.removeValue(forKey: idHash) }
-            return nil
-        }
-        let previous = cache.withLock { $0[idHash] }
-        let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
-        let entry = Entry(session: loaded, loadedAt: EventLoop.current?.now ?? EventLoop.monotonicNow(),
+            entry = cached
+            loadedNow = false
+        } else {
+            guard let loaded = try await onStore({ store throws(SessionStoreError) in
+                try store.loadSession(idHash: idHash, now: now)
+            }) else {
+                _ = cache.withLock { $0.removeValue(forKey: idHash) }
+                return nil
+            }
+            let previous = cache.withLock { $0[idHash] }
+            let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
+            entry = Entry(session: loaded, loadedAt: EventLoop.current?.now ?? EventLoop.monotonicNow(),
                           idleExpiresAt: min(slid, loaded.expiresAt), persistedIdleExpiresAt: loaded.idleExpiresAt)
-        return await settle(entry, idHash: idHash, now: now, slide: slide, changed: true)
+            loadedNow = true
+        }
+        if let resolved = settle(entry, idHash: idHash, now: now, slide: slide, changed: loadedNow) { return resolved }
+        await endSession(idHash: idHash)
+        return nil
     }
 
-    /// Checks expiry and slides the idle timeout of a cached or freshly loaded entry. Suspends only
-    /// to end an expired session.
-    private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool) async -> Resolved? {
+    /// Slides the idle timeout of a cached or freshly loaded entry, synchronously; nil when it has
+    /// expired (the caller then ends it).
+    private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool) -> Resolved? {
         var entry = entry
         var changed = changed
-        guard now < entry.idleExpiresAt, now < entry.session.expiresAt else {
-            await endSession(idHash: idHash)
-            return nil
-        }
+        guard now < entry.idleExpiresAt, now < entry.session.expiresAt else { return nil }
         if slide {
             let slid = min(now + idleSeconds, entry.session.expiresAt)
             if slid != entry.idleExpiresAt { changed = true }

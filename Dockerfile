@@ -16,7 +16,7 @@ FROM swift:6.3-bookworm AS build
 # so the build does not depend on that).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libcurl4-openssl-dev binutils \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libpq-dev binutils \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -36,7 +36,7 @@ COPY Migrations ./Migrations
 COPY Public ./Public
 
 # The Swift runtime and Foundation are linked in. What stays dynamic (ldd of this build) is
-# libsqlite3.so.0, libcurl.so.4, libz.so.1, libstdc++.so.6, libgcc_s, libm and libc: the runtime
+# libsqlite3.so.0, libpq.so.5, libcurl.so.4, libz.so.1, libstdc++.so.6, libgcc_s, libm and libc: the runtime
 # stage installs exactly those. Stripping takes the binary from ~110 MB to ~70 MB.
 RUN swift build -c release --static-swift-stdlib --product gatehouse \
     && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/gatehouse" /out/gatehouse \
@@ -46,12 +46,12 @@ RUN swift build -c release --static-swift-stdlib --product gatehouse \
 FROM debian:bookworm-slim
 
 # curl serves the HEALTHCHECK; libcurl4 carries https to the provider (FoundationNetworking) and to
-# https upstreams (CCurl);
+# https upstreams (CCurl); libpq5 reaches PostgreSQL when GATEHOUSE_DATABASE is a postgres:// URI;
 # libgcc-s1 and libc6 come with the base image.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates libcurl4 libsqlite3-0 libstdc++6 zlib1g tzdata curl \
+        ca-certificates libcurl4 libsqlite3-0 libpq5 libstdc++6 zlib1g tzdata curl \
     && rm -rf /var/lib/apt/lists/*
 
 # A fixed numeric id, so that `runAsNonRoot` (Kubernetes) can verify the user without /etc/passwd.

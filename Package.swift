@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // libcurl (Debian libcurl4-openssl-dev) for `https://` upstreams.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        // libpq (Debian libpq-dev) for sessions in PostgreSQL.
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),
 
         // HTTP/1.1 codec: message types, head parsers, body framing, chunked coder, head encoders.
         // Pure values and functions: no sockets, no loops, no logging.
@@ -58,7 +60,7 @@ let package = Package(
                 swiftSettings: settings),
         // Server-side sessions in SQLite: migrations, store, token sealing.
         .target(name: "GatehouseSessions",
-                dependencies: ["CSQLite", "GatehouseEncoding",
+                dependencies: ["CSQLite", "CLibPQ", "GatehouseEncoding",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),

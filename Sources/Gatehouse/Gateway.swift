@@ -90,7 +90,7 @@ public final class Gateway: HTTPHandler {
         case .healthz:
             return secured(OpsEndpoints.health())
         case .readyz:
-            return secured(OpsEndpoints.readiness(context))
+            return nil  // asks the store: answered in a task, never on the loop
         case .metrics:
             return secured(OpsEndpoints.metrics(context))
         case .login, .callback, .user, .logout, .backchannelLogout:
@@ -129,10 +129,11 @@ public final class Gateway: HTTPHandler {
         switch route {
         case .own(.login): await secure.respond(await LoginEndpoint(context: context).respond(to: request))
         case .own(.callback): await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
-        case .own(.user): await secure.respond(UserEndpoint(context: context).respond(to: request))
+        case .own(.user): await secure.respond(await UserEndpoint(context: context).respond(to: request))
         case .own(.logout): await secure.respond(await LogoutEndpoint(context: context).respond(to: request))
         case .own(.backchannelLogout): await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
-        case .own(.healthz), .own(.readyz), .own(.metrics):
+        case .own(.readyz): await secure.respond(await OpsEndpoints.readiness(context))
+        case .own(.healthz), .own(.metrics):
             await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
         case .api(let match): await ApiProxy(context: context).forward(request, match: match, writer: secure)
         case .staticFile: await context.staticFiles.serve(head, to: secure)

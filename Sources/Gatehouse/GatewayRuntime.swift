@@ -35,7 +35,7 @@ public enum GatewayStartError: Error, CustomStringConvertible {
 public final class GatewayRuntime: Sendable {
     public let server: HTTPServer
     public let context: GatewayContext
-    private let store: SQLiteSessionStore
+    private let store: any SessionStore & SessionDatabaseLifecycle
     private let maintenance: Task<Void, Never>
 
     public var port: Int { server.localPort }
@@ -53,15 +53,17 @@ public final class GatewayRuntime: Sendable {
         do { sealer = try TokenSealer(current: key, previous: configuration.previousSecretKey) } catch {
             throw .configuration("GATEHOUSE_SECRET_KEY: \(error)")
         }
-        let store: SQLiteSessionStore
+        let store: any SessionStore & SessionDatabaseLifecycle
+        let target = SessionDatabaseTarget(configuration.databasePath)
         do {
-            store = try SQLiteSessionStore(path: configuration.databasePath, sealer: sealer, logger: logger)
+            store = try target.openStore(sealer: sealer, logger: logger)
             let applied = try store.migrate()
             if !applied.isEmpty {
                 logger.info("migrations applied", metadata: ["db.migrations": "\(applied.map(\.version))"])
             }
         } catch {
-            throw .database("\(configuration.databasePath): \(error)")
+            // `target` prints a PostgreSQL URI without its password.
+            throw .database("\(target): \(error)")
         }
         let http = URLSessionProviderClient(timeout: TimeInterval(configuration.providerTimeout))
         let provider = ProviderConnection(configuration: configuration, http: http, logger: logger)
@@ -94,7 +96,12 @@ public final class GatewayRuntime: Sendable {
             // Expired sessions, pending logins and back-channel jtis are purged in the background.
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(60))
-                if let counts = try? store.purgeExpired(now: context.now()),
+                // On the store threads: a purge waiting on a lock must not hold a thread of the
+                // cooperative pool (the token refreshes' tasks run there).
+                let now = context.now()
+                if let counts = try? await context.sessions.executor.run({ () throws(SessionStoreError) in
+                       try store.purgeExpired(now: now)
+                   }),
                    counts.sessions + counts.pendingLogins + counts.logoutJTIs > 0 {
                     logger.debug("purged expired rows", metadata: ["db.sessions": "\(counts.sessions)",
                                                                     "db.pending_logins": "\(counts.pendingLogins)"])
@@ -104,7 +111,8 @@ public final class GatewayRuntime: Sendable {
         return GatewayRuntime(server: server, context: context, store: store, maintenance: maintenance)
     }
 
-    private init(server: HTTPServer, context: GatewayContext, store: SQLiteSessionStore, maintenance: Task<Void, Never>) {
+    private init(server: HTTPServer, context: GatewayContext, store: any SessionStore & SessionDatabaseLifecycle,
+                 maintenance: Task<Void, Never>) {
         self.server = server
         self.context = context
         self.store = store

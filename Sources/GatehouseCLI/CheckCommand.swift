@@ -54,14 +54,16 @@ struct CheckCommand: AsyncParsableCommand {
             if error.isMisconfiguration { misconfigured = true } else { unavailable = true }
         }
 
+        // `target` prints a PostgreSQL URI without its password; the errors carry none either.
+        let target = SessionDatabaseTarget(config.databasePath)
         do {
-            let db = try SQLiteSessionMaintenance(path: config.databasePath, logger: Logger(label: "gatehouse"))
+            let db = try target.openMaintenance(logger: Logger(label: "gatehouse"))
             defer { try? db.close() }
             _ = try db.migrate()
             try db.ping()
-            print("ok   database \(config.databasePath) (writable, migrations applied)")
+            print("ok   database \(target.engine.rawValue) \(target) (writable, migrations applied)")
         } catch {
-            print("FAIL database \(config.databasePath): \(error)")
+            print("FAIL database \(target.engine.rawValue) \(target): \(error)")
             unavailable = true
         }
 

@@ -5,15 +5,16 @@ import GatehouseSessions
 import Logging
 
 /// The database the admin commands work on. They need no provider or secret key, so they read only
-/// GATEHOUSE_DATABASE (WAL lets them run beside a serving gateway).
-func openMaintenance() throws -> SQLiteSessionMaintenance {
-    let path = ProcessInfo.processInfo.environment["GATEHOUSE_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? "gatehouse.sqlite"
+/// GATEHOUSE_DATABASE (a SQLite file — WAL lets them run beside a serving gateway — or a PostgreSQL URI).
+func openMaintenance() throws -> any SessionAdministration & SessionDatabaseLifecycle {
+    let value = ProcessInfo.processInfo.environment["GATEHOUSE_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? "gatehouse.sqlite"
+    let target = SessionDatabaseTarget(value)
     let logger = Logger(label: "gatehouse")
     do {
-        let maintenance = try SQLiteSessionMaintenance(path: path, logger: logger)
-        return maintenance
+        return try target.openMaintenance(logger: logger)
     } catch {
-        report("gatehouse: cannot open the database \(path): \(error)")
+        // `target` prints a PostgreSQL URI without its password.
+        report("gatehouse: cannot open the database \(target): \(error)")
         throw Exit.unavailable
     }
 }
@@ -34,7 +35,7 @@ struct MigrateCommand: ParsableCommand {
             print(applied.isEmpty ? "database is up to date"
                   : "applied: " + applied.map { "\($0.version) \($0.name)" }.joined(separator: ", "))
         } catch {
-            report("gatehouse: migration failed: \(error)")
+            report("gatehouse: migration of \(db.displayTarget) failed: \(error)")
             if case .databaseNewerThanBinary = error { throw Exit.usage }
             throw Exit.unavailable
         }
@@ -114,9 +115,9 @@ struct SessionsCommand: ParsableCommand {
     }
 }
 
-private func migrateQuietly(_ db: SQLiteSessionMaintenance) throws {
+private func migrateQuietly(_ db: any SessionAdministration & SessionDatabaseLifecycle) throws {
     do { _ = try db.migrate() } catch {
-        report("gatehouse: \(error)")
+        report("gatehouse: \(db.displayTarget): \(error)")
         throw Exit.unavailable
     }
 }

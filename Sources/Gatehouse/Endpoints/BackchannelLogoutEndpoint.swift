@@ -34,13 +34,13 @@ struct BackchannelLogoutEndpoint {
         }
         do {
             // §2.6: a jti seen before is a replay.
-            guard try context.sessions.recordLogoutJTI(claims.jti, expiresAt: now + 3600) else {
+            guard try await context.sessions.recordLogoutJTI(claims.jti, expiresAt: now + 3600) else {
                 context.logger.warning("back-channel logout replay refused")
                 return invalid("The logout token was already used.")
             }
             var ended = 0
-            if let sid = claims.sid { ended += try context.sessions.endSessions(sid: sid) }
-            else if let sub = claims.sub { ended += try context.sessions.endSessions(sub: sub) }
+            if let sid = claims.sid { ended += try await context.sessions.endSessions(sid: sid) }
+            else if let sub = claims.sub { ended += try await context.sessions.endSessions(sub: sub) }
             context.logger.info("back-channel logout", metadata: ["sessions.ended": "\(ended)"])
         } catch {
             context.logger.error("back-channel logout: storage failed", metadata: ["error": "\(error)"])

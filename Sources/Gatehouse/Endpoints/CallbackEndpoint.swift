@@ -82,7 +82,7 @@ struct CallbackEndpoint {
         let now = context.now()
         let pending: PendingLogin
         do {
-            guard let found = try context.sessions.takePendingLogin(stateHash: SecretHash.hex(of: response.state), now: now) else {
+            guard let found = try await context.sessions.takePendingLogin(stateHash: SecretHash.hex(of: response.state), now: now) else {
                 return .failure(.unknownState)
             }
             pending = found
@@ -141,7 +141,7 @@ struct CallbackEndpoint {
         }
 
         // A new session id at every login (session fixation); the browser's previous session goes.
-        let previous = context.sessions.sessionID(in: request.head.headers)
+        let previous = await context.sessions.sessionID(in: request.head.headers)
         let id = SessionID.generate()
         let config = context.configuration
         let claimsJSON: [UInt8]
@@ -161,7 +161,7 @@ struct CallbackEndpoint {
                                     createdAt: now, idleExpiresAt: min(now + Int64(config.sessionIdle), now + lifetime),
                                     expiresAt: now + lifetime)
         do {
-            _ = try context.sessions.createSession(newSession, replacing: previous?.hash)
+            _ = try await context.sessions.createSession(newSession, replacing: previous?.hash)
         } catch {
             return .failure(.storage("\(error)"))
         }

@@ -51,10 +51,11 @@ struct LoginEndpoint {
                                    codeVerifier: secrets.codeVerifier.value, nonce: secrets.nonce, returnTo: returnTo,
                                    createdAt: now, expiresAt: now + Self.pendingLifetime)
         do {
-            try context.sessions.savePendingLogin(pending)
+            try await context.sessions.savePendingLogin(pending)
         } catch {
             context.logger.error("login: cannot store the pending login", metadata: ["error": "\(error)"])
-            return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The login could not be started.")
+            return HTMLPage.error(status: error.isUnavailable ? 503 : 500, title: "Sign-in failed",
+                                  message: "The login could not be started.")
         }
         context.metrics.loginStarted()
         return Responses.redirect(url, cookies: [context.cookie.setLoginBinding(binding)])

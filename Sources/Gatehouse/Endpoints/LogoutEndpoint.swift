@@ -15,8 +15,8 @@ struct LogoutEndpoint {
         // `POST` carried the anti-forgery header (checked by the router, `RequestRoute`).
         let isGET = head.method == "GET"
         let session: Session?
-        if let id = context.sessions.sessionID(in: head.headers) {
-            session = try? context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)
+        if let id = await context.sessions.sessionID(in: head.headers) {
+            session = try? await context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)
         } else {
             session = nil
         }
@@ -31,7 +31,7 @@ struct LogoutEndpoint {
         guard let session else {
             return Responses.redirect("/", cookies: [context.cookie.expire()])
         }
-        context.sessions.endSession(idHash: session.idHash)
+        await context.sessions.endSession(idHash: session.idHash)
         context.metrics.activeSessions.nudge()
         context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
 

@@ -9,10 +9,11 @@ enum OpsEndpoints {
                      body: "ok\n")
     }
 
-    /// Readiness: the database answers and the provider's metadata is loaded.
-    static func readiness(_ context: GatewayContext) -> HTTPResponse {
+    /// Readiness: the database answers and the provider's metadata is loaded. Asks the store, so it
+    /// runs in the request's task (off the loop's fast path) and awaits the store's threads.
+    static func readiness(_ context: GatewayContext) async -> HTTPResponse {
         do {
-            try context.sessions.ping()
+            try await context.sessions.ping()
         } catch {
             return HTTPResponse.jsonError(status: 503, error: "database_unavailable",
                                           description: "The session database does not answer.")

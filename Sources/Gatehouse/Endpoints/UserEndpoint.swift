@@ -7,13 +7,13 @@ import HTTPServer
 struct UserEndpoint {
     let context: GatewayContext
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
         // `slide=false` lets the SPA poll the session's state without keeping it alive.
         let slide = QueryParameters(request.head.query).single("slide") != "false"
-        guard let id = context.sessions.sessionID(in: request.head.headers) else { return Responses.unauthenticated }
+        guard let id = await context.sessions.sessionID(in: request.head.headers) else { return Responses.unauthenticated }
         let session: Session
         do {
-            guard let found = try context.sessions.resolve(idHash: id.hash, now: context.now(), slide: slide) else {
+            guard let found = try await context.sessions.resolve(idHash: id.hash, now: context.now(), slide: slide) else {
                 return Responses.unauthenticated
             }
             session = found

@@ -82,29 +82,30 @@ public final class TokenRefresher: Sendable {
             let now = self.now()
             let acquired: Bool
             do {
-                acquired = try sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
+                acquired = try await sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
             } catch {
                 return .unavailable("session store: \(error)")
             }
             if !acquired {
                 // Another process is refreshing: wait for its result to appear.
                 try? await Task.sleep(for: .milliseconds(100))
-                guard let current = try? sessions.loadStored(idHash: idHash, now: now) else { return .ended }
+                guard let current = try? await sessions.loadStored(idHash: idHash, now: now) else { return .ended }
                 if !needsRefresh(current.tokens, now: now) {
                     sessions.update(current)
                     return .fresh(current)
                 }
                 continue
             }
-            defer { try? sessions.releaseRefreshLease(idHash: idHash, owner: owner) }
-            return await refreshHoldingLease(idHash: idHash, now: now)
+            let outcome = await refreshHoldingLease(idHash: idHash, now: now)
+            try? await sessions.releaseRefreshLease(idHash: idHash, owner: owner)
+            return outcome
         }
         return .unavailable("timed out waiting for another refresh")
     }
 
     private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
         // Re-read under the lease: someone may have refreshed just before we got it.
-        guard let session = try? sessions.loadStored(idHash: idHash, now: now) else { return .ended }
+        guard let session = try? await sessions.loadStored(idHash: idHash, now: now) else { return .ended }
         if !needsRefresh(session.tokens, now: now) {
             sessions.update(session)
             return .fresh(session)
@@ -122,7 +123,7 @@ public final class TokenRefresher: Sendable {
             if case .oauth(let code, _, _) = error, code == .invalidGrant {
                 metrics.refreshFailed(reason: "invalid_grant")
                 logger.info("refresh refused by the provider; session ended", metadata: ["session.id": "\(idHash.prefix(8))"])
-                sessions.endSession(idHash: idHash)
+                await sessions.endSession(idHash: idHash)
                 return .ended
             }
             metrics.refreshFailed(reason: "provider_error")
@@ -153,11 +154,11 @@ public final class TokenRefresher: Sendable {
         tokens.accessTokenExpiresAt = response.expiresIn.map { now + Int64($0) }
         tokens.accessTokenLifetime = response.expiresIn.map { Int64($0) }
         do {
-            let stored = try sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
+            let stored = try await sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
                                                 claims: claims)
-            guard stored, let updated = try sessions.loadStored(idHash: idHash, now: now) else {
+            guard stored, let updated = try await sessions.loadStored(idHash: idHash, now: now) else {
                 // Lost a race we should not have (the lease expired): use whatever is stored now.
-                guard let current = try sessions.loadStored(idHash: idHash, now: now) else { return .ended }
+                guard let current = try await sessions.loadStored(idHash: idHash, now: now) else { return .ended }
                 sessions.update(current)
                 return .fresh(current)
             }

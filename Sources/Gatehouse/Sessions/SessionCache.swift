@@ -17,6 +17,10 @@ import Synchronization
 /// back-channel logout is refused within a second. Sliding the idle timeout happens in memory on every
 /// request and is written to the database at most once per `touchInterval` per session (a minute, or
 /// less for short idle timeouts), so steady traffic costs no SQLite writes.
+///
+/// Every store call runs on the `StoreExecutor`'s threads, never on an event loop: a cache hit is
+/// answered synchronously without suspending; a miss, and every write, is awaited (bounded by the
+/// executor's timeout) and the caller resumes on its own loop.
 public final class SessionCache: Sendable {
     struct Entry {
         var session: Session
@@ -45,6 +49,8 @@ public final class SessionCache: Sendable {
     }
 
     private let store: any SessionStore
+    /// Where store calls run (off the event loops).
+    public let executor: StoreExecutor
     private let cookieName: String
     private let idleSeconds: Int64
     private let touchInterval: Int64
@@ -71,8 +77,10 @@ public final class SessionCache: Sendable {
     }
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
+                executor: StoreExecutor = StoreExecutor(),
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.store = store
+        self.executor = executor
         self.now = now
         cookieName = configuration.cookieName
         idleSeconds = Int64(configuration.sessionIdle)
@@ -89,7 +97,7 @@ public final class SessionCache: Sendable {
     /// shadow the real one. With a single value nothing is looked up here and nothing allocated:
     /// the caller's `resolve` does the one lookup. Without any live candidate the first
     /// well-formed value is returned (and resolves to nothing).
-    public func sessionID(in headers: HTTPHeaders) -> SessionID? {
+    public func sessionID(in headers: HTTPHeaders) async -> SessionID? {
         var first: SessionID? = nil
         var several = false
         CookieParser.forEachValue(named: cookieName, in: headers) { value in
@@ -102,7 +110,7 @@ public final class SessionCache: Sendable {
             return true
         }
         guard several else { return first }
-        return firstLiveCandidate(in: headers) ?? first
+        return await firstLiveCandidate(in: headers) ?? first
     }
 
     /// How many well-formed values of the session cookie are looked up, at most, per request.
@@ -110,20 +118,18 @@ public final class SessionCache: Sendable {
 
     /// The rare path (several cookies of our name): each candidate costs a cache or store lookup,
     /// which also leaves the live one cached for the caller's `resolve`.
-    private func firstLiveCandidate(in headers: HTTPHeaders) -> SessionID? {
-        var live: SessionID? = nil
-        var tried = 0
-        let now = self.now()
+    private func firstLiveCandidate(in headers: HTTPHeaders) async -> SessionID? {
+        var candidates: [SessionID] = []
         CookieParser.forEachValue(named: cookieName, in: headers) { value in
             guard value.utf8.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
-            tried += 1
-            if (try? resolve(idHash: id.hash, now: now, slide: false)) != nil {
-                live = id
-                return false
-            }
-            return tried < Self.maximumCookieCandidates
+            candidates.append(id)
+            return candidates.count < Self.maximumCookieCandidates
         }
-        return live
+        let now = self.now()
+        for id in candidates where (try? await resolve(idHash: id.hash, now: now, slide: false)) != nil {
+            return id
+        }
+        return nil
     }
 
     /// Validating and hashing a cookie value (base64url decoding, SHA-256, hex) costs more than the
@@ -145,43 +151,56 @@ public final class SessionCache: Sendable {
 
     /// The active session for `idHash`, sliding its idle timeout unless `slide` is false.
     /// Returns nil when it does not exist or has expired.
-    public func resolve(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Session? {
-        try resolveWithAuthorization(idHash: idHash, now: now, slide: slide)?.session
+    public func resolve(idHash: String, now: Int64, slide: Bool = true) async throws(SessionStoreError) -> Session? {
+        try await resolveWithAuthorization(idHash: idHash, now: now, slide: slide)?.session
     }
 
     /// As `resolve`, with the session's `Authorization` header value (cached with the session).
-    public func resolveWithAuthorization(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Resolved? {
-        let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
-        var entry: Entry
-        var changed = true
+    public func resolveWithAuthorization(idHash: String, now: Int64, slide: Bool = true) async throws(SessionStoreError) -> Resolved? {
         // `clock` is the loop's clock of this iteration, which may be a little behind the moment
         // another loop loaded the entry: a load "in the future" is fresh, not expired.
+        let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
+        let entry: Entry
+        let loadedNow: Bool
         if let cached = cache.withLock({ $0[idHash] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
+            // The hot path: no suspension, no store call.
             entry = cached
-            changed = false
+            loadedNow = false
         } else {
-            guard let loaded = try store.loadSession(idHash: idHash, now: now) else {
+            guard let loaded = try await onStore({ store throws(SessionStoreError) in
+                try store.loadSession(idHash: idHash, now: now)
+            }) else {
                 _ = cache.withLock { $0.removeValue(forKey: idHash) }
                 return nil
             }
             let previous = cache.withLock { $0[idHash] }
             let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
-            entry = Entry(session: loaded, loadedAt: clock, idleExpiresAt: min(slid, loaded.expiresAt),
-                          persistedIdleExpiresAt: loaded.idleExpiresAt)
+            entry = Entry(session: loaded, loadedAt: EventLoop.current?.now ?? EventLoop.monotonicNow(),
+                          idleExpiresAt: min(slid, loaded.expiresAt), persistedIdleExpiresAt: loaded.idleExpiresAt)
+            loadedNow = true
         }
-        guard now < entry.idleExpiresAt, now < entry.session.expiresAt else {
-            endSession(idHash: idHash)
-            return nil
-        }
+        if let resolved = settle(entry, idHash: idHash, now: now, slide: slide, changed: loadedNow) { return resolved }
+        await endSession(idHash: idHash)
+        return nil
+    }
+
+    /// Slides the idle timeout of a cached or freshly loaded entry, synchronously; nil when it has
+    /// expired (the caller then ends it).
+    private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool) -> Resolved? {
+        var entry = entry
+        var changed = changed
+        guard now < entry.idleExpiresAt, now < entry.session.expiresAt else { return nil }
         if slide {
             let slid = min(now + idleSeconds, entry.session.expiresAt)
             if slid != entry.idleExpiresAt { changed = true }
             entry.idleExpiresAt = slid
-            // Persist the slide at most once per interval (the hot path stays write-free).
+            // Persist the slide at most once per interval (the hot path stays write-free), without
+            // waiting for it: the slide already holds in memory, and a failed write only means the
+            // stored idle expiry lags until the next interval.
             if entry.idleExpiresAt - entry.persistedIdleExpiresAt >= touchInterval {
-                if (try? store.touch(idHash: idHash, lastSeen: now, idleExpiresAt: entry.idleExpiresAt)) == true {
-                    entry.persistedIdleExpiresAt = entry.idleExpiresAt
-                }
+                let store = self.store, idleExpiresAt = entry.idleExpiresAt
+                executor.submit { _ = try? store.touch(idHash: idHash, lastSeen: now, idleExpiresAt: idleExpiresAt) }
+                entry.persistedIdleExpiresAt = entry.idleExpiresAt
             }
         }
         var session = entry.session
@@ -216,24 +235,24 @@ public final class SessionCache: Sendable {
 
     /// Deletes the session and drops its cached copy (logout, expiry, a refused refresh). A store
     /// failure is ignored: the cached copy is gone either way and the row expires on its own.
-    public func endSession(idHash: String) {
-        _ = try? store.deleteSession(idHash: idHash)
+    public func endSession(idHash: String) async {
+        _ = try? await onStore { store throws(SessionStoreError) in try store.deleteSession(idHash: idHash) }
         forget(idHash)
         notifyEnded(idHash)
     }
 
     /// Deletes every session of the provider session `sid` (back-channel logout) and empties the
     /// cache, which is keyed by id hash and cannot tell which entries belonged to `sid`.
-    public func endSessions(sid: String) throws(SessionStoreError) -> Int {
-        let ended = try store.deleteSessions(sid: sid)
+    public func endSessions(sid: String) async throws(SessionStoreError) -> Int {
+        let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sid: sid) }
         forgetAll()
         notifyEnded(nil)
         return ended
     }
 
     /// As `endSessions(sid:)`, for every session of the user `sub`.
-    public func endSessions(sub: String) throws(SessionStoreError) -> Int {
-        let ended = try store.deleteSessions(sub: sub)
+    public func endSessions(sub: String) async throws(SessionStoreError) -> Int {
+        let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sub: sub) }
         forgetAll()
         notifyEnded(nil)
         return ended
@@ -245,18 +264,18 @@ public final class SessionCache: Sendable {
 
     // MARK: Login
 
-    public func savePendingLogin(_ login: PendingLogin) throws(SessionStoreError) {
-        try store.savePendingLogin(login)
+    public func savePendingLogin(_ login: PendingLogin) async throws(SessionStoreError) {
+        try await onStore { store throws(SessionStoreError) in try store.savePendingLogin(login) }
     }
 
-    public func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
-        try store.takePendingLogin(stateHash: stateHash, now: now)
+    public func takePendingLogin(stateHash: String, now: Int64) async throws(SessionStoreError) -> PendingLogin? {
+        try await onStore { store throws(SessionStoreError) in try store.takePendingLogin(stateHash: stateHash, now: now) }
     }
 
     /// Stores the new session, deleting the browser's previous one in the same transaction, and
     /// drops the previous one from the cache.
-    public func createSession(_ new: NewSession, replacing previousIdHash: String?) throws(SessionStoreError) -> Session {
-        let session = try store.createSession(new, replacing: previousIdHash)
+    public func createSession(_ new: NewSession, replacing previousIdHash: String?) async throws(SessionStoreError) -> Session {
+        let session = try await onStore { store throws(SessionStoreError) in try store.createSession(new, replacing: previousIdHash) }
         if let previousIdHash {
             forget(previousIdHash)
             notifyEnded(previousIdHash)
@@ -267,31 +286,43 @@ public final class SessionCache: Sendable {
     // MARK: Back-channel logout, readiness
 
     /// See `LogoutReplayCache.recordLogoutJTI(_:expiresAt:)`.
-    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
-        try store.recordLogoutJTI(jti, expiresAt: expiresAt)
+    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) async throws(SessionStoreError) -> Bool {
+        try await onStore { store throws(SessionStoreError) in try store.recordLogoutJTI(jti, expiresAt: expiresAt) }
     }
 
     /// Throws when the store cannot answer (readiness probe).
-    public func ping() throws(SessionStoreError) {
-        try store.ping()
+    public func ping() async throws(SessionStoreError) {
+        try await onStore { store throws(SessionStoreError) in try store.ping() }
     }
 
     // MARK: Token refresh (TokenRefresher)
 
-    func acquireRefreshLease(idHash: String, owner: String, now: Int64, duration: Int64) throws(SessionStoreError) -> Bool {
-        try store.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: duration)
+    func acquireRefreshLease(idHash: String, owner: String, now: Int64, duration: Int64) async throws(SessionStoreError) -> Bool {
+        try await onStore { store throws(SessionStoreError) in
+            try store.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: duration)
+        }
     }
 
-    func releaseRefreshLease(idHash: String, owner: String) throws(SessionStoreError) {
-        try store.releaseRefreshLease(idHash: idHash, owner: owner)
+    func releaseRefreshLease(idHash: String, owner: String) async throws(SessionStoreError) {
+        try await onStore { store throws(SessionStoreError) in try store.releaseRefreshLease(idHash: idHash, owner: owner) }
     }
 
     /// The stored session, read past the cache (the refresher then decides whether to `update` it).
-    func loadStored(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
-        try store.loadSession(idHash: idHash, now: now)
+    func loadStored(idHash: String, now: Int64) async throws(SessionStoreError) -> Session? {
+        try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) }
     }
 
-    func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet, claims: [UInt8]?) throws(SessionStoreError) -> Bool {
-        try store.updateTokens(idHash: idHash, expectedVersion: expectedVersion, tokens: tokens, claims: claims)
+    func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet, claims: [UInt8]?) async throws(SessionStoreError) -> Bool {
+        try await onStore { store throws(SessionStoreError) in
+            try store.updateTokens(idHash: idHash, expectedVersion: expectedVersion, tokens: tokens, claims: claims)
+        }
+    }
+
+    /// Runs one store call on the executor's threads.
+    private func onStore<Value: Sendable>(
+        _ body: @escaping @Sendable (any SessionStore) throws(SessionStoreError) -> Value
+    ) async throws(SessionStoreError) -> Value {
+        let store = self.store
+        return try await executor.run { () throws(SessionStoreError) in try body(store) }
     }
 }

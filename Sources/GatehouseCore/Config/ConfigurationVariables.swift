@@ -16,7 +16,7 @@ extension GatehouseConfiguration {
          "extra authorization-request parameters in URL-query syntax, e.g. audience=https://api.example.com&connection=github"),
         ("GATEHOUSE_ROUTES", "none",
          "comma-separated PREFIX=UPSTREAM_URL pairs, e.g. /api=http://127.0.0.1:9000; an upstream path replaces the prefix"),
-        ("GATEHOUSE_DATABASE", "gatehouse.sqlite", "SQLite file path"),
+        ("GATEHOUSE_DATABASE", "gatehouse.sqlite", "SQLite file path, or a PostgreSQL URI postgres://user:password@host:5432/db"),
         ("GATEHOUSE_SECRET_KEY", "required for serve",
          "base64 of 32 random bytes (gatehouse keygen); encrypts tokens at rest"),
         ("GATEHOUSE_SECRET_KEY_PREVIOUS", "none", "previous secret key, still used to decrypt older sessions"),

@@ -1,3 +1,4 @@
+import GatehouseEncoding
 import Logging
 
 /// Everything the gateway is configured with, typed and validated. Built from the environment by
@@ -107,7 +108,7 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
         return """
             issuer=\(issuer) clientID=\(clientID) clientSecret=\(clientSecret == nil ? "unset" : "set") \
             clientAuthMethod=\(clientAuthMethod.rawValue) publicURL=\(publicURL.origin) listen=\(listen) \
-            scopes=\(scopes.joined(separator: " ")) routes=\(routeList) database=\(databasePath) \
+            scopes=\(scopes.joined(separator: " ")) routes=\(routeList) database=\(URIPassword.redacting(databasePath)) \
             secretKey=\(secretKey == nil ? "unset" : "set") previousSecretKey=\(previousSecretKey == nil ? "unset" : "set") \
             publicDir=\(publicDir) sessionIdle=\(sessionIdle)s sessionLifetime=\(sessionLifetime)s \
             cookieName=\(cookieName) cookieSameSite=\(cookieSameSite.rawValue) csrfHeader=\(csrfHeader) \

@@ -40,6 +40,10 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     case database(SQLiteError)
     /// The binary's own migration list is not strictly increasing (a build mistake).
     case invalidMigrationList(String)
+    /// Applying PostgreSQL migration `version` failed; its transaction was rolled back.
+    case postgresMigrationFailed(version: Int, name: String, PostgresError)
+    /// Reaching PostgreSQL, taking the migration lock or reading `schema_migrations` failed.
+    case postgres(PostgresError)
 
     public var description: String {
         switch self {
@@ -56,6 +60,10 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             return "cannot read the schema version: \(error)"
         case .invalidMigrationList(let reason):
             return "invalid embedded migration list: \(reason)"
+        case .postgresMigrationFailed(let version, let name, let error):
+            return "migration \(version) (\(name)) failed and was rolled back: \(error)"
+        case .postgres(let error):
+            return "cannot read the schema version: \(error)"
         }
     }
 }

@@ -31,21 +31,9 @@ public enum Migrator {
     @discardableResult
     public static func migrate(_ db: SQLiteDatabase,
                                migrations: [Migration] = EmbeddedMigrations.all) throws(MigrationError) -> [Migration] {
-        try validate(migrations)
-        let recorded = try recordedMigrations(db)
-        let known = migrations.last?.version ?? 0
-        if let newest = recorded.last, newest.version > known {
-            throw .databaseNewerThanBinary(found: newest.version, known: known)
-        }
-        let knownNames = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0.name) })
-        for entry in recorded {
-            if let name = knownNames[entry.version], name != entry.name {
-                throw .recordedNameMismatch(version: entry.version, recorded: entry.name, known: name)
-            }
-        }
-        let done = Set(recorded.map(\.version))
+        let pendingNow = try pending(recorded: try recordedMigrations(db), known: migrations)
         var applied: [Migration] = []
-        for migration in migrations where !done.contains(migration.version) {
+        for migration in pendingNow {
             let ran: Bool
             do {
                 ran = try db.transaction(immediate: true) { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
@@ -84,6 +72,27 @@ public enum Migrator {
     private struct RecordedMigration: Sendable {
         let version: Int
         let name: String
+    }
+
+    /// The migrations of `known` that a database having `recorded` still needs, in order — the
+    /// rule every engine applies.
+    /// - Throws: `.databaseNewerThanBinary` when the database records a version beyond the newest
+    ///   known one; `.recordedNameMismatch`; `.invalidMigrationList`.
+    static func pending(recorded: [(version: Int, name: String)],
+                        known migrations: [Migration]) throws(MigrationError) -> [Migration] {
+        try validate(migrations)
+        let known = migrations.last?.version ?? 0
+        if let newest = recorded.map(\.version).max(), newest > known {
+            throw .databaseNewerThanBinary(found: newest, known: known)
+        }
+        let knownNames = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0.name) })
+        for entry in recorded {
+            if let name = knownNames[entry.version], name != entry.name {
+                throw .recordedNameMismatch(version: entry.version, recorded: entry.name, known: name)
+            }
+        }
+        let done = Set(recorded.map(\.version))
+        return migrations.filter { !done.contains($0.version) }
     }
 
     private static func validate(_ migrations: [Migration]) throws(MigrationError) {

@@ -10,7 +10,7 @@ import Logging
 /// try sessions.migrate()
 /// for s in try sessions.listSessions(now: now) { print(s.idPrefix, s.sub) }
 /// ```
-public final class SQLiteSessionMaintenance: SessionAdministration {
+public final class SQLiteSessionMaintenance: SessionAdministration, SessionDatabaseLifecycle, SessionRowDeletion {
     public let database: SQLiteDatabase
     private let logger: Logger
 
@@ -29,17 +29,16 @@ public final class SQLiteSessionMaintenance: SessionAdministration {
         self.logger = logger
     }
 
+    public var engine: SessionDatabaseEngine { .sqlite }
+    public var displayTarget: String { database.path }
+
     /// Applies pending embedded migrations (see `Migrator`) and logs each one applied.
     /// - Returns: the migrations applied now (empty when up to date).
     /// - Throws: `MigrationError`, e.g. `.databaseNewerThanBinary`.
     @discardableResult
     public func migrate() throws(MigrationError) -> [Migration] {
         let applied = try Migrator.migrate(database)
-        for migration in applied {
-            logger.info("applied database migration", metadata: [
-                "db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)",
-            ])
-        }
+        Migration.log(applied, to: logger)
         return applied
     }
 
@@ -79,17 +78,14 @@ public final class SQLiteSessionMaintenance: SessionAdministration {
     /// See `SessionStore.deleteSessions(idPrefix:)`.
     @discardableResult
     public func deleteSessions(idPrefix: String) throws(SessionStoreError) -> Int {
-        let prefix = try SessionIDPrefix.normalized(idPrefix)
-        // Hashes are lowercase hex, so every hash starting with `prefix` sorts in [prefix, prefix+"g").
-        let range: [SQLiteValue] = [.text(prefix), .text(prefix + "g")]
-        let outcome = try database.storeWrite { (conn: SQLiteConnection) throws(SQLiteError) -> PrefixDeletion in
-            let matches = try conn.queryFirst(SQL.countByPrefix, range) { row in Int(row.int64(0)) } ?? 0
-            guard matches <= 1 else { return .ambiguous(matches) }
-            return .deleted(try conn.run(SQL.deleteByPrefix, range))
-        }
-        switch outcome {
-        case .ambiguous(let matches): throw .ambiguousIDPrefix(prefix: prefix, matches: matches)
-        case .deleted(let count): return count
+        try SessionIDPrefix.deleteUnique(idPrefix) { (low: String, high: String) throws(SessionStoreError) in
+            let range: [SQLiteValue] = [.text(low), .text(high)]
+            let outcome = try database.storeWrite { (conn: SQLiteConnection) throws(SQLiteError) -> PrefixDeletion in
+                let matches = try conn.queryFirst(SQL.countByPrefix, range) { row in Int(row.int64(0)) } ?? 0
+                guard matches <= 1 else { return PrefixDeletion(matches: matches, deleted: 0) }
+                return PrefixDeletion(matches: matches, deleted: try conn.run(SQL.deleteByPrefix, range))
+            }
+            return (outcome.matches, outcome.deleted)
         }
     }
 
@@ -128,8 +124,8 @@ public final class SQLiteSessionMaintenance: SessionAdministration {
         }
     }
 
-    private enum PrefixDeletion: Sendable {
-        case ambiguous(Int)
-        case deleted(Int)
+    private struct PrefixDeletion: Sendable {
+        let matches: Int
+        let deleted: Int
     }
 }

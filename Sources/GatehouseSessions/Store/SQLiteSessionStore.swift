@@ -10,7 +10,7 @@ import Logging
 /// let store = try SQLiteSessionStore(path: config.databasePath, sealer: sealer, logger: logger)
 /// try store.migrate()
 /// ```
-public final class SQLiteSessionStore: SessionStore {
+public final class SQLiteSessionStore: MaintenanceBackedStore {
     /// The underlying database.
     public let database: SQLiteDatabase
     /// The key-less operations (list, revoke, purge, migrate, ping) on the same database.
@@ -43,17 +43,6 @@ public final class SQLiteSessionStore: SessionStore {
         self.logger = logger
     }
 
-    /// Applies pending embedded migrations. See `SQLiteSessionMaintenance.migrate()`.
-    @discardableResult
-    public func migrate() throws(MigrationError) -> [Migration] {
-        try maintenance.migrate()
-    }
-
-    /// Checkpoints the WAL and closes the database; later calls throw.
-    public func close() throws(SessionStoreError) {
-        try maintenance.close()
-    }
-
     // MARK: - Sessions
 
     public func createSession(_ new: NewSession, replacing oldIdHash: String?) throws(SessionStoreError) -> Session {
@@ -74,30 +63,18 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
-        let found = try read { (conn: SQLiteConnection) throws(SQLiteError) -> SessionRow? in
-            try conn.queryFirst(SQL.selectSession, [.text(idHash)], row: SessionRow.init)
+        let found = try read { (conn: SQLiteConnection) throws(SQLiteError) -> StoredSessionRow? in
+            try conn.queryFirst(SQL.selectSession, [.text(idHash)], row: StoredSessionRow.init)
         }
         guard let row = found else { return nil }
-        guard SessionLifetime.isActive(idleExpiresAt: row.idleExpiresAt, expiresAt: row.expiresAt, now: now) else {
+        guard row.isActive(at: now) else {
             // Only delete it if it is still expired: another process may have just slid it.
             try write { (conn: SQLiteConnection) throws(SQLiteError) in
                 try conn.run(SQL.deleteExpiredSession, [.text(idHash), .integer(now)])
             }
             return nil
         }
-        let secrets: SessionSecrets
-        do {
-            secrets = try SessionSecrets.opened(row.sealed, idHash: idHash, sealer: sealer)
-        } catch {
-            // Not deleted: if the operator restores the right key, the session works again.
-            logger.warning("stored session cannot be opened; treating it as absent", metadata: [
-                "session.id_prefix": "\(idHash.prefix(8))", "error": "\(error)",
-            ])
-            return nil
-        }
-        return Session(idHash: idHash, sub: row.sub, sid: row.sid, claims: Array(secrets.claims),
-                       tokens: secrets.tokens, createdAt: row.createdAt, lastSeenAt: row.lastSeenAt,
-                       idleExpiresAt: row.idleExpiresAt, expiresAt: row.expiresAt, version: row.version)
+        return row.session(idHash: idHash, sealer: sealer, logger: logger)
     }
 
     @discardableResult
@@ -109,20 +86,15 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet,
                              claims: [UInt8]?) throws(SessionStoreError) -> Bool {
-        let keptClaims: [UInt8]
-        if let claims {
-            keptClaims = claims
-        } else {
-            // Claims live in the same sealed blob: read them back to re-seal with the new tokens.
-            let found = try read { (conn: SQLiteConnection) throws(SQLiteError) -> SealedVersion? in
+        let resealed = try SessionSecrets.resealed(tokens: tokens, claims: claims, idHash: idHash,
+                                                   expectedVersion: expectedVersion, sealer: sealer) { () throws(SessionStoreError) in
+            try read { (conn: SQLiteConnection) throws(SQLiteError) -> SealedVersion? in
                 try conn.queryFirst(SQL.selectSealed, [.text(idHash)]) { (row: SQLiteRow) throws(SQLiteError) in
                     SealedVersion(sealed: try row.requiredBlob(0), version: row.int64(1))
                 }
             }
-            guard let current = found, current.version == expectedVersion else { return false }
-            keptClaims = Array(try SessionSecrets.opened(current.sealed, idHash: idHash, sealer: sealer).claims)
         }
-        let sealed = try SessionSecrets.sealed(tokens: tokens, claims: keptClaims, idHash: idHash, sealer: sealer)
+        guard let sealed = resealed else { return false }
         // The version check in the UPDATE is the compare-and-swap: whatever happened since the
         // read above, only one writer of `expectedVersion` wins.
         return try write { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
@@ -146,34 +118,6 @@ public final class SQLiteSessionStore: SessionStore {
         try write { (conn: SQLiteConnection) throws(SQLiteError) in
             try conn.run(SQL.releaseLease, [.text(idHash), .text(owner)])
         }
-    }
-
-    @discardableResult
-    public func deleteSession(idHash: String) throws(SessionStoreError) -> Bool {
-        try maintenance.deleteSession(idHash: idHash)
-    }
-
-    @discardableResult
-    public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(sub: sub)
-    }
-
-    @discardableResult
-    public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(sid: sid)
-    }
-
-    @discardableResult
-    public func deleteSessions(idPrefix: String) throws(SessionStoreError) -> Int {
-        try maintenance.deleteSessions(idPrefix: idPrefix)
-    }
-
-    public func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary] {
-        try maintenance.listSessions(now: now)
-    }
-
-    public func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int {
-        try maintenance.countActiveSessions(now: now)
     }
 
     // MARK: - Pending logins
@@ -203,43 +147,22 @@ public final class SQLiteSessionStore: SessionStore {
     public func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
         // DELETE … RETURNING: reading and consuming are one statement, so a state is usable once
         // even when two callbacks race (in this process or another).
-        let taken = try write { (conn: SQLiteConnection) throws(SQLiteError) -> PendingRow? in
+        let taken = try write { (conn: SQLiteConnection) throws(SQLiteError) -> StoredPendingRow? in
             try conn.queryFirst(SQL.takePending, [.text(stateHash)]) { (row: SQLiteRow) throws(SQLiteError) in
-                PendingRow(bindingHash: try row.requiredString(0), sealed: try row.requiredBlob(1),
-                           createdAt: row.int64(2), expiresAt: row.int64(3))
+                StoredPendingRow(bindingHash: try row.requiredString(0), sealed: try row.requiredBlob(1),
+                                 createdAt: row.int64(2), expiresAt: row.int64(3))
             }
         }
-        guard let row = taken, now < row.expiresAt else { return nil }
-        let secrets: PendingLoginSecrets
-        do {
-            secrets = try PendingLoginSecrets.opened(row.sealed, stateHash: stateHash, sealer: sealer)
-        } catch {
-            logger.warning("stored pending login cannot be opened; treating it as absent", metadata: [
-                "oauth.state_hash_prefix": "\(stateHash.prefix(8))", "error": "\(error)",
-            ])
-            return nil
-        }
-        return PendingLogin(stateHash: stateHash, bindingHash: row.bindingHash, codeVerifier: secrets.codeVerifier,
-                            nonce: secrets.nonce, returnTo: secrets.returnTo,
-                            createdAt: row.createdAt, expiresAt: row.expiresAt)
+        return taken?.pendingLogin(stateHash: stateHash, now: now, sealer: sealer, logger: logger)
     }
 
-    // MARK: - Back-channel logout, maintenance
+    // MARK: - Back-channel logout
 
     public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
         let jtiHash = SecretHash.hex(of: jti)
         return try write { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
             try conn.run(SQL.insertJTI, [.text(jtiHash), .integer(expiresAt)]) == 1
         }
-    }
-
-    @discardableResult
-    public func purgeExpired(now: Int64) throws(SessionStoreError) -> PurgeCounts {
-        try maintenance.purgeExpired(now: now)
-    }
-
-    public func ping() throws(SessionStoreError) {
-        try maintenance.ping()
     }
 
     // MARK: - Helpers
@@ -253,37 +176,12 @@ public final class SQLiteSessionStore: SessionStore {
         try database.storeWrite(body)
     }
 
-    private struct SealedVersion: Sendable {
-        let sealed: [UInt8]
-        let version: Int64
-    }
+}
 
-    private struct PendingRow: Sendable {
-        let bindingHash: String
-        let sealed: [UInt8]
-        let createdAt: Int64
-        let expiresAt: Int64
-    }
-
-    private struct SessionRow: Sendable {
-        let sub: String
-        let sid: String?
-        let createdAt: Int64
-        let lastSeenAt: Int64
-        let idleExpiresAt: Int64
-        let expiresAt: Int64
-        let sealed: [UInt8]
-        let version: Int64
-
-        init(_ row: SQLiteRow) throws(SQLiteError) {
-            sub = try row.requiredString(0)
-            sid = row.string(1)
-            createdAt = row.int64(2)
-            lastSeenAt = row.int64(3)
-            idleExpiresAt = row.int64(4)
-            expiresAt = row.int64(5)
-            sealed = try row.requiredBlob(6)
-            version = row.int64(7)
-        }
+extension StoredSessionRow {
+    init(_ row: SQLiteRow) throws(SQLiteError) {
+        self.init(sub: try row.requiredString(0), sid: row.string(1), createdAt: row.int64(2), lastSeenAt: row.int64(3),
+                  idleExpiresAt: row.int64(4), expiresAt: row.int64(5), sealed: try row.requiredBlob(6),
+                  version: row.int64(7))
     }
 }

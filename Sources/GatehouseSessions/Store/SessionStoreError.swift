@@ -10,6 +10,16 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case invalidIDPrefix(String)
     /// `sessions revoke ID`: the prefix matches several sessions; nothing was deleted.
     case ambiguousIDPrefix(prefix: String, matches: Int)
+    /// The store did not answer within the gateway's store timeout (a lock held elsewhere, a database
+    /// that does not answer); the call may still complete later.
+    case timedOut(seconds: Double)
+    /// The gateway's queue of store calls is full; the call was not attempted.
+    case overloaded(queued: Int)
+    /// The database cannot answer now (PostgreSQL unreachable, connection lost, every pooled
+    /// connection busy, a statement timeout): nothing is known to have changed; retry later.
+    case unavailable(String)
+    /// PostgreSQL refused a statement (constraint, schema missing…).
+    case postgres(PostgresError)
 
     public var description: String {
         switch self {
@@ -20,6 +30,26 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
             return "'\(prefix)' is not a session id: give at least 8 hex characters as shown by `gatehouse sessions list`"
         case .ambiguousIDPrefix(let prefix, let matches):
             return "'\(prefix)' matches \(matches) sessions; give more characters of the id"
+        case .timedOut(let seconds): return "session store did not answer within \(seconds) s"
+        case .overloaded(let queued): return "session store busy: \(queued) calls already queued"
+        case .unavailable(let reason): return "session database unavailable: \(reason)"
+        case .postgres(let error): return "session database error: \(error)"
+        }
+    }
+}
+
+extension SessionStoreError {
+    /// The store error for a PostgreSQL failure: `.unavailable` when the server could not answer.
+    init(_ error: PostgresError) {
+        self = error.isUnavailable ? .unavailable(error.description) : .postgres(error)
+    }
+
+    /// True when the database could not answer (as opposed to refusing or failing an operation).
+    public var isUnavailable: Bool {
+        switch self {
+        case .unavailable, .timedOut, .overloaded: true
+        case .database(let error): error.isBusy
+        default: false
         }
     }
 }
@@ -39,5 +69,20 @@ enum SessionIDPrefix {
                                    ? prefix : "<unprintable>")
         }
         return lower
+    }
+
+    /// `sessions revoke ID` on any engine: `deleteIfUnique` counts the hashes in `[low, high)` (every
+    /// hash starting with the normalized prefix: hashes are lowercase hex, so they sort below
+    /// `prefix + "g"`) and, in the same transaction, deletes them only when there is at most one.
+    /// - Returns: 0 or 1.
+    /// - Throws: `.invalidIDPrefix`, `.ambiguousIDPrefix` (nothing deleted).
+    static func deleteUnique(
+        _ idPrefix: String,
+        _ deleteIfUnique: (_ low: String, _ high: String) throws(SessionStoreError) -> (matches: Int, deleted: Int)
+    ) throws(SessionStoreError) -> Int {
+        let prefix = try normalized(idPrefix)
+        let outcome = try deleteIfUnique(prefix, prefix + "g")
+        guard outcome.matches <= 1 else { throw .ambiguousIDPrefix(prefix: prefix, matches: outcome.matches) }
+        return outcome.deleted
     }
 }

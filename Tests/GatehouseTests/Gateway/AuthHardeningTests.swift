@@ -72,11 +72,11 @@ struct AuthHardeningTests {
     }
 
     @Test("One session cookie: sessionID(in:) looks nothing up (the caller's resolve is the only lookup)")
-    func singleCookieCostsNoLookup() throws {
+    func singleCookieCostsNoLookup() async throws {
         let store = CountingSessionStore()
         let resolver = SessionCache(store: store, configuration: try Self.configuration(), logger: Self.quiet)
         let id = SessionID.generate()
-        let one = resolver.sessionID(in: ["Cookie": "other=1; gatehouse=\(id.cookieValue); more=2"])
+        let one = await resolver.sessionID(in: ["Cookie": "other=1; gatehouse=\(id.cookieValue); more=2"])
         #expect(one == id)
         #expect(store.loads.load(ordering: .relaxed) == 0)
         // Two values: each is checked until a live one is found.
@@ -84,7 +84,7 @@ struct AuthHardeningTests {
         _ = try store.createSession(NewSession(idHash: live.hash, sub: "s", sid: nil, claims: [],
                                                tokens: TokenSet(accessToken: "a", accessTokenExpiresAt: nil),
                                                createdAt: 0, idleExpiresAt: Int64.max / 2, expiresAt: Int64.max / 2))
-        let two = resolver.sessionID(in: ["Cookie": "gatehouse=\(id.cookieValue); gatehouse=\(live.cookieValue)"])
+        let two = await resolver.sessionID(in: ["Cookie": "gatehouse=\(id.cookieValue); gatehouse=\(live.cookieValue)"])
         #expect(two == live)
         #expect(store.loads.load(ordering: .relaxed) == 2)
     }

@@ -17,6 +17,12 @@ private func withCappedStore(_ kind: StoreKind, _ limits: PendingLoginLimits,
             defer { try? store.close() }
             try body(store) { try store.pendingLoginCount() }
         }
+    case .postgres:
+        let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: try freshPostgresDatabase()),
+                                         sealer: try testSealer(), logger: quietLogger, pendingLoginLimits: limits)
+        try store.migrate()
+        defer { try? store.close() }
+        try body(store) { try store.pendingLoginCount() }
     }
 }
 

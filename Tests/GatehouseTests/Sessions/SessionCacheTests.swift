@@ -20,58 +20,58 @@ struct SessionCacheTests {
     }
 
     @Test("A session deleted behind the cache's back is still served from the cache (why ending goes through it)")
-    func cacheOutlivesBareDelete() throws {
+    func cacheOutlivesBareDelete() async throws {
         let store = InMemorySessionStore()
         let sessions = try Self.cache(over: store)
         let session = try store.createSession(.make(now: now))
-        #expect(try sessions.resolve(idHash: session.idHash, now: now) != nil)
+        #expect(try await sessions.resolve(idHash: session.idHash, now: now) != nil)
         _ = try store.deleteSession(idHash: session.idHash)
-        #expect(try sessions.resolve(idHash: session.idHash, now: now) != nil, "cached for up to 0.5 s")
+        #expect(try await sessions.resolve(idHash: session.idHash, now: now) != nil, "cached for up to 0.5 s")
     }
 
     @Test("endSession deletes the stored session and its cached copy at once")
-    func endSessionDeletesAndForgets() throws {
+    func endSessionDeletesAndForgets() async throws {
         let store = InMemorySessionStore()
         let sessions = try Self.cache(over: store)
         let session = try store.createSession(.make(now: now))
-        #expect(try sessions.resolve(idHash: session.idHash, now: now) != nil)
-        sessions.endSession(idHash: session.idHash)
+        #expect(try await sessions.resolve(idHash: session.idHash, now: now) != nil)
+        await sessions.endSession(idHash: session.idHash)
         #expect(try store.loadSession(idHash: session.idHash, now: now) == nil)
-        #expect(try sessions.resolve(idHash: session.idHash, now: now) == nil)
+        #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil)
     }
 
     @Test("endSessions(sid:) and (sub:) end exactly the matching sessions, cached or not")
-    func endSessionsBySidAndSub() throws {
+    func endSessionsBySidAndSub() async throws {
         let store = InMemorySessionStore()
         let sessions = try Self.cache(over: store)
         let a = try store.createSession(.make(sub: "u1", sid: "s1", now: now))
         let b = try store.createSession(.make(sub: "u2", sid: "s2", now: now))
         let c = try store.createSession(.make(sub: "u3", sid: "s3", now: now))
-        for s in [a, b, c] { #expect(try sessions.resolve(idHash: s.idHash, now: now) != nil) }
-        #expect(try sessions.endSessions(sid: "s1") == 1)
-        #expect(try sessions.resolve(idHash: a.idHash, now: now) == nil)
-        #expect(try sessions.endSessions(sub: "u2") == 1)
-        #expect(try sessions.resolve(idHash: b.idHash, now: now) == nil)
-        #expect(try sessions.resolve(idHash: c.idHash, now: now) != nil)
+        for s in [a, b, c] { #expect(try await sessions.resolve(idHash: s.idHash, now: now) != nil) }
+        #expect(try await sessions.endSessions(sid: "s1") == 1)
+        #expect(try await sessions.resolve(idHash: a.idHash, now: now) == nil)
+        #expect(try await sessions.endSessions(sub: "u2") == 1)
+        #expect(try await sessions.resolve(idHash: b.idHash, now: now) == nil)
+        #expect(try await sessions.resolve(idHash: c.idHash, now: now) != nil)
     }
 
     @Test("A login replacing the browser's session drops the old one from the cache (id rotation)")
-    func loginForgetsReplacedSession() throws {
+    func loginForgetsReplacedSession() async throws {
         let store = InMemorySessionStore()
         let sessions = try Self.cache(over: store)
         let old = try store.createSession(.make(now: now))
-        #expect(try sessions.resolve(idHash: old.idHash, now: now) != nil)
-        let new = try sessions.createSession(.make(now: now), replacing: old.idHash)
-        #expect(try sessions.resolve(idHash: old.idHash, now: now) == nil)
-        #expect(try sessions.resolve(idHash: new.idHash, now: now) != nil)
+        #expect(try await sessions.resolve(idHash: old.idHash, now: now) != nil)
+        let new = try await sessions.createSession(.make(now: now), replacing: old.idHash)
+        #expect(try await sessions.resolve(idHash: old.idHash, now: now) == nil)
+        #expect(try await sessions.resolve(idHash: new.idHash, now: now) != nil)
     }
 
     @Test("Pending logins pass through the door once")
-    func pendingLoginThroughTheDoor() throws {
+    func pendingLoginThroughTheDoor() async throws {
         let sessions = try Self.cache(over: InMemorySessionStore())
         let pending = PendingLogin.make(now: now)
-        try sessions.savePendingLogin(pending)
-        #expect(try sessions.takePendingLogin(stateHash: pending.stateHash, now: now) != nil)
-        #expect(try sessions.takePendingLogin(stateHash: pending.stateHash, now: now) == nil)
+        try await sessions.savePendingLogin(pending)
+        #expect(try await sessions.takePendingLogin(stateHash: pending.stateHash, now: now) != nil)
+        #expect(try await sessions.takePendingLogin(stateHash: pending.stateHash, now: now) == nil)
     }
 }

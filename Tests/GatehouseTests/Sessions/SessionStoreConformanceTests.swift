@@ -1,11 +1,14 @@
 import Foundation
 import GatehouseSessions
 import Testing
+import TestSupport
 
 /// Which store a conformance test runs against.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case inMemory
+    /// A fresh database on the shared test server (`PostgresTestServer.shared`).
+    case postgres
 
     var testDescription: String { rawValue }
 }
@@ -22,7 +25,19 @@ func withStore(_ kind: StoreKind, _ body: (any SessionStore) throws -> Void) thr
             defer { try? store.close() }
             try body(store)
         }
+    case .postgres:
+        let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: try freshPostgresDatabase()),
+                                         sealer: try testSealer(), logger: quietLogger)
+        try store.migrate()
+        defer { try? store.close() }
+        try body(store)
     }
+}
+
+/// The URI of an empty database on the shared test server. Fails (never skips) when PostgreSQL
+/// cannot be started, e.g. its binaries are missing.
+func freshPostgresDatabase() throws -> String {
+    try PostgresTestServer.shared.get().createDatabase()
 }
 
 // One suite per store role (after oauth2-proxy's RunSessionStoreTests), each run against every store:

@@ -1,0 +1,224 @@
+import CLibPQ
+import Glibc
+
+/// One libpq connection. Every statement is sent with `PQsendQueryParams` (the unnamed statement of
+/// the extended protocol: no named prepared statement outlives it, which PgBouncer's transaction
+/// mode requires) and its answer awaited with `poll(2)` against a deadline, so a server that stops
+/// answering costs at most the deadline, never a hung thread.
+///
+/// Not thread-safe: `PostgresConnectionPool` lends it to one caller at a time, which is why it may
+/// cross threads (`@unchecked Sendable`).
+final class PostgresConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    /// Removes the URI's passwords from libpq's messages.
+    private let scrub: @Sendable (String) -> String
+
+    /// Connects (blocking, bounded by `connect_timeout`).
+    ///
+    /// - Parameters:
+    ///   - uri: the libpq URI, handed to libpq as it is (so `PG*` variables and the passfile apply
+    ///     as libpq defines them); connection defaults are given before it, so the URI overrides them.
+    ///   - defaults: `connect_timeout`, `application_name`…: used unless the URI or a `PG*` variable sets them.
+    init(uri: String, defaults: [(String, String)], scrub: @escaping @Sendable (String) -> String) throws(PostgresError) {
+        self.scrub = scrub
+        let pairs = defaults + [("dbname", uri)]
+        let keywords = pairs.map { strdup($0.0) } + [nil]
+        let values = pairs.map { strdup($0.1) } + [nil]
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let connection = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keys in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { vals in
+                PQconnectdbParams(keys.baseAddress, vals.baseAddress, 1)
+            }
+        }
+        guard let connection else { throw .unavailable("out of memory opening a connection") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = scrub(Self.trimmed(PQerrorMessage(connection)))
+            PQfinish(connection)
+            throw .unavailable(message.isEmpty ? "cannot connect" : message)
+        }
+        // Notices (`relation … already exists, skipping`) would go to stderr unformatted: drop them.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// False once the connection broke (server gone, deadline passed): the pool discards it.
+    var isUsable: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// True while a transaction is open or failed on the server.
+    var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Runs one or more parameterless statements (the simple protocol), e.g. `BEGIN; SET LOCAL …`
+    /// or a migration file. Fails with the first error.
+    func executeScript(_ sql: String, deadline: ContinuousClock.Instant, label: String? = nil) throws(PostgresError) {
+        let handle = try openHandle(sql: label ?? sql)
+        guard PQsendQuery(handle, sql) == 1 else { throw sendFailure(handle, sql: label ?? sql) }
+        _ = try collect(handle, sql: label ?? sql, deadline: deadline) { _ in }
+    }
+
+    /// Runs one statement with parameters; calls `row` for each result row.
+    /// - Returns: the number of rows the statement affected or returned.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [PostgresValue], deadline: ContinuousClock.Instant,
+                 rows: (PostgresRow) throws(PostgresError) -> Void = { _ in }) throws(PostgresError) -> Int {
+        let handle = try openHandle(sql: sql)
+        let types = parameters.map(\.typeOID)
+        let formats = [Int32](repeating: 1, count: parameters.count)
+        let buffers: [[UInt8]?] = parameters.map(\.wireBytes)
+        let lengths = buffers.map { Int32($0?.count ?? 0) }
+        // libpq copies the parameters while sending, so the pointers need only live for the call.
+        let sent: Int32 = withPointers(to: buffers) { pointers in
+            PQsendQueryParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
+        }
+        guard sent == 1 else { throw sendFailure(handle, sql: sql) }
+        return try collect(handle, sql: sql, deadline: deadline, rows: rows)
+    }
+
+    /// Closes the socket now (after a deadline passed the connection's state is unknown).
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    // MARK: - Waiting for results
+
+    private func openHandle(sql: String) throws(PostgresError) -> OpaquePointer {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw .unavailable("the connection to PostgreSQL is closed", sql: sql)
+        }
+        return handle
+    }
+
+    /// Reads every result of the statement(s) sent, up to `deadline`; returns the affected or
+    /// returned row count of the last one, throwing the first error after draining the rest.
+    private func collect(_ handle: OpaquePointer, sql: String, deadline: ContinuousClock.Instant,
+                         rows: (PostgresRow) throws(PostgresError) -> Void) throws(PostgresError) -> Int {
+        var failure: PostgresError?
+        var count = 0
+        while true {
+            try awaitResult(handle, sql: sql, deadline: deadline)
+            guard let result = PQgetResult(handle) else { break }
+            defer { PQclear(result) }
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK:
+                count = Int(String(cString: PQcmdTuples(result))) ?? 0
+            case PGRES_TUPLES_OK:
+                let rowCount = Int(PQntuples(result))
+                count = rowCount
+                guard failure == nil else { continue }
+                let columns = Int(PQnfields(result))
+                for r in 0..<Int32(rowCount) {
+                    var values: [[UInt8]?] = []
+                    values.reserveCapacity(columns)
+                    for c in 0..<Int32(columns) {
+                        if PQgetisnull(result, r, c) == 1 {
+                            values.append(nil)
+                        } else {
+                            let length = Int(PQgetlength(result, r, c))
+                            let start = UnsafeRawPointer(PQgetvalue(result, r, c)!)
+                            values.append(Array(UnsafeRawBufferPointer(start: start, count: length)))
+                        }
+                    }
+                    do { try rows(PostgresRow(values: values)) } catch { failure = failure ?? error }
+                }
+            case PGRES_EMPTY_QUERY:
+                continue
+            default:
+                failure = failure ?? resultError(result, handle, sql: sql)
+            }
+        }
+        if let failure { throw failure }
+        return count
+    }
+
+    /// Waits until libpq holds a complete result (or the end of results) without blocking past `deadline`.
+    private func awaitResult(_ handle: OpaquePointer, sql: String, deadline: ContinuousClock.Instant) throws(PostgresError) {
+        while PQisBusy(handle) == 1 {
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                // The server may still be running it: drop the connection (its statement_timeout ends
+                // the statement server-side) rather than reuse a socket in an unknown state.
+                close()
+                throw .unavailable("no answer before the deadline", sql: sql)
+            }
+            let millis = max(1, Int32(clamping: remaining.components.seconds * 1_000
+                                        + remaining.components.attoseconds / 1_000_000_000_000_000))
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, millis)
+            if ready < 0 && errno != EINTR {
+                close()
+                throw .unavailable("poll failed (errno \(errno))", sql: sql)
+            }
+            if ready > 0 && PQconsumeInput(handle) == 0 {
+                let message = scrub(Self.trimmed(PQerrorMessage(handle)))
+                close()
+                throw .unavailable(message.isEmpty ? "connection lost" : message, sql: sql)
+            }
+        }
+    }
+
+    private func sendFailure(_ handle: OpaquePointer, sql: String) -> PostgresError {
+        let message = scrub(Self.trimmed(PQerrorMessage(handle)))
+        let broken = PQstatus(handle) != CONNECTION_OK
+        if broken { close() }
+        return PostgresError(kind: broken ? .unavailable : .protocolViolation,
+                             message: message.isEmpty ? "cannot send the statement" : message, sql: sql)
+    }
+
+    private func resultError(_ result: OpaquePointer, _ handle: OpaquePointer, sql: String) -> PostgresError {
+        if let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))) {
+            // The primary message only: DETAIL quotes key values (e.g. the duplicate id hash).
+            let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? ""
+            return PostgresError(kind: .server(sqlState: String(cString: state)), message: scrub(primary), sql: sql)
+        }
+        // No SQLSTATE: libpq's own error, typically the connection breaking mid-result.
+        let message = scrub(Self.trimmed(PQresultErrorMessage(result)))
+        let broken = PQstatus(handle) != CONNECTION_OK
+        return PostgresError(kind: broken ? .unavailable : .protocolViolation,
+                             message: message.isEmpty ? "unexpected result" : message, sql: sql)
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "" }
+        let text = String(cString: message)
+        // libpq ends messages with a newline and may span several lines: keep one line per message.
+        return text.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingPrefix(while: \.isWhitespace) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
+    }
+}
+
+/// Calls `body` with C pointers to each buffer (nil for NULL), valid during the call.
+private func withPointers<R>(to buffers: [[UInt8]?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    var pointers: [UnsafePointer<CChar>?] = []
+    func recurse(_ index: Int) -> R {
+        guard index < buffers.count else { return body(pointers) }
+        guard let buffer = buffers[index] else {
+            pointers.append(nil)
+            return recurse(index + 1)
+        }
+        // A zero-length value still needs a non-nil pointer (nil means NULL).
+        let bytes = buffer.isEmpty ? [0] : buffer
+        return bytes.withUnsafeBufferPointer { raw in
+            raw.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) { pointer in
+                pointers.append(pointer)
+                return recurse(index + 1)
+            }
+        }
+    }
+    return recurse(0)
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Synchronization
+
+/// A throwaway PostgreSQL server for tests (the Swift twin of `e2e/pg_server.py`): `initdb` in a
+/// fresh temporary directory, `postgres` on a free loopback port, password authentication over TCP,
+/// stopped and deleted by `destroy()` (and at process exit). `initdb` refuses to run as root, so
+/// under root the directory is given to the `postgres` user of the Debian package and the binaries
+/// run through `runuser -u postgres --`.
+///
+/// For example:
+/// ```swift
+/// let server = try PostgresTestServer.start()
+/// let uri = try server.createDatabase()   // postgresql://gatehouse:…@127.0.0.1:PORT/t_…
+/// defer { server.destroy() }
+/// ```
+public final class PostgresTestServer: Sendable {
+    /// The superuser the tests connect as, and its password (TCP connections need it).
+    public static let user = "gatehouse"
+    public static let password = "pg-test-S3cret"
+
+    public let port: Int
+    public let directory: String
+    public let binDirectory: String
+    private let runAsPostgres: Bool
+    private let process = Mutex<Process?>(nil)
+
+    /// Why the server could not be started.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
+    }
+
+    /// One server shared by every test of the process, started on first use (each test takes a
+    /// database of its own with `createDatabase()`).
+    public static let shared: Result<PostgresTestServer, StartError> = {
+        do {
+            return .success(try start())
+        } catch let error as StartError {
+            return .failure(error)
+        } catch {
+            return .failure(StartError(description: "\(error)"))
+        }
+    }()
+
+    /// The newest `/usr/lib/postgresql/*/bin` holding `initdb` (or `$GATEHOUSE_PG_BIN`).
+    public static func findBinaries() throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        var candidates = versions.map { "\(root)/\($0)/bin" }
+        if let dir = ProcessInfo.processInfo.environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { candidates = [dir] }
+        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir + "/initdb") {
+            return dir
+        }
+        throw StartError(description: """
+            PostgreSQL server binaries not found in \(candidates.first ?? root + "/*/bin") (initdb, postgres): install the Debian \
+            package `postgresql` (`bash e2e/setup.sh` does) or set GATEHOUSE_PG_BIN. These tests do not skip.
+            """)
+    }
+
+    /// Initializes and starts a server; throws with the server's log when it does not come up.
+    public static func start() throws -> PostgresTestServer {
+        let bin = try findBinaries()
+        let root = geteuid() == 0
+        let directory = NSTemporaryDirectory() + "gatehouse-pg-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(password.utf8).write(to: URL(fileURLWithPath: directory + "/pwfile"))
+        if root {
+            try run(["/bin/chown", "-R", "postgres:postgres", directory])
+        }
+        let prefix = root ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        try run(prefix + ["\(bin)/initdb", "-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile",
+                          "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync"])
+        let server = PostgresTestServer(port: try freePort(), directory: directory, binDirectory: bin, runAsPostgres: root)
+        do {
+            try server.startServer()
+        } catch {
+            server.destroy()
+            throw error
+        }
+        liveServers.withLock { $0.append(server) }
+        return server
+    }
+
+    private init(port: Int, directory: String, binDirectory: String, runAsPostgres: Bool) {
+        self.port = port
+        self.directory = directory
+        self.binDirectory = binDirectory
+        self.runAsPostgres = runAsPostgres
+    }
+
+    /// A connection URI for `database` with the password in it.
+    public func uri(database: String = "postgres") -> String {
+        "postgresql://\(Self.user):\(Self.password)@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// Creates an empty database with a fresh name and returns its URI.
+    public func createDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try psql("CREATE DATABASE \(name)")
+        return uri(database: name)
+    }
+
+    /// Runs SQL as the superuser through `psql` on the server's socket.
+    public func psql(_ sql: String, database: String = "postgres") throws {
+        try Self.run([binDirectory + "/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", String(port),
+                      "-U", Self.user, "-d", database, "-c", sql])
+    }
+
+    /// Starts `postgres` (again, after `stopServer()`) on the same port and data, and waits until it
+    /// accepts connections.
+    public func startServer() throws {
+        let prefix = runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        let arguments = prefix + [binDirectory + "/postgres", "-D", directory + "/data", "-p", String(port),
+                                  "-k", directory, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+                                  "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                                  "-c", "max_connections=200"]
+        let logPath = directory + "/server.log"
+        if !FileManager.default.fileExists(atPath: logPath) {
+            guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
+                throw StartError(description: "cannot create \(logPath)")
+            }
+        }
+        guard let log = FileHandle(forWritingAtPath: logPath) else { throw StartError(description: "cannot open \(logPath)") }
+        log.seekToEndOfFile()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        self.process.withLock { $0 = process }
+        // Bounded: 600 × 100 ms. pg_isready answers 0 once the server accepts connections.
+        for _ in 0..<600 {
+            if !process.isRunning { break }
+            if (try? Self.run([binDirectory + "/pg_isready", "-q", "-h", "127.0.0.1", "-p", String(port)])) != nil { return }
+            usleep(100_000)
+        }
+        let text = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+        throw StartError(description: "PostgreSQL did not start on port \(port):\n\(text.suffix(2_000))")
+    }
+
+    /// Stops the server (fast shutdown: open connections are closed) and waits for it to exit.
+    public func stopServer() {
+        guard let process = process.withLock({ current -> Process? in
+            defer { current = nil }
+            return current
+        }) else { return }
+        // The postmaster's own pid (runuser in between would not forward the signal as such).
+        let pidText = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+        if let pid = pidText.split(separator: "\n").first.flatMap({ Int32($0) }) {
+            kill(pid, SIGINT)
+        } else {
+            process.interrupt()
+        }
+        process.waitUntilExit()
+    }
+
+    /// Stops the server and deletes its directory.
+    public func destroy() {
+        stopServer()
+        try? FileManager.default.removeItem(atPath: directory)
+        liveServers.withLock { $0.removeAll { $0 === self } }
+    }
+
+    private static func run(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw StartError(description: "\(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+                             + String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    /// A port nobody listens on now (bound to port 0, then released).
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw StartError(description: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
+            }
+        }
+        guard bound else { throw StartError(description: "cannot bind a loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Servers not yet destroyed: stopped and deleted when the test process exits.
+private let liveServers: Mutex<[PostgresTestServer]> = {
+    atexit {
+        let servers = liveServers.withLock { $0 }
+        servers.forEach { $0.destroy() }
+    }
+    return Mutex([])
+}()

@@ -54,7 +54,7 @@ public final class GatewayContext: Sendable {
                                    configuration: configuration, logger: logger, now: now)
         clientTokens = ClientTokenCache(provider: provider, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
         websockets = WebSocketTunnels(idleSeconds: configuration.websocketIdle, logger: logger) { idHash in
-            do { return try sessionCache.resolve(idHash: idHash, now: now(), slide: false) != nil } catch { return true }
+            do { return try await sessionCache.resolve(idHash: idHash, now: now(), slide: false) != nil } catch { return true }
         }
         let websockets = self.websockets
         sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }

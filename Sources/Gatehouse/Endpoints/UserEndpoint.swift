@@ -23,7 +23,7 @@ struct UserEndpoint {
                                           description: "The session store does not answer.")
         }
         if AccessTokenExpiry.hasEnded(session.tokens, now: context.now()) {
-            return AccessTokenExpiry.end(session, context: context)
+            return await AccessTokenExpiry.end(session, context: context)
         }
         var body: [UInt8] = []
         body.append(contentsOf: Array("{\"sub\":".utf8))

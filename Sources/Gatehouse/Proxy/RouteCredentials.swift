@@ -22,7 +22,7 @@ enum RouteCredentials {
             return await userAuthorization(headers: headers, required: false, context: context)
         case .client(let grant, let sessionRequired):
             if sessionRequired {
-                switch lookUpSession(headers: headers, context: context) {
+                switch await lookUpSession(headers: headers, context: context) {
                 case .unavailable: return .refuse(sessionStoreUnavailable)
                 case .signedOut: return .refuse(Responses.unauthenticated)
                 case .signedIn: break
@@ -42,7 +42,7 @@ enum RouteCredentials {
     /// refresh the provider refused) is `401` when `required`, else a request without a bearer.
     private static func userAuthorization(headers: HTTPHeaders, required: Bool, context: GatewayContext) async -> Outcome {
         let resolved: SessionCache.Resolved
-        switch lookUpSession(headers: headers, context: context) {
+        switch await lookUpSession(headers: headers, context: context) {
         case .unavailable: return .refuse(sessionStoreUnavailable)
         case .signedOut: return required ? .refuse(Responses.unauthenticated) : .forward(authorization: nil)
         case .signedIn(let found): resolved = found
@@ -50,7 +50,7 @@ enum RouteCredentials {
         // Without a refresh token the session ends with its access token (Facebook, Google without
         // offline access): say so instead of forwarding a token the upstream will refuse.
         if AccessTokenExpiry.hasEnded(resolved.session.tokens, now: context.now()) {
-            let response = AccessTokenExpiry.end(resolved.session, context: context)
+            let response = await AccessTokenExpiry.end(resolved.session, context: context)
             return required ? .refuse(response) : .forward(authorization: nil)
         }
         switch await context.refresher.ensureFresh(resolved.session, now: context.now()) {
@@ -76,10 +76,10 @@ enum RouteCredentials {
     }
 
     /// The browser's session (sliding its idle timer); `.unavailable` when the store does not answer.
-    private static func lookUpSession(headers: HTTPHeaders, context: GatewayContext) -> SessionLookup {
-        guard let id = context.sessions.sessionID(in: headers) else { return .signedOut }
+    private static func lookUpSession(headers: HTTPHeaders, context: GatewayContext) async -> SessionLookup {
+        guard let id = await context.sessions.sessionID(in: headers) else { return .signedOut }
         do {
-            guard let resolved = try context.sessions.resolveWithAuthorization(idHash: id.hash, now: context.now()) else {
+            guard let resolved = try await context.sessions.resolveWithAuthorization(idHash: id.hash, now: context.now()) else {
                 return .signedOut
             }
             return .signedIn(resolved)

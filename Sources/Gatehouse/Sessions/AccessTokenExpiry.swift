@@ -17,8 +17,8 @@ enum AccessTokenExpiry {
         description: "The sign-in has expired and the provider gave no refresh token; sign in again.")
 
     /// Ends the session and answers `401 session_expired` with the cookie cleared.
-    static func end(_ session: Session, context: GatewayContext) -> HTTPResponse {
-        context.sessions.endSession(idHash: session.idHash)
+    static func end(_ session: Session, context: GatewayContext) async -> HTTPResponse {
+        await context.sessions.endSession(idHash: session.idHash)
         context.metrics.activeSessions.nudge()
         context.logger.info("session expired with its access token (no refresh token)",
                             metadata: ["session.id": "\(session.idHash.prefix(8))"])

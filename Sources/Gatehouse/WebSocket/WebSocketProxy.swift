@@ -46,7 +46,7 @@ struct WebSocketProxy {
         case .refuse(let response): return await writer.respond(response)
         }
         // The live session the socket lives and dies with; none on `auth=none` or when signed out.
-        let sessionIDHash = liveSessionIDHash(head, route: forward.route)
+        let sessionIDHash = await liveSessionIDHash(head, route: forward.route)
         let route = forward.route
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         guard let switching = transport as? any UpstreamSwitchingTransport else {
@@ -94,10 +94,10 @@ struct WebSocketProxy {
         }
     }
 
-    private func liveSessionIDHash(_ head: HTTPRequestHead, route: UpstreamRoute) -> String? {
+    private func liveSessionIDHash(_ head: HTTPRequestHead, route: UpstreamRoute) async -> String? {
         if case .none = route.auth { return nil }
-        guard let id = context.sessions.sessionID(in: head.headers),
-              (try? context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)) != nil else { return nil }
+        guard let id = await context.sessions.sessionID(in: head.headers),
+              (try? await context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)) != nil else { return nil }
         return id.hash
     }
 }

@@ -17,12 +17,12 @@ public final class WebSocketTunnels: Sendable {
 
     private let loops = Mutex<[Int: LoopTunnels]>([:])
     let idleNanoseconds: UInt64
-    private let sessionIsLive: @Sendable (String) -> Bool
+    private let sessionIsLive: @Sendable (String) async -> Bool
     let logger: Logger
 
     /// `sessionIsLive` answers whether a session id hash still names a live session (true when the
     /// store cannot tell: an outage must not close every socket).
-    init(idleSeconds: Int, logger: Logger, sessionIsLive: @escaping @Sendable (String) -> Bool) {
+    init(idleSeconds: Int, logger: Logger, sessionIsLive: @escaping @Sendable (String) async -> Bool) {
         let (nanos, overflow) = UInt64(max(1, idleSeconds)).multipliedReportingOverflow(by: 1_000_000_000)
         idleNanoseconds = overflow ? .max : nanos
         self.logger = logger
@@ -51,7 +51,7 @@ public final class WebSocketTunnels: Sendable {
         }
     }
 
-    func isLive(_ idHash: String) -> Bool { sessionIsLive(idHash) }
+    func isLive(_ idHash: String) async -> Bool { await sessionIsLive(idHash) }
 
     private func loopTunnels(_ loop: EventLoop) -> LoopTunnels {
         loops.withLock { loops in
@@ -72,6 +72,7 @@ final class LoopTunnels: @unchecked Sendable {
     private var tunnels: [ObjectIdentifier: WebSocketTunnel] = [:]
     private var sweeping = false
     private var lastSessionCheck: UInt64 = 0
+    private var checkingSessions = false
 
     init(loop: EventLoop, registry: WebSocketTunnels) {
         self.loop = loop
@@ -115,20 +116,29 @@ final class LoopTunnels: @unchecked Sendable {
         }
     }
 
-    /// Ends the sockets whose session is gone, looking each session up once.
+    /// Ends the sockets whose session is gone, looking each session up once. The lookups may reach
+    /// the store, which is called off the loop: they run in a task on this loop while the loop goes
+    /// on; at most one check is under way per loop.
     private func checkSessions() {
-        var verdicts: [String: Bool] = [:]
+        guard !checkingSessions else { return }
+        var idHashes = Set<String>()
+        for tunnel in tunnels.values { if let idHash = tunnel.sessionIDHash { idHashes.insert(idHash) } }
+        guard !idHashes.isEmpty else { return }
+        checkingSessions = true
+        Task(executorPreference: loop) { [self] in await endSocketsOfEndedSessions(idHashes) }
+    }
+
+    private func endSocketsOfEndedSessions(_ idHashes: Set<String>) async {
+        var ended = Set<String>()
+        for idHash in idHashes {
+            let live = await registry.isLive(idHash)
+            if !live { ended.insert(idHash) }
+        }
+        checkingSessions = false
         for tunnel in Array(tunnels.values) {
-            guard let idHash = tunnel.sessionIDHash else { continue }
-            let live: Bool
-            if let known = verdicts[idHash] { live = known } else {
-                live = registry.isLive(idHash)
-                verdicts[idHash] = live
-            }
-            if !live {
-                registry.logger.info("websocket closed: its session ended")
-                tunnel.end(.policyViolation, reason: "session ended")
-            }
+            guard let idHash = tunnel.sessionIDHash, ended.contains(idHash) else { continue }
+            registry.logger.info("websocket closed: its session ended")
+            tunnel.end(.policyViolation, reason: "session ended")
         }
     }
 

@@ -232,7 +232,8 @@ pidfile = {self.dir}/pgbouncer.pid
             except (OSError, ValueError):
                 pass
             try:
-                os.kill(pid, signal.SIGINT) if pid else self.proc.send_signal(signal.SIGINT)
+                # SIGTERM: immediate shutdown (SIGINT waits for clients in PgBouncer 1.18).
+                os.kill(pid, signal.SIGTERM) if pid else self.proc.send_signal(signal.SIGTERM)
                 self.proc.wait(10)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 self.proc.kill()

@@ -59,12 +59,12 @@ public final class PostgresTestServer: Sendable {
     }
 
     /// The newest `/usr/lib/postgresql/*/bin` holding `initdb` (or `$GATEHOUSE_PG_BIN`).
-    public static func findBinaries() throws -> String {
+    public static func findBinaries(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
             .compactMap(Int.init).sorted(by: >)
         var candidates = versions.map { "\(root)/\($0)/bin" }
-        if let dir = ProcessInfo.processInfo.environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { candidates = [dir] }
+        if let dir = environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { candidates = [dir] }
         for dir in candidates where FileManager.default.isExecutableFile(atPath: dir + "/initdb") {
             return dir
         }

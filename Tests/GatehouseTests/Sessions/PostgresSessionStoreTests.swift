@@ -32,6 +32,15 @@ struct PostgresSessionStoreTests {
         return results.withLock { $0 }
     }
 
+    @Test("Without the PostgreSQL binaries the tests fail with what to install, rather than skip")
+    func missingBinariesFailClearly() throws {
+        let error = #expect(throws: PostgresTestServer.StartError.self) {
+            try PostgresTestServer.findBinaries(environment: ["GATEHOUSE_PG_BIN": "/nonexistent/bin"])
+        }
+        #expect(error?.description.contains("`postgresql`") == true)
+        #expect(try PostgresTestServer.findBinaries().hasSuffix("/bin"), "this machine has them (scripts/test installs them)")
+    }
+
     @Test("Six instances migrating one database at once apply each migration exactly once")
     func concurrentMigration() throws {
         let uri = try freshPostgresDatabase()

@@ -38,9 +38,9 @@ class PgServerError(RuntimeError):
     pass
 
 
-# Servers not destroyed yet: stopped and deleted when the Python process exits (postgres runs under
+# Servers (and bouncers) not destroyed yet: stopped and deleted when the Python process exits (postgres runs under
 # runuser in its own session, so the harness's process-group cleanup would not reach it).
-_LIVE: list["PgServer"] = []
+_LIVE: list = []
 
 
 @atexit.register
@@ -171,6 +171,76 @@ class PgServer:
         if cp.returncode != 0:
             raise PgServerError(f"{' '.join(argv)} failed ({cp.returncode}): {cp.stdout}{cp.stderr}")
         return cp
+
+
+class PgBouncer:
+    """PgBouncer (Debian `pgbouncer`) in transaction mode in front of `server`, on a free loopback
+    port, with ONE server connection per database: every client transaction runs on that shared
+    connection, so anything a client left on it (a session SET, a named prepared statement, a
+    session advisory lock) would be seen by the next client. `uri(database)` goes through it."""
+
+    def __init__(self, server: PgServer, name: str = "pgbouncer", pool_size: int = 1):
+        binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        if not Path(binary).exists():
+            raise PgServerError("pgbouncer not found: install the Debian package `pgbouncer` (`bash e2e/setup.sh` does)")
+        self.server = server
+        self.port = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="gatehouse-pgbouncer-"))
+        self.log_path = ARTIFACTS / "logs" / f"{name}.log"
+        (self.dir / "userlist.txt").write_text(f'"{USER}" "{PASSWORD}"\n')
+        (self.dir / "pgbouncer.ini").write_text(f"""[databases]
+* = host=127.0.0.1 port={server.port}
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {self.port}
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = {self.dir}/userlist.txt
+pool_mode = transaction
+default_pool_size = {pool_size}
+max_client_conn = 200
+pidfile = {self.dir}/pgbouncer.pid
+""")
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", "postgres:postgres", str(self.dir)], check=True)
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(prefix + [binary, str(self.dir / "pgbouncer.ini")], stdout=log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            ready = subprocess.run([str(server.bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port)])
+            if ready.returncode == 0:
+                _LIVE.append(self)
+                return
+            time.sleep(0.1)
+        self.destroy()
+        raise PgServerError(f"pgbouncer did not start on port {self.port}: {self.log_path.read_text(errors='replace')[-2000:]}")
+
+    def uri(self, database: str) -> str:
+        return f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{self.port}/{database}"
+
+    def destroy(self):
+        if self.proc.poll() is None:
+            pid = None
+            try:
+                pid = int((self.dir / "pgbouncer.pid").read_text().strip())
+            except (OSError, ValueError):
+                pass
+            try:
+                # SIGTERM: immediate shutdown (SIGINT waits for clients in PgBouncer 1.18).
+                os.kill(pid, signal.SIGTERM) if pid else self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if self in _LIVE:
+            _LIVE.remove(self)
 
 
 if __name__ == "__main__":

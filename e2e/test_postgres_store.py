@@ -6,13 +6,16 @@ pg_server.py in a temporary directory on a loopback port."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import threading
 import time
 
 import pytest
 import requests
 
 from harness import jwt_claims, login
-from pg_server import PASSWORD, PgServer
+from pg_server import PASSWORD, USER, PgBouncer, PgServer
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +133,7 @@ def test_migrate_and_check_on_postgres_never_print_the_password(gateway_factory,
     fresh = pg.create_database()
     cp = gw.cli("migrate", env={"GATEHOUSE_DATABASE": fresh})
     assert cp.returncode == 0, cp
-    assert cp.stdout.strip() == "applied: 1 initial"
+    assert cp.stdout.strip() == "applied: 1 initial, 2 pending_login_count", cp.stdout
     again = gw.cli("migrate", env={"GATEHOUSE_DATABASE": fresh})
     assert again.returncode == 0 and again.stdout.strip() == "database is up to date", again
     check = gw.cli("check")
@@ -189,3 +192,50 @@ def test_readyz_reports_postgres_outage_and_recovers(gateway_factory, provider):
         assert_no_password(gw.proc.log_text())
     finally:
         own.destroy()
+
+
+def test_gateway_through_pgbouncer_in_transaction_mode(gateway_factory, provider, pg):
+    # Issue 12: works through PgBouncer in transaction mode. One server connection serves every
+    # client transaction, so state left on it by one transaction would reach the next.
+    bouncer = PgBouncer(pg, name="pgbouncer-store")
+    try:
+        db = db_name(pg.create_database())
+        gw = gateway_factory({"GATEHOUSE_DATABASE": bouncer.uri(db)})
+        failures: list[str] = []
+
+        def browser(i: int):
+            try:
+                s = login(gw, provider, f"user{i}")
+                for _ in range(3):
+                    r = gw.get(s, "/user")
+                    if r.status_code != 200:
+                        failures.append(f"user{i}: /user {r.status_code}")
+                if gw.post(s, "/logout").status_code != 302:
+                    failures.append(f"user{i}: logout")
+            except Exception as e:  # noqa: BLE001 - reported below
+                failures.append(f"user{i}: {e!r}")
+
+        threads = [threading.Thread(target=browser, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not failures, failures
+        keep = login(gw, provider, "alice")
+        for args in (["migrate"], ["sessions", "list"], ["sessions", "purge"]):
+            cp = gw.cli(*args)
+            assert cp.returncode == 0, (args, cp)
+        assert "alice" in gw.cli("sessions", "list").stdout
+        assert gw.get(keep, "/user").status_code == 200
+
+        # The one shared server connection carries nothing from the gateway's transactions.
+        via = subprocess.run(
+            [str(pg.bin / "psql"), "-X", "-A", "-t", "-h", "127.0.0.1", "-p", str(bouncer.port), "-U", USER, "-d", db,
+             "-c", "SELECT (SELECT count(*) FROM pg_prepared_statements) || ' ' || current_setting('statement_timeout')"],
+            capture_output=True, text=True, timeout=30, env={**os.environ, "PGPASSWORD": PASSWORD})
+        assert via.returncode == 0, via.stderr
+        assert via.stdout.strip() == "0 0", "a prepared statement or a session SET outlived its transaction"
+        assert pg.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'", database=db).strip() == "0"
+        assert_no_password(gw.proc.log_text())
+    finally:
+        bouncer.destroy()

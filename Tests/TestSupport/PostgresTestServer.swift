@@ -19,10 +19,13 @@ public final class PostgresTestServer: Sendable {
     public static let password = "pg-test-S3cret"
 
     public let port: Int
+    /// Where `startPgBouncer()` listens.
+    public let bouncerPort: Int
     public let directory: String
     public let binDirectory: String
     private let runAsPostgres: Bool
-    private let process = Mutex<Process?>(nil)
+    private let process = Mutex<SpawnedDaemon?>(nil)
+    private let bouncer = Mutex<SpawnedDaemon?>(nil)
 
     /// Why the server could not be started.
     public struct StartError: Error, Sendable, CustomStringConvertible {
@@ -45,13 +48,23 @@ public final class PostgresTestServer: Sendable {
         }
     }()
 
+    /// The shared server with PgBouncer started in front of it (once).
+    public static let sharedBehindPgBouncer: Result<PostgresTestServer, StartError> = shared.flatMap { server in
+        do {
+            try server.startPgBouncer()
+            return .success(server)
+        } catch {
+            return .failure(error as? StartError ?? StartError(description: "\(error)"))
+        }
+    }
+
     /// The newest `/usr/lib/postgresql/*/bin` holding `initdb` (or `$GATEHOUSE_PG_BIN`).
-    public static func findBinaries() throws -> String {
+    public static func findBinaries(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
             .compactMap(Int.init).sorted(by: >)
         var candidates = versions.map { "\(root)/\($0)/bin" }
-        if let dir = ProcessInfo.processInfo.environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { candidates = [dir] }
+        if let dir = environment["GATEHOUSE_PG_BIN"], !dir.isEmpty { candidates = [dir] }
         for dir in candidates where FileManager.default.isExecutableFile(atPath: dir + "/initdb") {
             return dir
         }
@@ -74,7 +87,8 @@ public final class PostgresTestServer: Sendable {
         let prefix = root ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
         try run(prefix + ["\(bin)/initdb", "-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile",
                           "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync"])
-        let server = PostgresTestServer(port: try freePort(), directory: directory, binDirectory: bin, runAsPostgres: root)
+        let server = PostgresTestServer(port: try freePort(), bouncerPort: try freePort(), directory: directory,
+                                        binDirectory: bin, runAsPostgres: root)
         do {
             try server.startServer()
         } catch {
@@ -85,8 +99,9 @@ public final class PostgresTestServer: Sendable {
         return server
     }
 
-    private init(port: Int, directory: String, binDirectory: String, runAsPostgres: Bool) {
+    private init(port: Int, bouncerPort: Int, directory: String, binDirectory: String, runAsPostgres: Bool) {
         self.port = port
+        self.bouncerPort = bouncerPort
         self.directory = directory
         self.binDirectory = binDirectory
         self.runAsPostgres = runAsPostgres
@@ -97,11 +112,11 @@ public final class PostgresTestServer: Sendable {
         "postgresql://\(Self.user):\(Self.password)@127.0.0.1:\(port)/\(database)"
     }
 
-    /// Creates an empty database with a fresh name and returns its URI.
-    public func createDatabase() throws -> String {
+    /// Creates an empty database with a fresh name and returns its URI (through PgBouncer when asked).
+    public func createDatabase(throughPgBouncer: Bool = false) throws -> String {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         try psql("CREATE DATABASE \(name)")
-        return uri(database: name)
+        return throughPgBouncer ? bouncerURI(database: name) : uri(database: name)
     }
 
     /// Runs SQL as the superuser through `psql` on the server's socket.
@@ -113,54 +128,89 @@ public final class PostgresTestServer: Sendable {
     /// Starts `postgres` (again, after `stopServer()`) on the same port and data, and waits until it
     /// accepts connections.
     public func startServer() throws {
-        let prefix = runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
-        let arguments = prefix + [binDirectory + "/postgres", "-D", directory + "/data", "-p", String(port),
+        let process = try launch([binDirectory + "/postgres", "-D", directory + "/data", "-p", String(port),
                                   "-k", directory, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
                                   "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-                                  "-c", "max_connections=200"]
-        let logPath = directory + "/server.log"
-        if !FileManager.default.fileExists(atPath: logPath) {
-            guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
-                throw StartError(description: "cannot create \(logPath)")
-            }
-        }
-        guard let log = FileHandle(forWritingAtPath: logPath) else { throw StartError(description: "cannot open \(logPath)") }
-        log.seekToEndOfFile()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+                                  "-c", "max_connections=200"], log: "server.log", port: port, what: "PostgreSQL")
         self.process.withLock { $0 = process }
-        // Bounded: 600 × 100 ms. pg_isready answers 0 once the server accepts connections.
-        for _ in 0..<600 {
-            if !process.isRunning { break }
-            if (try? Self.run([binDirectory + "/pg_isready", "-q", "-h", "127.0.0.1", "-p", String(port)])) != nil { return }
-            usleep(100_000)
-        }
-        let text = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
-        throw StartError(description: "PostgreSQL did not start on port \(port):\n\(text.suffix(2_000))")
     }
 
     /// Stops the server (fast shutdown: open connections are closed) and waits for it to exit.
     public func stopServer() {
-        guard let process = process.withLock({ current -> Process? in
+        stop(process, pidFile: directory + "/data/postmaster.pid", signal: SIGINT)
+    }
+
+    // MARK: - PgBouncer
+
+    /// Starts PgBouncer (Debian `pgbouncer`) in transaction mode in front of this server on
+    /// `bouncerPort`, with ONE server connection per database, so every client transaction runs on a
+    /// connection the previous one used: state a transaction left behind would reach the next.
+    public func startPgBouncer() throws {
+        let binary = "/usr/sbin/pgbouncer"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw StartError(description: "\(binary) not found: install the Debian package `pgbouncer` (`bash e2e/setup.sh` does)")
+        }
+        let dir = directory + "/pgbouncer"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Data("\"\(Self.user)\" \"\(Self.password)\"\n".utf8).write(to: URL(fileURLWithPath: dir + "/userlist.txt"))
+        try Data("""
+            [databases]
+            * = host=127.0.0.1 port=\(port)
+
+            [pgbouncer]
+            listen_addr = 127.0.0.1
+            listen_port = \(bouncerPort)
+            unix_socket_dir =
+            auth_type = scram-sha-256
+            auth_file = \(dir)/userlist.txt
+            pool_mode = transaction
+            default_pool_size = 1
+            max_client_conn = 500
+            pidfile = \(dir)/pgbouncer.pid
+
+            """.utf8).write(to: URL(fileURLWithPath: dir + "/pgbouncer.ini"))
+        if runAsPostgres { try Self.run(["/bin/chown", "-R", "postgres:postgres", dir]) }
+        let process = try launch([binary, dir + "/pgbouncer.ini"], log: "pgbouncer.log", port: bouncerPort, what: "PgBouncer")
+        bouncer.withLock { $0 = process }
+    }
+
+    /// A URI for `database` through PgBouncer (after `startPgBouncer()`).
+    public func bouncerURI(database: String) -> String {
+        "postgresql://\(Self.user):\(Self.password)@127.0.0.1:\(bouncerPort)/\(database)"
+    }
+
+    // MARK: - Processes
+
+    /// Starts a daemon (as `postgres` under root), logging to `log` in the directory, and waits
+    /// (bounded: 600 × 100 ms) until `pg_isready` says `port` accepts connections.
+    private func launch(_ command: [String], log name: String, port: Int, what: String) throws -> SpawnedDaemon {
+        let arguments = (runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []) + command
+        let logPath = directory + "/" + name
+        let daemon = try SpawnedDaemon(arguments, logPath: logPath)
+        for _ in 0..<600 {
+            if !daemon.isRunning { break }
+            if (try? Self.run([binDirectory + "/pg_isready", "-q", "-h", "127.0.0.1", "-p", String(port)])) != nil { return daemon }
+            usleep(100_000)
+        }
+        daemon.stop(signal: SIGKILL)
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw StartError(description: "\(what) did not start on port \(port):\n\(text.suffix(2_000))")
+    }
+
+    /// Stops the daemon held in `slot`: `signal` to the pid in `pidFile` (runuser in between would
+    /// not forward it), then waits for it to exit.
+    private func stop(_ slot: borrowing Mutex<SpawnedDaemon?>, pidFile: String, signal: Int32) {
+        guard let daemon = slot.withLock({ current -> SpawnedDaemon? in
             defer { current = nil }
             return current
         }) else { return }
-        // The postmaster's own pid (runuser in between would not forward the signal as such).
-        let pidText = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)) ?? ""
-        if let pid = pidText.split(separator: "\n").first.flatMap({ Int32($0) }) {
-            kill(pid, SIGINT)
-        } else {
-            process.interrupt()
-        }
-        process.waitUntilExit()
+        let pidText = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
+        daemon.stop(signal: signal, target: pidText.split(whereSeparator: \.isWhitespace).first.flatMap { pid_t($0) })
     }
 
     /// Stops the server and deletes its directory.
     public func destroy() {
+        stop(bouncer, pidFile: directory + "/pgbouncer/pgbouncer.pid", signal: SIGTERM)
         stopServer()
         try? FileManager.default.removeItem(atPath: directory)
         liveServers.withLock { $0.removeAll { $0 === self } }

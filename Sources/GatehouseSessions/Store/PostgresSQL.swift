@@ -46,24 +46,25 @@ enum PostgresSQL {
         ORDER BY created_at, id_hash
         """
     static let countActive = "SELECT COUNT(*) FROM sessions WHERE idle_expires_at > $1 AND expires_at > $1"
-    /// Serializes pending-login inserts (transaction-scoped, so PgBouncer-safe): without it two
-    /// instances inserting at once could each evict against a table the other has not committed to,
-    /// and the caps would hold only approximately.
-    static let lockPendingLogins = "SELECT pg_advisory_xact_lock($1)"
-    static let pendingLoginsLockKey: Int64 = 0x6761_7465_7065_6e64
     static let insertPending = """
         INSERT INTO pending_logins (state_hash, binding_hash, sealed, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
         """
-    /// Keeps the `$2` newest logins of binding `$1`.
+    /// Keeps the `$2` newest logins of binding `$1`. `SKIP LOCKED`: a row a callback is taking at this
+    /// moment is left to it. Waiting for it instead could deadlock: the callback holds that row and
+    /// waits for `pending_login_count`, which this transaction holds since its INSERT.
     static let evictPendingOfBinding = """
         DELETE FROM pending_logins WHERE state_hash IN (
             SELECT state_hash FROM pending_logins WHERE binding_hash = $1
-            ORDER BY expires_at DESC, seq DESC OFFSET $2)
+            ORDER BY expires_at DESC, seq DESC OFFSET $2 FOR UPDATE SKIP LOCKED)
         """
-    /// Keeps the `$1` newest rows overall: the surplus closest to expiry goes.
+    /// Keeps at most `$1` rows: the surplus closest to expiry goes (skipping rows being taken, as
+    /// above). The count comes from
+    /// `pending_login_count` (kept by triggers, migration 0002), so this reads only the surplus rows
+    /// of index `pending_logins_by_expires_at`, never the whole table.
     static let evictPendingOverall = """
         DELETE FROM pending_logins WHERE state_hash IN (
-            SELECT state_hash FROM pending_logins ORDER BY expires_at DESC, seq DESC OFFSET $1)
+            SELECT state_hash FROM pending_logins ORDER BY expires_at, seq
+            LIMIT GREATEST(0, (SELECT n FROM pending_login_count) - $1) FOR UPDATE SKIP LOCKED)
         """
     static let takePending = """
         DELETE FROM pending_logins WHERE state_hash = $1 RETURNING binding_hash, sealed, created_at, expires_at

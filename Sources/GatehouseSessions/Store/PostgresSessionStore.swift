@@ -110,12 +110,13 @@ public final class PostgresSessionStore: MaintenanceBackedStore {
         let sealed = try PendingLoginSecrets.sealed(login, sealer: sealer)
         let limits = pendingLoginLimits
         try write { (tx: PostgresTransaction) throws(PostgresError) in
-            try tx.run(PostgresSQL.lockPendingLogins, [.int8(PostgresSQL.pendingLoginsLockKey)])
+            // The INSERT's trigger updates `pending_login_count`: that row lock serializes every
+            // writer of pending logins (on every instance) until COMMIT, so the evictions below see
+            // the table as it is and no flood ever leaves it above its caps.
             try tx.run(PostgresSQL.insertPending, [
                 .text(login.stateHash), .text(login.bindingHash), .bytea(sealed),
                 .int8(login.createdAt), .int8(login.expiresAt),
             ])
-            // Same transaction as the insert, under the lock: the table never exceeds its caps.
             try tx.run(PostgresSQL.evictPendingOfBinding, [.text(login.bindingHash), .int8(Int64(limits.perBinding))])
             try tx.run(PostgresSQL.evictPendingOverall, [.int8(Int64(limits.total))])
         }

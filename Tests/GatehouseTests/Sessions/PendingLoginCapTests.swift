@@ -17,8 +17,8 @@ private func withCappedStore(_ kind: StoreKind, _ limits: PendingLoginLimits,
             defer { try? store.close() }
             try body(store) { try store.pendingLoginCount() }
         }
-    case .postgres:
-        let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: try freshPostgresDatabase()),
+    case .postgres, .pgbouncer:
+        let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: try freshPostgresDatabase(throughPgBouncer: kind == .pgbouncer)),
                                          sealer: try testSealer(), logger: quietLogger, pendingLoginLimits: limits)
         try store.migrate()
         defer { try? store.close() }

@@ -32,6 +32,15 @@ struct PostgresSessionStoreTests {
         return results.withLock { $0 }
     }
 
+    @Test("Without the PostgreSQL binaries the tests fail with what to install, rather than skip")
+    func missingBinariesFailClearly() throws {
+        let error = #expect(throws: PostgresTestServer.StartError.self) {
+            try PostgresTestServer.findBinaries(environment: ["GATEHOUSE_PG_BIN": "/nonexistent/bin"])
+        }
+        #expect(error?.description.contains("`postgresql`") == true)
+        #expect(try PostgresTestServer.findBinaries().hasSuffix("/bin"), "this machine has them (scripts/test installs them)")
+    }
+
     @Test("Six instances migrating one database at once apply each migration exactly once")
     func concurrentMigration() throws {
         let uri = try freshPostgresDatabase()
@@ -80,6 +89,46 @@ struct PostgresSessionStoreTests {
             return concurrently(8) { i in ((try? (i % 2 == 0 ? a : b).takePendingLogin(stateHash: login.stateHash, now: t0)) ?? nil) != nil }
         }()
         #expect(taken.filter { $0 }.count == 1, "a login state is usable once across instances")
+    }
+
+    @Test("Two instances flooding /login while callbacks take logins: caps exact, the trigger-kept count exact, no deadlock")
+    func pendingLoginCountUnderConcurrency() throws {
+        let uri = try freshPostgresDatabase()
+        let limits = PendingLoginLimits(perBinding: 3, total: 20)
+        let a = PostgresSessionStore(pool: PostgresConnectionPool(uri: uri), sealer: try testSealer(), logger: quietLogger,
+                                     pendingLoginLimits: limits)
+        try a.migrate()
+        let b = PostgresSessionStore(pool: PostgresConnectionPool(uri: uri), sealer: try testSealer(), logger: quietLogger,
+                                     pendingLoginLimits: limits)
+        let failures = concurrently(8) { worker -> Int in
+            var failed = 0
+            for i in 0..<25 {
+                let store = worker % 2 == 0 ? a : b
+                let login = PendingLogin.make(binding: "browser-\((worker * 25 + i) % 5)", now: 1_000_000 + Int64(i))
+                do {
+                    try store.savePendingLogin(login)
+                    if i % 3 == 0 { _ = try store.takePendingLogin(stateHash: login.stateHash, now: 1_000_000) }
+                } catch {
+                    failed += 1
+                }
+            }
+            return failed
+        }
+        #expect(failures.reduce(0, +) == 0)
+        let (rows, counted, worstBinding) = try a.maintenance.pool.withTransaction { (tx: PostgresTransaction) throws(PostgresError) in
+            (try tx.queryFirst("SELECT COUNT(*) FROM pending_logins") { $0.int64(0) } ?? -1,
+             try tx.queryFirst("SELECT n FROM pending_login_count") { $0.int64(0) } ?? -1,
+             try tx.queryFirst("SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM pending_logins GROUP BY binding_hash) x") { $0.int64(0) } ?? -1)
+        }
+        #expect(rows == counted, "pending_login_count follows every insert, eviction and take")
+        #expect(rows <= Int64(limits.total))
+        #expect(worstBinding <= Int64(limits.perBinding))
+        try a.purgeExpired(now: 2_000_000_000)
+        #expect(try a.pendingLoginCount() == 0)
+        let afterPurge = try a.maintenance.pool.withTransaction { (tx: PostgresTransaction) throws(PostgresError) in
+            try tx.queryFirst("SELECT n FROM pending_login_count") { $0.int64(0) }
+        }
+        #expect(afterPurge == 0)
     }
 
     @Test("PgBouncer transaction mode: no named prepared statement and no advisory lock outlives a transaction")

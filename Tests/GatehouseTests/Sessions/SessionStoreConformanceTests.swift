@@ -9,6 +9,8 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case inMemory
     /// A fresh database on the shared test server (`PostgresTestServer.shared`).
     case postgres
+    /// The same through PgBouncer in transaction mode, one server connection shared by all.
+    case pgbouncer
 
     var testDescription: String { rawValue }
 }
@@ -25,8 +27,8 @@ func withStore(_ kind: StoreKind, _ body: (any SessionStore) throws -> Void) thr
             defer { try? store.close() }
             try body(store)
         }
-    case .postgres:
-        let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: try freshPostgresDatabase()),
+    case .postgres, .pgbouncer:
+        let store = PostgresSessionStore(pool: PostgresConnectionPool(uri: try freshPostgresDatabase(throughPgBouncer: kind == .pgbouncer)),
                                          sealer: try testSealer(), logger: quietLogger)
         try store.migrate()
         defer { try? store.close() }
@@ -36,8 +38,11 @@ func withStore(_ kind: StoreKind, _ body: (any SessionStore) throws -> Void) thr
 
 /// The URI of an empty database on the shared test server. Fails (never skips) when PostgreSQL
 /// cannot be started, e.g. its binaries are missing.
-func freshPostgresDatabase() throws -> String {
-    try PostgresTestServer.shared.get().createDatabase()
+func freshPostgresDatabase(throughPgBouncer: Bool = false) throws -> String {
+    if throughPgBouncer {
+        return try PostgresTestServer.sharedBehindPgBouncer.get().createDatabase(throughPgBouncer: true)
+    }
+    return try PostgresTestServer.shared.get().createDatabase()
 }
 
 // One suite per store role (after oauth2-proxy's RunSessionStoreTests), each run against every store:

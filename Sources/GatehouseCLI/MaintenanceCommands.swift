@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatehouseCore
 import GatehouseSessions
+import GatehouseTime
 import Logging
 
 /// The database the admin commands work on. They need no provider or secret key, so they read only
@@ -18,7 +19,7 @@ func openMaintenance() throws -> SQLiteSessionMaintenance {
     }
 }
 
-func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+func now() -> Int64 { SystemClock().unixSeconds() }
 
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

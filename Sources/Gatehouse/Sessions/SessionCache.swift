@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseSessions
+import GatehouseTime
 import EventLoops
 import HTTP1
 import Logging
@@ -54,13 +55,14 @@ public final class SessionCache: Sendable {
     static let maximumRememberedIDs = 10_000
     private let idMemo = Mutex<[Substring: SessionID]>([:])
     private let logger: Logger
-    /// Unix seconds (the gateway's injectable clock), for checking several cookie values.
-    private let now: @Sendable () -> Int64
+    /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
+    /// for the age of cached entries.
+    private let clock: any GatewayClock
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+                clock: any GatewayClock = SystemClock()) {
         self.store = store
-        self.now = now
+        self.clock = clock
         cookieName = configuration.cookieName
         idleSeconds = Int64(configuration.sessionIdle)
         touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
@@ -100,7 +102,7 @@ public final class SessionCache: Sendable {
     private func firstLiveCandidate(in headers: HTTPHeaders) -> SessionID? {
         var live: SessionID? = nil
         var tried = 0
-        let now = self.now()
+        let now = clock.unixSeconds()
         CookieParser.forEachValue(named: cookieName, in: headers) { value in
             guard value.utf8.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
             tried += 1
@@ -138,11 +140,11 @@ public final class SessionCache: Sendable {
 
     /// As `resolve`, with the session's `Authorization` header value (cached with the session).
     public func resolveWithAuthorization(idHash: String, now: Int64, slide: Bool = true) throws(SessionStoreError) -> Resolved? {
-        let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
+        let clock = self.clock.monotonicNanoseconds()
         var entry: Entry
         var changed = true
-        // `clock` is the loop's clock of this iteration, which may be a little behind the moment
-        // another loop loaded the entry: a load "in the future" is fresh, not expired.
+        // Another loop may have loaded the entry a moment after `clock` was read: a load "in the
+        // future" is fresh, not expired.
         if let cached = cache.withLock({ $0[idHash] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
             entry = cached
             changed = false
@@ -190,7 +192,7 @@ public final class SessionCache: Sendable {
             guard var entry = cache[session.idHash] else { return }
             entry.session = session
             entry.authorization = Entry.authorization(for: session)
-            entry.loadedAt = EventLoop.monotonicNow()
+            entry.loadedAt = clock.monotonicNanoseconds()
             cache[session.idHash] = entry
         }
     }

@@ -68,7 +68,7 @@ public final class GatewayRuntime: Sendable {
         let http = URLSessionProviderClient(timeout: TimeInterval(configuration.providerTimeout))
         let provider = ProviderConnection(configuration: configuration, http: http, logger: logger, clock: clock)
         var timeouts = UpstreamClient.Timeouts()
-        timeouts.firstByteNanoseconds = UInt64(configuration.upstreamTimeout) * 1_000_000_000
+        timeouts.firstByteNanoseconds = TimeUnits.nanoseconds(seconds: configuration.upstreamTimeout)
         let metrics = GatewayMetrics()
         let context = GatewayContext(configuration: configuration, provider: provider, store: store, metrics: metrics,
                                      upstream: UpstreamClient(timeouts: timeouts),
@@ -116,8 +116,7 @@ public final class GatewayRuntime: Sendable {
     /// Graceful stop: no new connections, in-flight requests get up to `grace`, then the database is
     /// checkpointed and closed.
     public func shutdown(grace: Duration = .seconds(25)) async {
-        let nanos = UInt64(grace.components.seconds) * 1_000_000_000 + UInt64(grace.components.attoseconds / 1_000_000_000)
-        await server.shutdown(graceNanoseconds: nanos)
+        await server.shutdown(graceNanoseconds: TimeUnits.nanoseconds(grace))
         maintenance.cancel()
         context.metrics.activeSessions.stop()
         context.provider.stop()

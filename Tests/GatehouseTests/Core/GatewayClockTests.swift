@@ -65,3 +65,18 @@ struct GatewayClockTests {
         #expect(try sessions.resolve(idHash: session.idHash, now: now) == nil, "older than 0.5 s: read again")
     }
 }
+
+@Suite("Time: unit conversions")
+struct TimeUnitsTests {
+    @Test("Seconds and durations to nanoseconds: exact, negative as zero, overflow saturated")
+    func nanoseconds() {
+        #expect(TimeUnits.nanoseconds(seconds: 30) == 30_000_000_000)
+        #expect(TimeUnits.nanoseconds(seconds: -5) == 0)
+        #expect(TimeUnits.nanoseconds(seconds: .max) == .max)
+        #expect(TimeUnits.nanoseconds(.seconds(25)) == 25_000_000_000)
+        #expect(TimeUnits.nanoseconds(.milliseconds(1_500)) == 1_500_000_000)
+        #expect(TimeUnits.nanoseconds(.seconds(-1)) == 0)
+        #expect(TimeUnits.nanoseconds(.seconds(Int64.max)) == .max)
+        #expect(TimeUnits.seconds(.milliseconds(2_500)) == 2.5)
+    }
+}

@@ -85,8 +85,14 @@ public final class SQLiteSessionStore: SessionStore {
             }
             return nil
         }
-        guard let secrets = SessionSecrets.openedOrAbsent(row.sealed, boundTo: idHash, sealer: sealer, logger: logger,
-                                                          keyPrefixField: "session.id_prefix") else {
+        let secrets: SessionSecrets
+        do {
+            secrets = try SessionSecrets.opened(row.sealed, idHash: idHash, sealer: sealer)
+        } catch {
+            // Not deleted: if the operator restores the right key, the session works again.
+            logger.warning("stored session cannot be opened; treating it as absent", metadata: [
+                "session.id_prefix": "\(idHash.prefix(8))", "error": "\(error)",
+            ])
             return nil
         }
         return Session(idHash: idHash, sub: row.sub, sid: row.sid, claims: Array(secrets.claims),
@@ -114,7 +120,7 @@ public final class SQLiteSessionStore: SessionStore {
                 }
             }
             guard let current = found, current.version == expectedVersion else { return false }
-            keptClaims = Array(try SessionSecrets.opened(current.sealed, boundTo: idHash, sealer: sealer).claims)
+            keptClaims = Array(try SessionSecrets.opened(current.sealed, idHash: idHash, sealer: sealer).claims)
         }
         let sealed = try SessionSecrets.sealed(tokens: tokens, claims: keptClaims, idHash: idHash, sealer: sealer)
         // The version check in the UPDATE is the compare-and-swap: whatever happened since the
@@ -204,8 +210,13 @@ public final class SQLiteSessionStore: SessionStore {
             }
         }
         guard let row = taken, now < row.expiresAt else { return nil }
-        guard let secrets = PendingLoginSecrets.openedOrAbsent(row.sealed, boundTo: stateHash, sealer: sealer,
-                                                               logger: logger, keyPrefixField: "oauth.state_hash_prefix") else {
+        let secrets: PendingLoginSecrets
+        do {
+            secrets = try PendingLoginSecrets.opened(row.sealed, stateHash: stateHash, sealer: sealer)
+        } catch {
+            logger.warning("stored pending login cannot be opened; treating it as absent", metadata: [
+                "oauth.state_hash_prefix": "\(stateHash.prefix(8))", "error": "\(error)",
+            ])
             return nil
         }
         return PendingLogin(stateHash: stateHash, bindingHash: row.bindingHash, codeVerifier: secrets.codeVerifier,

@@ -1,10 +1,9 @@
 import Foundation
-import Logging
 
 /// The secret part of a stored row: JSON sealed with AES-GCM, bound by associated data to the row's
 /// key (the session id hash, the state hash), so a sealed value copied into another row does not open.
 protocol SealedRowPayload: Codable {
-    /// Names the payload in errors and logs (`cannot decode stored session tokens`).
+    /// Names the payload in errors (`cannot decode stored session tokens`).
     static var payloadName: String { get }
 }
 
@@ -38,23 +37,6 @@ extension SealedRowPayload {
     }
 }
 
-extension SealedRowPayload {
-    /// The stored payload, or nil with a warning when it cannot be opened (a key rotated away, a
-    /// damaged row). The row is not deleted: if the operator restores the right key, it works again.
-    /// The warning names the row by the first 8 characters of its key, in the field `keyPrefixField`.
-    static func openedOrAbsent(_ sealed: [UInt8], boundTo key: String, sealer: TokenSealer, logger: Logger,
-                               keyPrefixField: String) -> Self? {
-        do {
-            return try opened(sealed, boundTo: key, sealer: sealer)
-        } catch {
-            logger.warning("stored \(payloadName) cannot be opened; treated as absent", metadata: [
-                keyPrefixField: "\(key.prefix(8))", "error": "\(error)",
-            ])
-            return nil
-        }
-    }
-}
-
 /// The secret part of a session row, sealed with associated data = the id hash.
 struct SessionSecrets: SealedRowPayload {
     static let payloadName = "session tokens"
@@ -66,6 +48,10 @@ struct SessionSecrets: SealedRowPayload {
     static func sealed(tokens: TokenSet, claims: [UInt8], idHash: String,
                        sealer: TokenSealer) throws(SessionStoreError) -> [UInt8] {
         try SessionSecrets(tokens: tokens, claims: Data(claims)).sealed(boundTo: idHash, sealer: sealer)
+    }
+
+    static func opened(_ sealed: [UInt8], idHash: String, sealer: TokenSealer) throws(SessionStoreError) -> SessionSecrets {
+        try opened(sealed, boundTo: idHash, sealer: sealer)
     }
 }
 
@@ -80,5 +66,9 @@ struct PendingLoginSecrets: SealedRowPayload {
     static func sealed(_ login: PendingLogin, sealer: TokenSealer) throws(SessionStoreError) -> [UInt8] {
         try PendingLoginSecrets(codeVerifier: login.codeVerifier, nonce: login.nonce, returnTo: login.returnTo)
             .sealed(boundTo: login.stateHash, sealer: sealer)
+    }
+
+    static func opened(_ sealed: [UInt8], stateHash: String, sealer: TokenSealer) throws(SessionStoreError) -> PendingLoginSecrets {
+        try opened(sealed, boundTo: stateHash, sealer: sealer)
     }
 }

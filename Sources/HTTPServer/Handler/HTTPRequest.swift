@@ -10,7 +10,7 @@ public struct HTTPRequest: Sendable {
     public var id: RequestID
 
     public init(head: HTTPRequestHead, body: any HTTPRequestBody = BufferedRequestBody([]),
-                peer: PeerAddress = PeerAddress(ip: "127.0.0.1", port: 0), id: RequestID = .unassigned) {
+                peer: PeerAddress = PeerAddress(ip: "127.0.0.1", port: 0), id: RequestID = RequestID(loop: 0, number: 0)) {
         self.head = head
         self.body = body
         self.peer = peer

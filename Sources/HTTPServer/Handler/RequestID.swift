@@ -4,8 +4,10 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
     public var loop: Int
     public var number: UInt64
 
-    /// For a request that no connection numbered (one built by a test or a handler).
-    public static let unassigned = RequestID(loop: 0, number: 0)
+    public init(loop: Int, number: UInt64) {
+        self.loop = loop
+        self.number = number
+    }
 
     public var description: String { "\(loop)-\(String(number, radix: 16))" }
 }

@@ -70,7 +70,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private var method = ""
     private var version = HTTPVersion.http1_1
     private var path: Substring = ""
-    private var requestID = RequestID.unassigned
+    private var requestID = RequestID(loop: 0, number: 0)
     private var status = 0
     private var bytesSent = 0
     private var streamingChunked = false

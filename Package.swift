@@ -35,7 +35,7 @@ let package = Package(
         // Pure values and functions: no sockets, no loops, no logging.
         .target(name: "HTTP1", swiftSettings: settings),
         // epoll event loops, timers, non-blocking sockets and the read buffer. Knows nothing of HTTP.
-        .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: settings),
+        .target(name: "EventLoops", dependencies: ["CLinux", "GatehouseTime"], swiftSettings: settings),
         // NIO-free HTTP/1.1 server: connections, accept loop, handler protocols. Knows nothing of OAuth.
         .target(name: "HTTPServer",
                 dependencies: ["CLinux", "HTTP1", "EventLoops", .product(name: "Logging", package: "swift-log")],
@@ -48,9 +48,12 @@ let package = Package(
         // Byte encodings shared by every module: base64/base64url, percent-coding, hex, constant-time
         // comparison, secure random tokens. Standard library only.
         .target(name: "GatehouseEncoding", swiftSettings: settings),
+        // The gateway's clock: wall time in Unix seconds and a monotonic reading, the conversions
+        // between time units, calendar dates. Standard library only; tests use a manual clock.
+        .target(name: "GatehouseTime", swiftSettings: settings),
         // Configuration, logging, routes and header policy: pure values and functions.
         .target(name: "GatehouseCore",
-                dependencies: ["GatehouseEncoding", "HTTP1", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["GatehouseEncoding", "GatehouseTime", "HTTP1", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // OpenID Connect protocol logic: PKCE, discovery, JWKS, ID/logout token validation, token client.
         .target(name: "GatehouseOIDC",
@@ -66,11 +69,12 @@ let package = Package(
                 swiftSettings: settings),
         // The SPA's static files: MIME, ETag, gzip (zlib), ranges, path safety.
         .target(name: "GatehouseStatic",
-                dependencies: ["CZlib", "GatehouseEncoding", "HTTP1", "HTTPServer", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["CZlib", "GatehouseEncoding", "GatehouseTime", "HTTP1", "HTTPServer", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // The product: endpoints, proxy, metrics, wiring.
         .target(name: "Gatehouse",
                 dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
+                               "GatehouseTime",
                                "GatehouseSessions", "GatehouseStatic",
                                .product(name: "Logging", package: "swift-log"),
                                // SHA-1 for the WebSocket handshake's Sec-WebSocket-Accept (RFC 6455 §4.2.2).
@@ -86,7 +90,7 @@ let package = Package(
         // The `gatehouse` command line. Its folder is `GatehouseCLI`: `Sources/gatehouse` and
         // `Sources/Gatehouse` would be one folder on a case-insensitive file system.
         .executableTarget(name: "gatehouse",
-                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions",
+                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions", "GatehouseTime",
                                          "HTTP1", "EventLoops", "HTTPServer",
                                          .product(name: "Crypto", package: "swift-crypto"),
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -95,16 +99,16 @@ let package = Package(
                           swiftSettings: settings),
 
         // The tests' raw HTTP/1.1 client (a blocking socket that reads responses by their framing).
-        .target(name: "TestSupport", dependencies: ["HTTP1", "EventLoops"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["HTTP1", "EventLoops", "GatehouseTime"], path: "Tests/TestSupport",
                 swiftSettings: settings),
         .testTarget(name: "HTTPServerTests",
-                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TestSupport",
+                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TestSupport", "GatehouseTime",
                                    .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions",
                                    "GatehouseStatic", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
-                                   "TestSupport",
+                                   "TestSupport", "GatehouseTime",
                                    .product(name: "JWTKit", package: "jwt-kit"),
                                    .product(name: "Crypto", package: "swift-crypto"),
                                    .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -35,12 +35,6 @@ extension DevProvider {
         var preferredUsername: String?
         var email: String?
         var emailVerified: Bool?
-
-        enum CodingKeys: String, CodingKey {
-            case sub, name, email
-            case preferredUsername = "preferred_username"
-            case emailVerified = "email_verified"
-        }
     }
 
     func userInfoEndpoint(_ request: HTTPRequest) -> HTTPResponse {

@@ -12,11 +12,6 @@ extension DevProvider {
         var refreshToken: String
         var idToken: String
         var scope: String
-
-        enum CodingKeys: String, CodingKey {
-            case accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in"
-            case refreshToken = "refresh_token", idToken = "id_token", scope
-        }
     }
 
     func tokenEndpoint(_ request: HTTPRequest) async -> HTTPResponse {

@@ -32,27 +32,4 @@ struct DiscoveryDocument: Encodable, Sendable {
         endSessionEndpoint = issuer + "/logout"
         revocationEndpoint = issuer + "/revoke"
     }
-
-    enum CodingKeys: String, CodingKey {
-        case issuer
-        case authorizationEndpoint = "authorization_endpoint"
-        case tokenEndpoint = "token_endpoint"
-        case jwksURI = "jwks_uri"
-        case userinfoEndpoint = "userinfo_endpoint"
-        case endSessionEndpoint = "end_session_endpoint"
-        case revocationEndpoint = "revocation_endpoint"
-        case responseTypesSupported = "response_types_supported"
-        case responseModesSupported = "response_modes_supported"
-        case grantTypesSupported = "grant_types_supported"
-        case subjectTypesSupported = "subject_types_supported"
-        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
-        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
-        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
-        case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"
-        case scopesSupported = "scopes_supported"
-        case claimsSupported = "claims_supported"
-        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
-        case backchannelLogoutSupported = "backchannel_logout_supported"
-        case backchannelLogoutSessionSupported = "backchannel_logout_session_supported"
-    }
 }

@@ -7,6 +7,9 @@ enum ProviderResponse {
     static func json(status: Int = 200, _ object: some Encodable) -> HTTPResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // OAuth and OpenID Connect name every JSON member in snake_case (`access_token`, `jwks_uri`):
+        // the Swift names convert, so no payload needs its own coding keys.
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         // Encoding plain dictionaries, strings and numbers cannot fail; an empty object is the
         // fallback rather than a crash.
         let body = (try? encoder.encode(object)).map(Array.init) ?? Array("{}".utf8)

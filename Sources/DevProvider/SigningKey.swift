@@ -19,7 +19,7 @@ struct SigningKey: Sendable {
         let x = Base64URL.encode(point.prefix(32)), y = Base64URL.encode(point.suffix(32))
         let kid = Self.thumbprint(x: x, y: y)
         keyID = kid
-        jwks = PublicJWKS(keys: [PublicJWK(kty: "EC", crv: "P-256", x: x, y: y, kid: kid, alg: "ES256", use: "sig")])
+        jwks = PublicJWKS(keys: [PublicJWK(x: x, y: y, kid: kid)])
         collection = Task {
             let keys = JWTKeyCollection()
             await keys.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid))
@@ -45,15 +45,16 @@ struct SigningKey: Sendable {
     }
 }
 
-/// A public JSON Web Key (RFC 7517 §4, RFC 7518 §6.2.1).
+/// A public JSON Web Key (RFC 7517 §4, RFC 7518 §6.2.1): the provider only ever publishes an ES256
+/// signing key, so only the point and the key id vary.
 struct PublicJWK: Codable, Equatable, Sendable {
-    var kty: String
-    var crv: String
+    var kty = "EC"
+    var crv = "P-256"
     var x: String
     var y: String
     var kid: String
-    var alg: String
-    var use: String
+    var alg = "ES256"
+    var use = "sig"
 }
 
 struct PublicJWKS: Codable, Equatable, Sendable {

@@ -1,3 +1,5 @@
+import GatehouseTime
+
 #if canImport(Glibc)
 import Glibc
 import CLinux
@@ -80,11 +82,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         close(wakeFD)
     }
 
-    public static func monotonicNow() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
+    /// The system's monotonic reading (``SystemClock``), in nanoseconds.
+    @inline(__always)
+    public static func monotonicNow() -> UInt64 { SystemClock.monotonicNanoseconds() }
 
     // MARK: Thread
 

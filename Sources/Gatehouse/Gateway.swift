@@ -2,6 +2,7 @@ import Foundation
 import GatehouseCore
 import GatehouseSessions
 import GatehouseStatic
+import GatehouseTime
 import HTTPClient
 import EventLoops
 import HTTP1
@@ -30,13 +31,14 @@ public final class GatewayContext: Sendable {
     /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
     public let forwarding: ProxyForwarding
     public let logger: Logger
-    /// Unix seconds; injectable for tests.
+    /// The gateway's one clock (a manual one in tests); nothing else reads the time.
+    public let clock: any GatewayClock
+    /// Unix seconds from ``clock``.
     public let now: @Sendable () -> Int64
 
     public init(configuration: GatehouseConfiguration, provider: ProviderConnection, store: any SessionStore,
                 metrics: GatewayMetrics, upstream: any UpstreamTransport, httpsUpstream: (any UpstreamTransport)? = nil,
-                staticFiles: StaticFiles, logger: Logger,
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+                staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock()) {
         self.configuration = configuration
         self.provider = provider
         self.metrics = metrics
@@ -44,11 +46,13 @@ public final class GatewayContext: Sendable {
         self.httpsUpstream = httpsUpstream ?? TLSUpstream(configuration: configuration)
         self.staticFiles = staticFiles
         self.logger = logger
+        self.clock = clock
+        let now: @Sendable () -> Int64 = { clock.unixSeconds() }
         self.now = now
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger, now: now)
+        let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger, clock: clock)
         sessions = sessionCache
         refresher = TokenRefresher(provider: provider, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)

@@ -3,6 +3,7 @@ import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
+import GatehouseTime
 import HTTPClient
 import HTTP1
 import HTTPServer
@@ -40,9 +41,10 @@ public final class GatewayRuntime: Sendable {
 
     public var port: Int { server.localPort }
 
-    /// Opens the database (applying migrations), starts discovery and the server.
+    /// Opens the database (applying migrations), starts discovery and the server. Every time the
+    /// gateway reads comes from `clock` (a manual clock in tests).
     public static func start(configuration: GatehouseConfiguration, logger: Logger,
-                             loopCount: Int? = nil) throws(GatewayStartError) -> GatewayRuntime {
+                             loopCount: Int? = nil, clock: any GatewayClock = SystemClock()) throws(GatewayStartError) -> GatewayRuntime {
         if let problem = ProviderConnection.clientCredentialProblem(configuration) {
             throw .configuration(problem)
         }
@@ -66,14 +68,14 @@ public final class GatewayRuntime: Sendable {
             throw .database("\(target): \(error)")
         }
         let http = URLSessionProviderClient(timeout: TimeInterval(configuration.providerTimeout))
-        let provider = ProviderConnection(configuration: configuration, http: http, logger: logger)
+        let provider = ProviderConnection(configuration: configuration, http: http, logger: logger, clock: clock)
         var timeouts = UpstreamClient.Timeouts()
-        timeouts.firstByteNanoseconds = UInt64(configuration.upstreamTimeout) * 1_000_000_000
+        timeouts.firstByteNanoseconds = TimeUnits.nanoseconds(seconds: configuration.upstreamTimeout)
         let metrics = GatewayMetrics()
         let context = GatewayContext(configuration: configuration, provider: provider, store: store, metrics: metrics,
                                      upstream: UpstreamClient(timeouts: timeouts),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
-                                     logger: logger)
+                                     logger: logger, clock: clock)
         let gateway = Gateway(context: context)
         var serverConfig = HTTPServerConfiguration()
         serverConfig.host = configuration.listen.host
@@ -122,8 +124,7 @@ public final class GatewayRuntime: Sendable {
     /// Graceful stop: no new connections, in-flight requests get up to `grace`, then the database is
     /// checkpointed and closed.
     public func shutdown(grace: Duration = .seconds(25)) async {
-        let nanos = UInt64(grace.components.seconds) * 1_000_000_000 + UInt64(grace.components.attoseconds / 1_000_000_000)
-        await server.shutdown(graceNanoseconds: nanos)
+        await server.shutdown(graceNanoseconds: TimeUnits.nanoseconds(grace))
         maintenance.cancel()
         context.metrics.activeSessions.stop()
         context.provider.stop()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatehouseCore
 import GatehouseSessions
+import GatehouseTime
 import Logging
 
 /// The database the admin commands work on. They need no provider or secret key, so they read only
@@ -19,7 +20,7 @@ func openMaintenance() throws -> any SessionAdministration & SessionDatabaseLife
     }
 }
 
-func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+func now() -> Int64 { SystemClock().unixSeconds() }
 
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

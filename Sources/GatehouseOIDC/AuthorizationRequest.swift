@@ -6,12 +6,6 @@ public struct PendingLoginSecrets: Sendable, Equatable, CustomStringConvertible 
     public let nonce: String
     public let codeVerifier: CodeVerifier
 
-    public init(state: String, nonce: String, codeVerifier: CodeVerifier) {
-        self.state = state
-        self.nonce = nonce
-        self.codeVerifier = codeVerifier
-    }
-
     public var description: String { "PendingLoginSecrets(redacted)" }
 }
 

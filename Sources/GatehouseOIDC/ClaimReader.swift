@@ -10,8 +10,12 @@ enum ClaimProblem: Error, Sendable {
 struct ClaimReader {
     let claims: [String: JSONValue]
 
-    func requiredString(_ name: String) throws(ClaimProblem) -> String {
-        guard let value = try optionalString(name) else { throw .missing(name) }
+    func requiredString(_ name: String) throws(ClaimProblem) -> String { try required(name, optionalString) }
+
+    func requiredDate(_ name: String) throws(ClaimProblem) -> Date { try required(name, optionalDate) }
+
+    private func required<Value>(_ name: String, _ read: (String) throws(ClaimProblem) -> Value?) throws(ClaimProblem) -> Value {
+        guard let value = try read(name) else { throw .missing(name) }
         return value
     }
 
@@ -22,11 +26,6 @@ struct ClaimReader {
         case .string(let value)?: return value.isEmpty ? nil : value
         default: throw .invalid(name, reason: "is not a string")
         }
-    }
-
-    func requiredDate(_ name: String) throws(ClaimProblem) -> Date {
-        guard let value = try optionalDate(name) else { throw .missing(name) }
-        return value
     }
 
     /// A NumericDate: a JSON number of seconds since the epoch.

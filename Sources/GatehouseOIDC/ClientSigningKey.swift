@@ -42,7 +42,7 @@ public struct ClientSigningKey: Sendable, CustomStringConvertible {
     /// random `jti`, `iat`, `exp` one minute later (RFC 7523 §3).
     func assertion(clientID: String, audience: String, now: Date) async throws(TokenEndpointError) -> String {
         let issuedAt = Double(Int(now.timeIntervalSince1970))
-        let claims = AssertionClaims(claims: [
+        let claims = RawClaims(claims: [
             "iss": .string(clientID), "sub": .string(clientID), "aud": .string(audience),
             "jti": .string(RandomToken.make()), "iat": .number(issuedAt), "exp": .number(issuedAt + ClientAssertion.lifetime),
         ])
@@ -52,22 +52,4 @@ public struct ClientSigningKey: Sendable, CustomStringConvertible {
             throw .invalidConfiguration("cannot sign the client assertion: \(error)")
         }
     }
-}
-
-/// The claims of a client assertion, for jwt-kit's signer.
-private struct AssertionClaims: JWTPayload {
-    let claims: [String: JSONValue]
-
-    init(claims: [String: JSONValue]) { self.claims = claims }
-
-    init(from decoder: any Decoder) throws {
-        claims = try decoder.singleValueContainer().decode([String: JSONValue].self)
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(claims)
-    }
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

@@ -12,18 +12,6 @@ public struct IDTokenClaims: Sendable, Equatable {
     public let nonce: String?
     /// Every claim, as received, for `/user`.
     public let all: [String: JSONValue]
-
-    public init(issuer: String, sub: String, audiences: [String], sid: String?, exp: Date, iat: Date, nonce: String?,
-                all: [String: JSONValue]) {
-        self.issuer = issuer
-        self.sub = sub
-        self.audiences = audiences
-        self.sid = sid
-        self.exp = exp
-        self.iat = iat
-        self.nonce = nonce
-        self.all = all
-    }
 }
 
 /// Why an ID token was refused; one case per check of OIDC Core §3.1.3.7, naming the claim,

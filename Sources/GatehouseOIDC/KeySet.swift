@@ -283,10 +283,13 @@ struct ProviderKey: Sendable {
     }
 }
 
-/// Every claim of a token, for jwt-kit to decode once the signature has verified. Its `verify`
-/// does nothing: the validators check claims themselves, with the operator-facing errors.
+/// Every claim of a token, for jwt-kit to decode once the signature has verified, or to sign (the
+/// client assertion). Its `verify` does nothing: the validators check claims themselves, with the
+/// operator-facing errors.
 struct RawClaims: JWTPayload {
     let claims: [String: JSONValue]
+
+    init(claims: [String: JSONValue]) { self.claims = claims }
 
     init(from decoder: any Decoder) throws {
         claims = try decoder.singleValueContainer().decode([String: JSONValue].self)

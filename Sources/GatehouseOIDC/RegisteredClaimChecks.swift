@@ -2,6 +2,7 @@
 /// §2.6 step 3) share: `iss` is the issuer exactly, `aud` contains the client id. Each token kind
 /// keeps its own typed error; the enum cases of the same names witness this protocol.
 protocol RegisteredClaimError: Error {
+    static func signature(_ error: JWSVerificationError) -> Self
     static func missingClaim(_ name: String) -> Self
     static func invalidClaim(_ name: String, reason: String) -> Self
     static func issuerMismatch(expected: String, actual: String) -> Self
@@ -13,6 +14,15 @@ extension RegisteredClaimError {
         switch problem {
         case .missing(let name): self = .missingClaim(name)
         case .invalid(let name, let reason): self = .invalidClaim(name, reason: reason)
+        }
+    }
+
+    /// Verifies `jwt`'s signature with the provider's keys; a failure becomes the token's own error.
+    static func verified(_ jwt: String, by keySet: KeySet) async throws(Self) -> VerifiedJWS {
+        do {
+            return try await keySet.verify(jwt)
+        } catch {
+            throw .signature(error)
         }
     }
 

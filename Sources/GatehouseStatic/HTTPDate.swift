@@ -1,3 +1,5 @@
+import GatehouseTime
+
 /// HTTP dates (RFC 9110 §5.6.7): `Last-Modified` is written as an IMF-fixdate; `If-Modified-Since` and
 /// `If-Range` are read in all three formats a recipient must accept. Pure arithmetic on the proleptic
 /// Gregorian calendar: no locale, no time zone database, no Foundation.
@@ -10,7 +12,7 @@ enum HTTPDate {
     static func format(_ seconds: Int64) -> String {
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.date(days: days)
         let weekday = Int(((days % 7) + 11) % 7)  // 1970-01-01 was a Thursday (index 4)
         return "\(weekdays[weekday]), \(pad(day)) \(months[month - 1]) \(year) "
             + "\(pad(Int(secondOfDay / 3600))):\(pad(Int(secondOfDay / 60 % 60))):\(pad(Int(secondOfDay % 60))) GMT"
@@ -52,7 +54,7 @@ enum HTTPDate {
               let minute = number(clock[1], digits: 2...2), minute < 60,
               let second = number(clock[2], digits: 2...2), second < 61
         else { return nil }
-        let days = daysFromCivil(year: year, month: monthIndex + 1, day: day)
+        let days = CivilDate.days(year: year, month: monthIndex + 1, day: day)
         return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
     }
 
@@ -65,28 +67,5 @@ enum HTTPDate {
 
     private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : -((-a + b - 1) / b)
-    }
-
-    // Howard Hinnant's days_from_civil / civil_from_days (http://howardhinnant.github.io/date_algorithms.html).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = Int64(month > 2 ? month - 3 : month + 9)
-        let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = Int(doy - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -12,13 +12,7 @@ import Synchronization
 /// while let piece = try await response.nextBodyPiece() { … }
 /// ```
 public final class UpstreamClient: Sendable {
-    public struct Timeouts: Sendable {
-        public var connectNanoseconds: UInt64 = 5_000_000_000
-        public var firstByteNanoseconds: UInt64 = 30_000_000_000
-        /// Longest silence inside a response body (server-sent events may pause between events).
-        public var bodyIdleNanoseconds: UInt64 = 300_000_000_000
-        public init() {}
-    }
+    public typealias Timeouts = UpstreamTimeouts
 
     public let timeouts: Timeouts
     /// Idle connections kept per loop and upstream.

@@ -29,7 +29,6 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     /// Parses a numeric IPv4 or IPv6 address (no name resolution).
     public init?(ip: String, port: Int) {
         guard (0...65535).contains(port) else { return nil }
-        var storage = sockaddr_storage()
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, ip, &v4) == 1 {
@@ -37,24 +36,26 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             sin.sin_family = sa_family_t(AF_INET)
             sin.sin_port = in_port_t(UInt16(port).bigEndian)
             sin.sin_addr = v4
-            withUnsafeBytes(of: &sin) { src in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
-            }
-            self.storage = storage
-            self.length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            self.init(copying: sin)
         } else if inet_pton(AF_INET6, ip, &v6) == 1 {
             var sin6 = sockaddr_in6()
             sin6.sin6_family = sa_family_t(AF_INET6)
             sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
             sin6.sin6_addr = v6
-            withUnsafeBytes(of: &sin6) { src in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
-            }
-            self.storage = storage
-            self.length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            self.init(copying: sin6)
         } else {
             return nil
         }
+    }
+
+    /// Copies a family-specific address (`sockaddr_in`, `sockaddr_in6`) into the storage `bind` and
+    /// `connect` take, with its length.
+    private init<FamilyAddress>(copying address: FamilyAddress) {
+        var storage = sockaddr_storage()
+        withUnsafeBytes(of: address) { source in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
+        }
+        self.init(storage: storage, length: socklen_t(MemoryLayout<FamilyAddress>.size))
     }
 
     package init(storage: sockaddr_storage, length: socklen_t) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GatehouseTime
 import Synchronization
 
 /// The `gatehouse_active_sessions` gauge, counted on a thread of its own so that a scrape of
@@ -39,7 +40,7 @@ public final class ActiveSessionsGauge: Sendable {
             return true
         }
         guard start else { return }
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        let seconds = TimeUnits.seconds(interval)
         let thread = Thread { [self] in
             while true {
                 let value = try? count()

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseOIDC
+import GatehouseTime
 import Logging
 import Synchronization
 
@@ -58,11 +59,12 @@ public final class ProviderConnection: Sendable {
     private let refreshInterval: Duration = .seconds(3600)
 
     public init(configuration: GatehouseConfiguration, http: any ProviderHTTPClient, logger: Logger,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any GatewayClock = SystemClock()) {
         self.configuration = configuration
         self.http = http
         self.logger = logger
-        self.now = now
+        // The OIDC layer measures in `Date` (JWT NumericDate), read from the gateway's clock.
+        now = { Date(timeIntervalSince1970: clock.unixTime()) }
     }
 
     /// The loaded clients, if discovery has succeeded.
@@ -169,12 +171,12 @@ public final class ProviderConnection: Sendable {
             }
             tokens = try TokenClient(metadata: metadata, clientID: configuration.clientID,
                                      clientSecret: configuration.clientSecret, authMethod: method, http: http,
-                                     signingKey: signingKey)
+                                     signingKey: signingKey, now: now)
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
         tokens.tokenRequestMethod = configuration.tokenRequestHTTPMethod
-        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms)
+        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms, now: now)
         let userinfo: UserInfoClient?
         if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
             guard let endpoint = metadata.userinfoEndpoint else {

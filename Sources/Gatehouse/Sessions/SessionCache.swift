@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseSessions
+import GatehouseTime
 import EventLoops
 import HTTP1
 import Logging
@@ -60,8 +61,9 @@ public final class SessionCache: Sendable {
     static let maximumRememberedIDs = 10_000
     private let idMemo = Mutex<[Substring: SessionID]>([:])
     private let logger: Logger
-    /// Unix seconds (the gateway's injectable clock), for checking several cookie values.
-    private let now: @Sendable () -> Int64
+    /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
+    /// for the age of cached entries.
+    private let clock: any GatewayClock
 
     /// Told about every session this process ends (its id hash; nil when several unknown ones
     /// ended), so the WebSockets of the session close at once.
@@ -78,10 +80,10 @@ public final class SessionCache: Sendable {
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+                clock: any GatewayClock = SystemClock()) {
         self.store = store
         self.executor = executor
-        self.now = now
+        self.clock = clock
         cookieName = configuration.cookieName
         idleSeconds = Int64(configuration.sessionIdle)
         touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
@@ -125,7 +127,7 @@ public final class SessionCache: Sendable {
             candidates.append(id)
             return candidates.count < Self.maximumCookieCandidates
         }
-        let now = self.now()
+        let now = clock.unixSeconds()
         for id in candidates where (try? await resolve(idHash: id.hash, now: now, slide: false)) != nil {
             return id
         }
@@ -157,9 +159,9 @@ public final class SessionCache: Sendable {
 
     /// As `resolve`, with the session's `Authorization` header value (cached with the session).
     public func resolveWithAuthorization(idHash: String, now: Int64, slide: Bool = true) async throws(SessionStoreError) -> Resolved? {
-        // `clock` is the loop's clock of this iteration, which may be a little behind the moment
-        // another loop loaded the entry: a load "in the future" is fresh, not expired.
-        let clock = EventLoop.current?.now ?? EventLoop.monotonicNow()
+        // Another loop may have loaded the entry a moment after `clock` was read: a load "in the
+        // future" is fresh, not expired.
+        let clock = self.clock.monotonicNanoseconds()
         let entry: Entry
         let loadedNow: Bool
         if let cached = cache.withLock({ $0[idHash] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
@@ -175,7 +177,7 @@ public final class SessionCache: Sendable {
             }
             let previous = cache.withLock { $0[idHash] }
             let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
-            entry = Entry(session: loaded, loadedAt: EventLoop.current?.now ?? EventLoop.monotonicNow(),
+            entry = Entry(session: loaded, loadedAt: self.clock.monotonicNanoseconds(),
                           idleExpiresAt: min(slid, loaded.expiresAt), persistedIdleExpiresAt: loaded.idleExpiresAt)
             loadedNow = true
         }
@@ -222,7 +224,7 @@ public final class SessionCache: Sendable {
             guard var entry = cache[session.idHash] else { return }
             entry.session = session
             entry.authorization = Entry.authorization(for: session)
-            entry.loadedAt = EventLoop.monotonicNow()
+            entry.loadedAt = clock.monotonicNanoseconds()
             cache[session.idHash] = entry
         }
     }

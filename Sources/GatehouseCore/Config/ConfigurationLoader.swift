@@ -212,37 +212,31 @@ struct EnvironmentReader {
 
     mutating func duration(_ name: String, default defaultSeconds: Int, allowZero: Bool) -> Int? {
         guard let text = value(name) else { return defaultSeconds }
-        do {
-            let seconds = try DurationParser.seconds(text)
-            if seconds == 0 && !allowZero {
-                fail(name, "\(ConfigurationIssue.quote(text)) must be greater than 0")
-                return nil
-            }
-            return seconds
-        } catch {
-            switch error {
-            case .tooLarge: fail(name, "\(ConfigurationIssue.quote(text)) is too large")
-            case .empty, .invalid:
-                fail(name, "\(ConfigurationIssue.quote(text)) is not a duration (use 90s, 30m, 8h, 14d or seconds)")
-            }
-            return nil
-        }
+        return quantity(name, text, allowZero: allowZero, DurationParser.seconds,
+                        expected: "a duration (use 90s, 30m, 8h, 14d or seconds)")
     }
 
     mutating func byteSize(_ name: String, default defaultBytes: Int) -> Int? {
         guard let text = value(name) else { return defaultBytes }
+        return quantity(name, text, allowZero: false, ByteSizeParser.bytes,
+                        expected: "a size (use bytes, or a number with k, m or g, e.g. 10m)")
+    }
+
+    /// `text` parsed as a duration or a size; a failure (or zero, unless `allowZero`) is recorded and
+    /// gives nil.
+    private mutating func quantity(_ name: String, _ text: String, allowZero: Bool,
+                                   _ parse: (String) throws(QuantityParseError) -> Int, expected: String) -> Int? {
         do {
-            let bytes = try ByteSizeParser.bytes(text)
-            if bytes == 0 {
+            let quantity = try parse(text)
+            if quantity == 0 && !allowZero {
                 fail(name, "\(ConfigurationIssue.quote(text)) must be greater than 0")
                 return nil
             }
-            return bytes
+            return quantity
         } catch {
             switch error {
             case .tooLarge: fail(name, "\(ConfigurationIssue.quote(text)) is too large")
-            case .empty, .invalid:
-                fail(name, "\(ConfigurationIssue.quote(text)) is not a size (use bytes, or a number with k, m or g, e.g. 10m)")
+            case .empty, .invalid: fail(name, "\(ConfigurationIssue.quote(text)) is not \(expected)")
             }
             return nil
         }
@@ -250,33 +244,49 @@ struct EnvironmentReader {
 
     mutating func publicURL() -> PublicURL? {
         let name = "GATEHOUSE_PUBLIC_URL"
-        let text = value(name) ?? "http://localhost:8080"
-        do { return try PublicURL(parsing: text) } catch {
-            let reason: String
+        return parsed(name, value(name) ?? "http://localhost:8080", PublicURL.init(parsing:)) { error in
             switch error {
-            case .url(let e): reason = e.description
-            case .hasPath: reason = "must be an origin without a path (Gatehouse serves the whole origin)"
-            case .hasQueryOrFragment: reason = "must not have a query or fragment"
-            case .hasUserInfo: reason = "must not contain user information (user@)"
+            case .url(let e): e.description
+            case .hasPath: "must be an origin without a path (Gatehouse serves the whole origin)"
+            case .hasQueryOrFragment: "must not have a query or fragment"
+            case .hasUserInfo: "must not contain user information (user@)"
             }
-            fail(name, "\(ConfigurationIssue.quote(text)) \(reason)")
-            return nil
         }
     }
 
     mutating func listen() -> ListenAddress? {
         let name = "GATEHOUSE_LISTEN"
-        let text = value(name) ?? "0.0.0.0:8080"
-        do { return try ListenAddress(parsing: text) } catch {
-            let reason: String
+        return parsed(name, value(name) ?? "0.0.0.0:8080", ListenAddress.init(parsing:)) { error in
             switch error {
-            case .missingPort: reason = "needs a port (e.g. 0.0.0.0:8080 or [::]:8080)"
-            case .invalidHost: reason = "needs an IP address (e.g. 0.0.0.0:8080, 127.0.0.1:8080 or [::]:8080)"
-            case .invalidPort: reason = "has an invalid port (0-65535)"
+            case .missingPort: "needs a port (e.g. 0.0.0.0:8080 or [::]:8080)"
+            case .invalidHost: "needs an IP address (e.g. 0.0.0.0:8080, 127.0.0.1:8080 or [::]:8080)"
+            case .invalidPort: "has an invalid port (0-65535)"
             }
-            fail(name, "\(ConfigurationIssue.quote(text)) \(reason)")
+        }
+    }
+
+    /// `text` parsed by `parse`; a failure is recorded as the quoted value and `reason(error)`, and
+    /// gives nil.
+    private mutating func parsed<Value, Failure: Error>(_ name: String, _ text: String,
+                                                       _ parse: (String) throws(Failure) -> Value,
+                                                       reason: (Failure) -> String) -> Value? {
+        do {
+            return try parse(text)
+        } catch {
+            fail(name, "\(ConfigurationIssue.quote(text)) \(reason(error))")
             return nil
         }
+    }
+
+    /// `name`'s value as one of `Choice`'s raw values, ignoring case; `fallback` when unset.
+    mutating func choice<Choice: RawRepresentable<String>>(_ name: String, default fallback: Choice,
+                                                           expected: String) -> Choice? {
+        guard let text = value(name) else { return fallback }
+        guard let choice = Choice(rawValue: text.lowercased()) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not \(expected)")
+            return nil
+        }
+        return choice
     }
 
     mutating func cookieName(publicURL: PublicURL?) -> String? {
@@ -410,22 +420,10 @@ struct EnvironmentReader {
     }
 
     mutating func logLevel() -> Logger.Level? {
-        let name = "GATEHOUSE_LOG_LEVEL"
-        guard let text = value(name) else { return .info }
-        guard let level = Logger.Level(rawValue: text.lowercased()) else {
-            fail(name, "\(ConfigurationIssue.quote(text)) is not one of trace, debug, info, notice, warning, error, critical")
-            return nil
-        }
-        return level
+        choice("GATEHOUSE_LOG_LEVEL", default: .info, expected: "one of trace, debug, info, notice, warning, error, critical")
     }
 
     mutating func logFormat() -> LogFormat? {
-        let name = "GATEHOUSE_LOG_FORMAT"
-        guard let text = value(name) else { return .json }
-        guard let format = LogFormat(rawValue: text.lowercased()) else {
-            fail(name, "\(ConfigurationIssue.quote(text)) is not json or text")
-            return nil
-        }
-        return format
+        choice("GATEHOUSE_LOG_FORMAT", default: .json, expected: "json or text")
     }
 }

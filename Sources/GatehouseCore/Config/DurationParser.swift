@@ -6,17 +6,12 @@
 ///
 /// For example: `try DurationParser.seconds("30m") == 1800`.
 public enum DurationParser {
-    public enum ParseError: Error, Equatable, Sendable {
-        case empty
-        case invalid
-        case tooLarge
-    }
+    public typealias ParseError = QuantityParseError
 
     /// The number of seconds `text` denotes.
     /// - Throws: ``ParseError``.
     public static func seconds(_ text: String) throws(ParseError) -> Int {
-        try SuffixedNumber.parse(text, units: ["s": 1, "m": 60, "h": 3_600, "d": 86_400],
-                                 empty: ParseError.empty, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
+        try SuffixedNumber.parse(text, units: ["s": 1, "m": 60, "h": 3_600, "d": 86_400])
     }
 }
 
@@ -25,34 +20,36 @@ public enum DurationParser {
 ///
 /// For example: `try ByteSizeParser.bytes("10m") == 10_485_760`.
 public enum ByteSizeParser {
-    public enum ParseError: Error, Equatable, Sendable {
-        case empty
-        case invalid
-        case tooLarge
-    }
+    public typealias ParseError = QuantityParseError
 
     public static func bytes(_ text: String) throws(ParseError) -> Int {
-        try SuffixedNumber.parse(text, units: ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30],
-                                 empty: ParseError.empty, invalid: ParseError.invalid, tooLarge: ParseError.tooLarge)
+        try SuffixedNumber.parse(text, units: ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30])
     }
+}
+
+/// Why a configured quantity (a duration, a byte size) was refused.
+public enum QuantityParseError: Error, Equatable, Sendable {
+    case empty
+    case invalid
+    case tooLarge
 }
 
 /// A decimal number with an optional one-letter unit suffix (case-insensitive) that multiplies it;
 /// surrounding whitespace is ignored, overflow is an error.
 enum SuffixedNumber {
-    static func parse<E: Error>(_ text: String, units: [Character: Int], empty: E, invalid: E, tooLarge: E) throws(E) -> Int {
+    static func parse(_ text: String, units: [Character: Int]) throws(QuantityParseError) -> Int {
         let trimmed = text.trimmingConfigurationWhitespace()
-        guard !trimmed.isEmpty else { throw empty }
+        guard !trimmed.isEmpty else { throw .empty }
         var digits = trimmed
         var multiplier = 1
         if let last = trimmed.last, !last.isASCIIDigit {
-            guard let unit = units[Character(last.lowercased())] else { throw invalid }
+            guard let unit = units[Character(last.lowercased())] else { throw .invalid }
             multiplier = unit
             digits = trimmed.dropLast()
         }
-        let value = try UnsignedDecimal.parse(digits, invalid: invalid, tooLarge: tooLarge)
+        let value = try UnsignedDecimal.parse(digits, invalid: QuantityParseError.invalid, tooLarge: .tooLarge)
         let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
-        guard !overflow else { throw tooLarge }
+        guard !overflow else { throw .tooLarge }
         return product
     }
 }

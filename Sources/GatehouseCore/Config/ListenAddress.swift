@@ -8,11 +8,6 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// 0 asks the system for a free port.
     public var port: Int
 
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
     public var isIPv6: Bool { host.contains(":") }
 
     public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -22,7 +17,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         case invalidHost
         case invalidPort
     }
+}
 
+extension ListenAddress {
     public init(parsing text: String) throws(ParseError) {
         let t = text.trimmingConfigurationWhitespace()
         var hostPart: Substring

@@ -32,13 +32,7 @@ extension EnvironmentReader {
     static let unsupportedAuthParams: Set<String> = ["response_mode", "request", "request_uri"]
 
     mutating func userinfoPolicy() -> UserInfoPolicy? {
-        let name = "GATEHOUSE_USERINFO"
-        guard let text = value(name) else { return .auto }
-        guard let policy = UserInfoPolicy(rawValue: text.lowercased()) else {
-            fail(name, "\(ConfigurationIssue.quote(text)) is not auto, true or false")
-            return nil
-        }
-        return policy
+        choice("GATEHOUSE_USERINFO", default: .auto, expected: "auto, true or false")
     }
 
     /// `GATEHOUSE_ID_TOKEN_ALGS`: nil when unset (the default depends on the provider's metadata).

@@ -11,12 +11,6 @@ public struct Migration: Sendable, Equatable, CustomStringConvertible {
     /// The file's exact content.
     public let sql: String
 
-    public init(version: Int, name: String, sql: String) {
-        self.version = version
-        self.name = name
-        self.sql = sql
-    }
-
     /// The file name this migration comes from, e.g. `0001_initial.sql`.
     public var fileName: String {
         let digits = String(version)

@@ -74,6 +74,17 @@ enum HeadWriter {
     @inline(__always)
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x41 + nibble - 10 }
 
+    /// The body framing the connection (not the handler or the browser) decided on:
+    /// `Content-Length: n` or `Transfer-Encoding: chunked`, or nothing.
+    static func appendFraming(contentLength: Int?, chunked: Bool, to bytes: inout [UInt8]) {
+        if let contentLength {
+            bytes.append(contentsOf: "Content-Length: ".utf8)
+            appendDecimal(contentLength, to: &bytes)
+            bytes.append(contentsOf: ASCII.crlf)
+        }
+        if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+    }
+
     static func appendVersion(_ version: HTTPVersion, to bytes: inout [UInt8]) {
         // Single digits only: anything else is not an HTTP/1.x version we could speak.
         let major = (0...9).contains(version.major) ? version.major : 1

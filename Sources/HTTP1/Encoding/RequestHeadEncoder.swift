@@ -18,12 +18,7 @@ public enum RequestHeadEncoder {
         for field in headers.fields where !isUpstreamManaged(field.name) {
             HeadWriter.appendField(field, to: &bytes)
         }
-        if let contentLength {
-            bytes.append(contentsOf: "Content-Length: ".utf8)
-            HeadWriter.appendDecimal(contentLength, to: &bytes)
-            bytes.append(contentsOf: ASCII.crlf)
-        }
-        if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
         bytes.append(contentsOf: ASCII.crlf)
         return bytes
     }

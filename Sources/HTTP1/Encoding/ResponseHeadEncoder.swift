@@ -19,12 +19,7 @@ public enum ResponseHeadEncoder {
         for field in headers.fields where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
             HeadWriter.appendField(field, to: &bytes)
         }
-        if let contentLength {
-            bytes.append(contentsOf: "Content-Length: ".utf8)
-            HeadWriter.appendDecimal(contentLength, to: &bytes)
-            bytes.append(contentsOf: ASCII.crlf)
-        }
-        if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
         if let connection {
             bytes.append(contentsOf: "Connection: ".utf8)
             bytes.append(contentsOf: connection.utf8)

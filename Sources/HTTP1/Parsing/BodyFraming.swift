@@ -20,24 +20,7 @@ public enum BodyFramingRules {
     ///   `invalidTransferEncoding`, `unsupportedTransferEncoding` (501), `invalidContentLength`,
     ///   `conflictingContentLength`.
     public static func request(_ head: HTTPRequestHead) throws(HTTPParseError) -> BodyFraming {
-        let fields = FramingFields(head.headers)
-        if fields.codings == 0 {
-            if fields.lengths == 0 { return .none }
-            if fields.lengths == 1, let value = fields.lastLength { return .contentLength(try ContentLength.parse(value)) }
-        }
-        let transferEncoding = head.headers.values("Transfer-Encoding")
-        let contentLength = head.headers.values("Content-Length")
-        if !transferEncoding.isEmpty {
-            // RFC 9112 §6.1: a message with both "ought to be handled as an error"; for a gateway
-            // that forwards requests it is the classic smuggling vector, so refuse it outright.
-            if !contentLength.isEmpty { throw .contentLengthWithTransferEncoding }
-            // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 means the framing is faulty.
-            if head.version == .http1_0 { throw .transferEncodingInHTTP10 }
-            try TransferCodings.requireChunkedOnly(transferEncoding, finalNotChunked: .chunkedNotFinal)
-            return .chunked
-        }
-        if !contentLength.isEmpty { return .contentLength(try ContentLength.parse(contentLength)) }
-        return .none
+        try declared(head.headers, version: head.version, absent: .none, finalNotChunked: .chunkedNotFinal)
     }
 
     /// The framing of a response to a request with `requestMethod` (RFC 9112 §6.3 items 1–8).
@@ -55,22 +38,32 @@ public enum BodyFramingRules {
         }
         // Item 2: a 2xx to CONNECT turns the connection into a tunnel; no body follows the head.
         if requestMethod == "CONNECT", (200...299).contains(head.status) { return .none }
-        let fields = FramingFields(head.headers)
+        return try declared(head.headers, version: version, absent: .untilClose, finalNotChunked: nil)
+    }
+
+    /// The framing `headers` declare with Content-Length and Transfer-Encoding (RFC 9112 §6.1–6.3),
+    /// `absent` when they declare none.
+    private static func declared(_ headers: HTTPHeaders, version: HTTPVersion, absent: BodyFraming,
+                                 finalNotChunked: HTTPParseError?) throws(HTTPParseError) -> BodyFraming {
+        let fields = FramingFields(headers)
         if fields.codings == 0 {
-            if fields.lengths == 0 { return .untilClose }
+            if fields.lengths == 0 { return absent }
             if fields.lengths == 1, let value = fields.lastLength { return .contentLength(try ContentLength.parse(value)) }
         }
-        let transferEncoding = head.headers.values("Transfer-Encoding")
-        let contentLength = head.headers.values("Content-Length")
+        let transferEncoding = headers.values("Transfer-Encoding")
+        let contentLength = headers.values("Content-Length")
         if !transferEncoding.isEmpty {
-            // Item 3 lets Transfer-Encoding win, but also calls the pair a smuggling/splitting signal.
+            // RFC 9112 §6.1: a message with both "ought to be handled as an error" (§6.3 item 3 lets
+            // Transfer-Encoding win for a response but calls the pair a smuggling signal); for a gateway
+            // that forwards messages it is the classic smuggling vector, so refuse it outright.
             if !contentLength.isEmpty { throw .contentLengthWithTransferEncoding }
+            // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 means the framing is faulty.
             if version == .http1_0 { throw .transferEncodingInHTTP10 }
-            try TransferCodings.requireChunkedOnly(transferEncoding, finalNotChunked: nil)
+            try TransferCodings.requireChunkedOnly(transferEncoding, finalNotChunked: finalNotChunked)
             return .chunked
         }
         if !contentLength.isEmpty { return .contentLength(try ContentLength.parse(contentLength)) }
-        return .untilClose
+        return absent
     }
 }
 

@@ -48,6 +48,23 @@ struct HeadBoundaryScanner: Sendable {
         startLine = 0
     }
 
+    /// The start line and the fields of the next complete head, or nil while it is incomplete. Once a
+    /// head is complete the scanner is ready for the next one; the start line is parsed before the
+    /// fields, so its error wins.
+    @inline(__always)
+    mutating func parseHead<StartLine>(
+        _ bytes: UnsafeRawBufferPointer,
+        startLine parseStartLine: (UnsafeRawBufferPointer, _ from: Int, _ to: Int) throws(HTTPParseError) -> StartLine
+    ) throws(HTTPParseError) -> (startLine: StartLine, headers: HTTPHeaders, consumed: Int)? {
+        guard let boundary = try scan(bytes) else { return nil }
+        reset()
+        let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
+        let startLine = try parseStartLine(bytes, boundary.startLine, lineEnd)
+        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
+                                                      expectedCount: boundary.lineCount - 1)
+        return (startLine, headers, boundary.end)
+    }
+
     /// Scans the bytes not seen yet. Returns the boundary once the head is complete, nil while it is not.
     mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> Boundary? {
         // The buffer must only grow between calls; if a caller shrank it, start over rather than trust

@@ -41,15 +41,12 @@ public struct RequestHeadParser: Sendable {
     /// - Throws: `HTTPParseError`; `headTooLarge` as soon as more than `maxHeadBytes` arrive without
     ///   the end of the head. After an error the connection must be closed (or `reset()` called).
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeadParseResult<HTTPRequestHead> {
-        guard let boundary = try scanner.scan(bytes) else { return .incomplete }
-        scanner.reset()
-        let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
-        let line = try StartLineParser.requestLine(bytes, from: boundary.startLine, to: lineEnd)
-        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
-                                                      expectedCount: boundary.lineCount - 1)
+        guard let (line, headers, consumed) = try scanner.parseHead(bytes, startLine: StartLineParser.requestLine) else {
+            return .incomplete
+        }
         let head = HTTPRequestHead(method: line.method, target: line.target, version: line.version, headers: headers)
         try HostField.validate(head)
-        return .complete(head, consumed: boundary.end)
+        return .complete(head, consumed: consumed)
     }
 
     /// Forgets a partial head (e.g. after a timeout), ready to parse from offset 0 again.

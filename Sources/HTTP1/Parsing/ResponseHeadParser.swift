@@ -22,14 +22,11 @@ public struct ResponseHeadParser: Sendable {
     /// Parses one response head at the start of `bytes`; see ``RequestHeadParser/parse(_:)`` for the
     /// buffer contract.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeadParseResult<HTTPResponseHead> {
-        guard let boundary = try scanner.scan(bytes) else { return .incomplete }
-        scanner.reset()
-        let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
-        let (version, status) = try StartLineParser.statusLine(bytes, from: boundary.startLine, to: lineEnd)
-        let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
-                                                      expectedCount: boundary.lineCount - 1)
+        guard let ((version, status), headers, consumed) = try scanner.parseHead(bytes, startLine: StartLineParser.statusLine) else {
+            return .incomplete
+        }
         lastVersion = version
-        return .complete(HTTPResponseHead(status: status, headers: headers), consumed: boundary.end)
+        return .complete(HTTPResponseHead(status: status, headers: headers), consumed: consumed)
     }
 
     /// Forgets a partial head, ready to parse from offset 0 again.

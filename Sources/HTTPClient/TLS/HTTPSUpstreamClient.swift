@@ -17,16 +17,7 @@ import HTTP1
 /// while let piece = try await response.nextBodyPiece() { … }
 /// ```
 public final class HTTPSUpstreamClient: Sendable {
-    public struct Timeouts: Sendable {
-        public var connectNanoseconds: UInt64 = 5_000_000_000
-        /// Longest upstream silence before the response head (time spent waiting for the browser's
-        /// upload does not count).
-        public var firstByteNanoseconds: UInt64 = 30_000_000_000
-        /// Longest upstream silence inside a response body (server-sent events may pause between
-        /// events; time spent waiting for a slow browser does not count).
-        public var bodyIdleNanoseconds: UInt64 = 300_000_000_000
-        public init() {}
-    }
+    public typealias Timeouts = UpstreamTimeouts
 
     private let multi: Result<CurlMulti, UpstreamError>
 

@@ -5,6 +5,7 @@ import HTTPServer
 import Logging
 import Synchronization
 import GatehouseEncoding
+import TestSupport
 
 /// Collects what a handler writes, in memory.
 final class RecordingResponseWriter: HTTPResponseWriter {
@@ -34,17 +35,6 @@ final class RecordingResponseWriter: HTTPResponseWriter {
         recorded.withLock { state in
             state.head.map { HTTPResponse(status: $0.status, headers: $0.headers, body: state.body) }
         }
-    }
-}
-
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_750_000_000))
-
-    func now() -> Date { current.withLock { $0 } }
-
-    func advance(seconds: TimeInterval) {
-        current.withLock { $0 += seconds }
     }
 }
 

@@ -9,6 +9,7 @@ import HTTP1
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 @testable import Gatehouse
 import GatehouseEncoding
 
@@ -175,11 +176,7 @@ struct AuthHardeningTests {
 
     /// Polls `/metrics` (bounded) until it contains `line`.
     static func awaitGauge(_ harness: GatewayHarness, _ line: String) async throws -> Bool {
-        for _ in 0..<200 {
-            if try await harness.send("GET", "/metrics").text.contains(line + "\n") { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+        try await eventually { try await harness.send("GET", "/metrics").text.contains(line + "\n") }
     }
 }
 

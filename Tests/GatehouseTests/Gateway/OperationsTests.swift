@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `/healthz`, `/readyz`, `/metrics`.
 @Suite("Gateway: operations endpoints")
@@ -17,15 +18,8 @@ struct OperationsTests {
             #expect(login.status == 502)
 
             try harness.startProvider()
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(8)
-            var status = 503
-            while clock.now < deadline {
-                status = try await harness.send("GET", "/readyz").status
-                if status == 200 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(status == 200)
+            // The gateway retries discovery after a back-off (1 s, 2 s, 4 s …).
+            #expect(try await eventually(timeout: 30, pollEvery: 100) { try await harness.send("GET", "/readyz").status == 200 })
         }
     }
 
@@ -39,15 +33,14 @@ struct OperationsTests {
             _ = try await browser.get("/callback?state=unknown")
             // SPEC Operations: "GET /metrics (Prometheus text format: requests by route class and status,
             // latency histograms, active sessions, logins, refreshes, upstream errors)".
-            // Request counters are folded in at the end of each event-loop batch: poll briefly.
+            // Request counters are folded in at the end of each event-loop batch: poll.
             var text = ""
-            for _ in 0..<20 {
+            _ = try await eventually(pollEvery: 50) {
                 let response = try await harness.send("GET", "/metrics")
                 #expect(response.status == 200)
                 #expect(response.headers["Content-Type"]?.hasPrefix("text/plain") == true)
                 text = response.text
-                if text.contains(#"gatehouse_http_requests_total{route="user",status="2xx"} 1"#) { break }
-                try await Task.sleep(for: .milliseconds(50))
+                return text.contains(#"gatehouse_http_requests_total{route="user",status="2xx"} 1"#)
             }
             #expect(text.contains("# TYPE gatehouse_http_requests_total counter"))
             #expect(text.contains(#"gatehouse_http_requests_total{route="user",status="2xx"} 1"#))

@@ -4,6 +4,7 @@ import GatehouseCore
 import GatehouseOIDC
 import Logging
 import Testing
+import TestSupport
 
 /// Review issue 10 item 6: discovery (with the JWKS) is single-flight and backs off while the
 /// provider is down, whatever the request rate.
@@ -12,13 +13,13 @@ struct ProviderConnectionTests {
     static let issuer = "https://idp.example.com"
     static let discovery = "https://idp.example.com/.well-known/openid-configuration"
 
-    private func connection(_ http: FakeProviderHTTP, clock: TestClock,
+    private func connection(_ http: FakeProviderHTTP, clock: ManualClock,
                             extra: [String: String] = [:]) throws -> ProviderConnection {
         var environment = ["GATEHOUSE_ISSUER": Self.issuer, "GATEHOUSE_CLIENT_ID": TestProvider.clientID]
         for (name, value) in extra { environment[name] = value }
         let configuration = try GatehouseConfiguration.load(environment: environment, requireSecretKey: false).get()
         return ProviderConnection(configuration: configuration, http: http,
-                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: { clock.now })
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, clock: clock)
     }
 
     private func discoveryCount(_ http: FakeProviderHTTP) -> Int {
@@ -39,7 +40,7 @@ struct ProviderConnectionTests {
     func singleFlightWhileDown() async throws {
         let http = FakeProviderHTTP()
         http.fail(Self.discovery, with: .unreachable("connection refused"))
-        let clock = TestClock()
+        let clock = ManualClock(unixSeconds: 1_700_000_000)
         let provider = try connection(http, clock: clock)
         let failures = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
@@ -61,17 +62,17 @@ struct ProviderConnectionTests {
     func backOff() async throws {
         let http = FakeProviderHTTP()
         http.fail(Self.discovery, with: .timeout)
-        let clock = TestClock()
+        let clock = ManualClock(unixSeconds: 1_700_000_000)
         let provider = try connection(http, clock: clock)
         var expected = 0
         for delay in [1.0, 2, 4, 8, 16, 32, 60, 60] {
             _ = try? await provider.clients()
             expected += 1
             #expect(discoveryCount(http) == expected)
-            clock.advance(by: delay - 0.5)
+            clock.advance(seconds: delay - 0.5)
             _ = try? await provider.clients()
             #expect(discoveryCount(http) == expected, "still backing off \(delay) s")
-            clock.advance(by: 0.5)
+            clock.advance(seconds: 0.5)
         }
         http.respond(to: Self.discovery, json: Self.document())
         http.respond(to: TestProvider.jwksURI, json: TestProvider().jwks())
@@ -85,7 +86,7 @@ struct ProviderConnectionTests {
     func issuerMismatch() async throws {
         let http = FakeProviderHTTP()
         http.respond(to: Self.discovery, json: Self.document(issuer: "https://other.example.com"))
-        let provider = try connection(http, clock: TestClock())
+        let provider = try connection(http, clock: ManualClock(unixSeconds: 1_700_000_000))
         await #expect(throws: DiscoveryError.issuerMismatch(expected: Self.issuer, actual: "https://other.example.com")) {
             try await provider.clients()
         }
@@ -101,10 +102,10 @@ struct ProviderConnectionTests {
         let http = FakeProviderHTTP()
         http.respond(to: TestProvider.jwksURI, json: TestProvider().jwks())
         http.respond(to: Self.discovery, json: Self.document(algorithms: ["RS256", "ES256", "PS256"]))
-        #expect(try await connection(http, clock: TestClock()).clients().idTokens.keySet.allowedAlgorithms == [.rs256])
+        #expect(try await connection(http, clock: ManualClock(unixSeconds: 1_700_000_000)).clients().idTokens.keySet.allowedAlgorithms == [.rs256])
         http.respond(to: Self.discovery, json: Self.document(algorithms: ["ES256"]))
-        #expect(try await connection(http, clock: TestClock()).clients().idTokens.keySet.allowedAlgorithms == [.rs256, .es256])
-        let pinned = try connection(http, clock: TestClock(), extra: ["GATEHOUSE_ID_TOKEN_ALGS": "PS256"])
+        #expect(try await connection(http, clock: ManualClock(unixSeconds: 1_700_000_000)).clients().idTokens.keySet.allowedAlgorithms == [.rs256, .es256])
+        let pinned = try connection(http, clock: ManualClock(unixSeconds: 1_700_000_000), extra: ["GATEHOUSE_ID_TOKEN_ALGS": "PS256"])
         #expect(try await pinned.clients().logoutTokens.keySet.allowedAlgorithms == [.ps256])
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import TestSupport
 
 /// Nothing secret on disk in plaintext, nothing secret in the logs.
 @Suite("Gateway: secrets stay secret")
@@ -12,9 +13,8 @@ struct SecretsTests {
         let trace = try await browser.login()
         #expect(try await browser.get("/user", csrf: true).status == 200)
         #expect(try await browser.get("/api/echo", csrf: true).status == 200)
-        // Past the 3 s access-token lifetime: the next API call refreshes (tokens rotate).
-        let loggedIn = Date().timeIntervalSince1970.rounded(.down)
-        try await Task.sleep(for: .seconds(max(0, Date(timeIntervalSince1970: loggedIn + 3.1).timeIntervalSinceNow)))
+        // At the end of the 3 s access-token lifetime: the next API call refreshes (tokens rotate).
+        try #require(harness.options.clock).advance(seconds: 3)
         #expect(try await browser.get("/api/echo", csrf: true).status == 200)
         #expect(harness.provider.statistics.refreshTokenGrants == 1)
         #expect(try await browser.finishLogin(trace.callbackURL).status == 400)  // replayed: logs a failure
@@ -29,7 +29,7 @@ struct SecretsTests {
 
     @Test("the SQLite file and its WAL hold neither the session cookie nor tokens, code, state or nonce")
     func nothingInPlaintextOnDisk() async throws {
-        try await GatewayHarness.with(HarnessOptions(accessTokenLifetime: 3)) { harness in
+        try await GatewayHarness.with(HarnessOptions(accessTokenLifetime: 3, clock: ManualClock())) { harness in
             let secrets = try await Self.exercise(harness, logout: false)
             #expect(secrets.count >= 9)  // cookie, binding, code, state, nonce, 2 × (access, refresh, id)
             let bytes = try harness.databaseBytes()
@@ -45,7 +45,7 @@ struct SecretsTests {
 
     @Test("logs at trace level never contain the cookie, the code, the state or any token")
     func nothingSecretInLogs() async throws {
-        try await GatewayHarness.with(HarnessOptions(accessTokenLifetime: 3, logLevel: .trace)) { harness in
+        try await GatewayHarness.with(HarnessOptions(accessTokenLifetime: 3, logLevel: .trace, clock: ManualClock())) { harness in
             let secrets = try await Self.exercise(harness, logout: true)
             try await harness.provider.backchannelLogout(sub: "alice", sid: nil)
             let lines = harness.logLines()

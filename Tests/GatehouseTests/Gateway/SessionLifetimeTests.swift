@@ -1,35 +1,36 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Idle timeout, `slide=false`, and sessions surviving a restart.
 @Suite("Gateway: session lifetime")
 struct SessionLifetimeTests {
     @Test("GATEHOUSE_SESSION_IDLE=3s: an idle session ends; one in use keeps sliding")
     func idleTimeout() async throws {
-        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "3s"])) { harness in
+        let clock = ManualClock()
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "3s"], clock: clock)) { harness in
             let idle = harness.browser()
             let busy = harness.browser()
             try await idle.login()
             try await busy.login()
             // SPEC Session cookie: "A session ends at its idle timeout"; /user: "Every authenticated
-            // request slides the idle timeout". The gateway counts whole seconds, so a slide at t keeps
-            // the session until at least t+2: polling every 0.5 s keeps it alive even on a busy machine.
-            let idleSince = Date()
-            while Date().timeIntervalSince(idleSince) < 3.6 {
-                try await Task.sleep(for: .milliseconds(500))
+            // request slides the idle timeout". One request a second keeps the busy one alive.
+            for _ in 0..<3 {
+                clock.advance(seconds: 1)
                 #expect(try await busy.get("/user", csrf: true).status == 200)
             }
             let expired = try await idle.get("/user", csrf: true)
             #expect(expired.status == 401)
             #expect(expired.json?["error"] as? String == "unauthenticated")
             #expect(try await idle.get("/api/echo", csrf: true).status == 401)
+            #expect(try await busy.get("/user", csrf: true).status == 200)
         }
     }
 
     @Test("GET /user?slide=false reports the session without extending idleExpiresAt")
     func slideFalse() async throws {
-        // 6 s idle: the polls below happen well before the idle expiry even on a busy machine.
-        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "6s"])) { harness in
+        let clock = ManualClock()
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "6s"], clock: clock)) { harness in
             let browser = harness.browser()
             try await browser.login()
             func idleExpiresAt(_ target: String) async throws -> Int? {
@@ -38,18 +39,18 @@ struct SessionLifetimeTests {
             }
             // SPEC /user: "except GET /user?slide=false (for polling the session's state without keeping it alive)".
             let first = try #require(try await idleExpiresAt("/user?slide=false"))
-            try await Task.sleep(for: .milliseconds(1_100))
+            clock.advance(seconds: 2)
             #expect(try await idleExpiresAt("/user?slide=false") == first)
-            // Polling did not keep it alive: past the first idle expiry the session is gone.
-            let until = Date(timeIntervalSince1970: TimeInterval(first) + 0.1)
-            try await Task.sleep(for: .seconds(max(0, until.timeIntervalSinceNow)))
+            // Polling did not keep it alive: at the first idle expiry the session is gone.
+            clock.advance(seconds: Double(Int64(first) - clock.unixSeconds()))
             #expect(try await browser.get("/user?slide=false", csrf: true).status == 401)
         }
     }
 
     @Test("a sliding /user moves idleExpiresAt forward")
     func slideMovesExpiry() async throws {
-        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "30s"])) { harness in
+        let clock = ManualClock()
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_IDLE": "30s"], clock: clock)) { harness in
             let browser = harness.browser()
             try await browser.login()
             func idleExpiresAt(_ target: String) async throws -> Int? {
@@ -57,9 +58,9 @@ struct SessionLifetimeTests {
                 return (response.json?["session"] as? [String: Any])?["idleExpiresAt"] as? Int
             }
             let first = try #require(try await idleExpiresAt("/user?slide=false"))
-            try await Task.sleep(for: .milliseconds(1_100))
+            clock.advance(seconds: 1)
             let slid = try #require(try await idleExpiresAt("/user"))
-            #expect(slid > first)
+            #expect(slid == first + 1)
         }
     }
 

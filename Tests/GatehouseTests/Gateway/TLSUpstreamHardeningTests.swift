@@ -4,6 +4,7 @@ import GatehouseCore
 import HTTPClient
 import HTTP1
 import Testing
+import TestSupport
 
 /// Security review, issue 10, on `https://` upstreams (libcurl): the hostile upstream of the e2e
 /// suite (`e2e/hostile_upstream.py --tls`) behind the `TLSUpstream` relay.
@@ -13,12 +14,12 @@ import Testing
 @Suite("TLSUpstream hardening")
 struct TLSUpstreamHardeningTests {
     @Test("hostile https upstream", arguments: TLSHardeningScenario.allCases)
-    func scenario(_ scenario: TLSHardeningScenario) throws {
-        let certificates = try TLSTestCertificates.make()
+    func scenario(_ scenario: TLSHardeningScenario) async throws {
+        let certificates = try await TLSTestCertificates.make()
         defer { certificates.remove() }
         var environment = ProcessInfo.processInfo.environment
         environment[TLSHardeningScenario.directoryVariable] = certificates.directory.path
-        let result = try runTLSTestCommand("/usr/bin/unshare", [
+        let result = try await runTLSTestCommand("/usr/bin/unshare", [
             "--mount", "--propagation", "private", "/bin/sh", "-c",
             #"mount --bind "$0" /etc/ssl/certs/ca-certificates.crt && exec "$@""#,
             certificates.bundle, CommandLine.arguments[0], "--testing-library", "swift-testing",
@@ -40,7 +41,7 @@ enum TLSHardeningScenario: String, CaseIterable, Sendable, CustomTestStringConve
 /// The hostile upstream process, serving TLS with this run's certificate.
 final class HostileTLSUpstream: Sendable {
     let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     /// `e2e/hostile_upstream.py` of this checkout.
     static var script: String {
@@ -50,31 +51,17 @@ final class HostileTLSUpstream: Sendable {
     }
 
     init(certificates: TLSTestCertificates) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, "--tls", certificates.certificate, certificates.key]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let more = pipe.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            line.append(more)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
+        let process = try ChildProcess(["python3", Self.script, "--tls", certificates.certificate, certificates.key],
+                                       mergeStandardError: false)
+        guard let line = process.readLine(), let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.kill()
             throw TLSTestError.setup("the hostile upstream did not start")
         }
         self.port = port
         self.process = process
     }
 
-    func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func stop() { process.kill() }
 }
 
 /// The scenarios, run only inside the child process that `TLSUpstreamHardeningTests` starts.

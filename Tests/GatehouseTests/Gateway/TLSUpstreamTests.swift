@@ -5,6 +5,7 @@ import GatehouseCore
 import HTTPClient
 import HTTP1
 import Testing
+import TestSupport
 
 /// `https://` upstreams (TLSUpstream) against a real TLS server.
 ///
@@ -16,13 +17,13 @@ import Testing
 @Suite("TLSUpstream")
 struct TLSUpstreamTests {
     @Test("streams over real TLS", arguments: TLSScenario.allCases)
-    func scenario(_ scenario: TLSScenario) throws {
-        let certificates = try TLSTestCertificates.make()
+    func scenario(_ scenario: TLSScenario) async throws {
+        let certificates = try await TLSTestCertificates.make()
         defer { certificates.remove() }
         let binary = CommandLine.arguments[0]
         var environment = ProcessInfo.processInfo.environment
         environment[TLSScenario.directoryVariable] = certificates.directory.path
-        let result = try runTLSTestCommand("/usr/bin/unshare", [
+        let result = try await runTLSTestCommand("/usr/bin/unshare", [
             "--mount", "--propagation", "private", "/bin/sh", "-c",
             #"mount --bind "$0" /etc/ssl/certs/ca-certificates.crt && exec "$@""#,
             certificates.bundle, binary, "--testing-library", "swift-testing",
@@ -35,9 +36,9 @@ struct TLSUpstreamTests {
     @Test("an upstream whose certificate the system does not trust is refused: 502, nothing relayed")
     func untrustedCertificate() async throws {
         // Outside the private mount namespace the test CA is unknown, as a forged certificate would be.
-        let certificates = try TLSTestCertificates.make()
+        let certificates = try await TLSTestCertificates.make()
         defer { certificates.remove() }
-        let server = try TLSTestServer(certificates: certificates)
+        let server = try await TLSTestServer.start(certificates: certificates)
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter()

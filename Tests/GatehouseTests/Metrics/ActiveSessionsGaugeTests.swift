@@ -2,17 +2,14 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Gatehouse
+import TestSupport
 
 /// Issue 10, item 6: `gatehouse_active_sessions` is counted on a thread of its own.
 @Suite("Active-session gauge")
 struct ActiveSessionsGaugeTests {
     /// Waits (bounded) until `gauge` shows `expected`.
     static func await(_ gauge: ActiveSessionsGauge, _ expected: Int?) async -> Bool {
-        for _ in 0..<500 {
-            if gauge.value == expected { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return false
+        await eventually { gauge.value == expected }
     }
 
     @Test("Counts at start, recounts on a nudge without waiting for the interval, stops for good")

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseOIDC
 import JWTKit
 import Testing
+import TestSupport
 
 /// One claim-set mutation that must fail exactly one check of OIDC Core §3.1.3.7.
 struct IDTokenCase: Sendable, CustomTestStringConvertible {
@@ -15,17 +16,17 @@ struct IDTokenCase: Sendable, CustomTestStringConvertible {
 @Suite("ID token validation (OIDC Core §3.1.3.7)")
 struct IDTokenValidatorTests {
     let provider = TestProvider()
-    let clock = TestClock()
+    let clock = ManualClock(unixSeconds: 1_700_000_000)
 
     private func validator(skew: TimeInterval = 60) -> IDTokenValidator {
         let keys = KeySet(metadata: TestProvider.metadata, http: provider.http(), configuredAlgorithms: ["RS256", "ES256"],
-                          now: { [clock] in clock.now })
+                          now: { [clock] in clock.now() })
         return IDTokenValidator(issuer: TestProvider.issuer, clientID: TestProvider.clientID, keySet: keys, clockSkew: skew)
     }
 
     @Test("A valid ID token yields its claims, every claim included")
     func valid() async throws {
-        let now = clock.now
+        let now = clock.now()
         let token = try await provider.signRS256(TestProvider.idTokenClaims(now: now))
         let claims = try await validator().validate(token, expectedNonce: "nonce-123", now: now)
         #expect(claims.sub == "user-42")
@@ -78,7 +79,7 @@ struct IDTokenValidatorTests {
 
     @Test("Each check refuses a token crafted to fail only that check", arguments: failures)
     func failsOneCheck(testCase: IDTokenCase) async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.idTokenClaims(now: now)
         testCase.mutate(&claims, now)
         let token = try await provider.signES256(claims)
@@ -89,7 +90,7 @@ struct IDTokenValidatorTests {
 
     @Test("Clock skew tolerates exp and iat just within 60 s")
     func skewTolerance() async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.idTokenClaims(now: now)
         claims["exp"] = .number(now.timeIntervalSince1970 - 59)
         claims["iat"] = .number(now.timeIntervalSince1970 + 59)
@@ -103,7 +104,7 @@ struct IDTokenValidatorTests {
 
     @Test("Several audiences with azp equal to the client id are accepted")
     func multipleAudiencesWithAzp() async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.idTokenClaims(now: now)
         claims["aud"] = .array([.string("api"), .string(TestProvider.clientID)])
         claims["azp"] = .string(TestProvider.clientID)
@@ -113,7 +114,7 @@ struct IDTokenValidatorTests {
 
     @Test("Signature and algorithm failures are reported as such")
     func signatureFailures() async throws {
-        let now = clock.now
+        let now = clock.now()
         let claims = TestProvider.idTokenClaims(now: now)
         let unsigned = TestProvider.rawToken(header: ["alg": .string("none")], claims: claims) { _ in [] }
         await #expect(throws: IDTokenError.signature(.forbiddenAlgorithm("none"))) {
@@ -127,7 +128,7 @@ struct IDTokenValidatorTests {
 
     @Test("A logout token is not accepted as an ID token")
     func logoutTokenType() async throws {
-        let now = clock.now
+        let now = clock.now()
         var header = JWTHeader()
         header.typ = "logout+jwt"
         let token = try await provider.signRS256(TestProvider.idTokenClaims(now: now), header: header)
@@ -138,7 +139,7 @@ struct IDTokenValidatorTests {
 
     @Test("A refreshed ID token must name the session's subject (OIDC Core §12.2)")
     func refreshed() async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.idTokenClaims(now: now)
         claims["nonce"] = nil
         let token = try await provider.signRS256(claims)

@@ -1,17 +1,18 @@
 import Foundation
 import GatehouseOIDC
 import Testing
+import TestSupport
 
 /// Review issue 10 item 9: the JWKS refetch limit counts only refetches an unknown `kid` caused
 /// (SPEC /callback: "refetched once on an unknown `kid`").
 @Suite("JWKS key set: refetch after rotation (OIDC Core §10.1.1)")
 struct KeySetRotationTests {
     let provider = TestProvider()
-    let clock = TestClock()
+    let clock = ManualClock(unixSeconds: 1_700_000_000)
     let claims: [String: JSONValue] = ["sub": .string("user-42")]
 
     private func keySet(_ http: FakeProviderHTTP) -> KeySet {
-        KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256, .es256], now: { [clock] in clock.now })
+        KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256, .es256], now: { [clock] in clock.now() })
     }
 
     private func publish(_ http: FakeProviderHTTP, kid: String, key: TestRSAKey) {
@@ -24,7 +25,7 @@ struct KeySetRotationTests {
         let keys = keySet(http)
         try await keys.refresh()
         publish(http, kid: "rsa-2", key: TestProvider.otherRSAKey)
-        clock.advance(by: 1)
+        clock.advance(seconds: 1)
         let token = try await provider.signRS256(claims, kid: "rsa-2", key: TestProvider.otherRSAKey)
         let verified = try await keys.verify(token)
         #expect(verified.keyID == "rsa-2")
@@ -39,7 +40,7 @@ struct KeySetRotationTests {
         publish(http, kid: "rsa-2", key: TestProvider.otherRSAKey)
         _ = try await keys.verify(provider.signRS256(claims, kid: "rsa-2", key: TestProvider.otherRSAKey))
         publish(http, kid: "rsa-3", key: TestProvider.rsaKey)
-        clock.advance(by: 2)
+        clock.advance(seconds: 2)
         _ = try await keys.verify(provider.signRS256(claims, kid: "rsa-3", key: TestProvider.rsaKey))
         #expect(await keys.fetchCount == 3)
     }
@@ -52,7 +53,7 @@ struct KeySetRotationTests {
         for index in 0..<10 {
             let forged = try await provider.signRS256(claims, kid: "random-\(index)")
             await #expect(throws: JWSVerificationError.unknownKey(kid: "random-\(index)")) { try await keys.verify(forged) }
-            clock.advance(by: 1)
+            clock.advance(seconds: 1)
         }
         #expect(await keys.fetchCount == 2)
     }
@@ -63,7 +64,7 @@ struct KeySetRotationTests {
         let keys = keySet(http)
         try await keys.refresh()
         publish(http, kid: "rsa-2", key: TestProvider.otherRSAKey)
-        clock.advance(by: 1)
+        clock.advance(seconds: 1)
         let token = try await provider.signRS256(claims, kid: nil, key: TestProvider.otherRSAKey)
         let verified = try await keys.verify(token)
         #expect(verified.algorithm == .rs256)

@@ -4,15 +4,16 @@ import GatehouseOIDC
 import JWTKit
 import Testing
 import GatehouseEncoding
+import TestSupport
 
 @Suite("JWKS key set: key selection, algorithm policy, refetch on unknown kid")
 struct KeySetTests {
     let provider = TestProvider()
-    let clock = TestClock()
+    let clock = ManualClock(unixSeconds: 1_700_000_000)
     let claims: [String: JSONValue] = ["sub": .string("user-42")]
 
     private func keySet(_ http: FakeProviderHTTP, allowed: Set<SigningAlgorithm> = [.rs256, .es256]) -> KeySet {
-        KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: allowed, now: { [clock] in clock.now })
+        KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: allowed, now: { [clock] in clock.now() })
     }
 
     @Test("RS256 and ES256 tokens verify with the key their kid names")
@@ -91,21 +92,21 @@ struct KeySetTests {
         let rotated = try await provider.signRS256(claims, kid: "rsa-2", key: TestProvider.otherRSAKey)
 
         // The first fetch was not caused by an unknown kid: it does not count for the limit.
-        clock.advance(by: 10)
+        clock.advance(seconds: 10)
         _ = try await keys.verify(rotated)
         #expect(await keys.fetchCount == 2)
 
         // That refetch changed the set (a rotation), so one more unknown kid may refetch at once;
         // this one brings nothing new, so the next waits 30 s.
         let bogus = try await provider.signRS256(claims, kid: "nope")
-        clock.advance(by: 1)
+        clock.advance(seconds: 1)
         await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
         await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
         #expect(await keys.fetchCount == 3, "one refetch for the unknown kid, not one per token")
-        clock.advance(by: 29)
+        clock.advance(seconds: 29)
         await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
         #expect(await keys.fetchCount == 3, "rate-limited: no refetch within 30 s of an unproductive one")
-        clock.advance(by: 1)
+        clock.advance(seconds: 1)
         await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
         #expect(await keys.fetchCount == 4)
     }
@@ -139,7 +140,7 @@ struct KeySetTests {
         await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.timeout))) { try await keys.verify(token) }
         #expect(await keys.fetchCount == 1)
         http.respond(to: TestProvider.jwksURI, json: provider.jwks())
-        clock.advance(by: 30)
+        clock.advance(seconds: 30)
         _ = try await keys.verify(token)
         #expect(await keys.fetchCount == 2)
     }
@@ -215,12 +216,12 @@ struct KeySetRefetchFailureTests {
     @Test("A failed refetch for an unknown kid reports the key set as unavailable")
     func failedRefetch() async throws {
         let provider = TestProvider()
-        let clock = TestClock()
+        let clock = ManualClock(unixSeconds: 1_700_000_000)
         let http = provider.http()
-        let keys = KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256], now: { clock.now })
+        let keys = KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256], now: { clock.now() })
         _ = try await keys.verify(provider.signRS256(["sub": .string("a")]))
         http.fail(TestProvider.jwksURI, with: .unreachable("connection refused"))
-        clock.advance(by: 31)
+        clock.advance(seconds: 31)
         await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.unreachable("connection refused")))) {
             try await keys.verify(provider.signRS256(["sub": .string("a")], kid: "rsa-9"))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseOIDC
 import Testing
+import TestSupport
 
 struct LogoutTokenCase: Sendable, CustomTestStringConvertible {
     let name: String
@@ -13,17 +14,17 @@ struct LogoutTokenCase: Sendable, CustomTestStringConvertible {
 @Suite("Logout token validation (OIDC Back-Channel Logout 1.0 §2.6)")
 struct LogoutTokenValidatorTests {
     let provider = TestProvider()
-    let clock = TestClock()
+    let clock = ManualClock(unixSeconds: 1_700_000_000)
 
     private func validator() -> LogoutTokenValidator {
         let keys = KeySet(metadata: TestProvider.metadata, http: provider.http(), configuredAlgorithms: ["RS256", "ES256"],
-                          now: { [clock] in clock.now })
+                          now: { [clock] in clock.now() })
         return LogoutTokenValidator(issuer: TestProvider.issuer, clientID: TestProvider.clientID, keySet: keys)
     }
 
     @Test("A valid logout token yields iss, sid, sub, jti and iat")
     func valid() async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.logoutTokenClaims(now: now)
         claims["sub"] = .string("user-42")
         let logout = try await validator().validate(provider.signRS256(claims), now: now)
@@ -33,7 +34,7 @@ struct LogoutTokenValidatorTests {
 
     @Test("sub alone (no sid) and no exp are accepted")
     func subOnly() async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.logoutTokenClaims(now: now)
         claims["sid"] = nil
         claims["exp"] = nil
@@ -75,7 +76,7 @@ struct LogoutTokenValidatorTests {
 
     @Test("Each check refuses a token crafted to fail only that check", arguments: failures)
     func failsOneCheck(testCase: LogoutTokenCase) async throws {
-        let now = clock.now
+        let now = clock.now()
         var claims = TestProvider.logoutTokenClaims(now: now)
         testCase.mutate(&claims, now)
         let token = try await provider.signRS256(claims)
@@ -84,7 +85,7 @@ struct LogoutTokenValidatorTests {
 
     @Test("An unsigned logout token is refused")
     func unsigned() async throws {
-        let now = clock.now
+        let now = clock.now()
         let token = TestProvider.rawToken(header: ["alg": .string("none")], claims: TestProvider.logoutTokenClaims(now: now)) { _ in [] }
         await #expect(throws: LogoutTokenError.signature(.forbiddenAlgorithm("none"))) {
             try await validator().validate(token, now: now)
@@ -93,7 +94,7 @@ struct LogoutTokenValidatorTests {
 
     @Test("An ID token is not a logout token")
     func idTokenRefused() async throws {
-        let now = clock.now
+        let now = clock.now()
         let token = try await provider.signRS256(TestProvider.idTokenClaims(now: now))
         await #expect(throws: LogoutTokenError.self) { try await validator().validate(token, now: now) }
     }

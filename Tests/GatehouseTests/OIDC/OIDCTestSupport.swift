@@ -41,17 +41,6 @@ final class FakeProviderHTTP: ProviderHTTPClient {
     }
 }
 
-/// A settable clock for rate limits and token times.
-final class TestClock: Sendable {
-    private let date: Mutex<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { date = Mutex(start) }
-
-    var now: Date { date.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
-}
-
 /// Claims as a jwt-kit payload, so tests can sign anything, including invalid claim sets.
 struct TestClaims: JWTPayload {
     var claims: [String: JSONValue]

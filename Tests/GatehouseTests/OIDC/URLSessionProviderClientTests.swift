@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseOIDC
 import Testing
+import TestSupport
 
 /// A throwaway HTTP server (Python's http.server) on a free loopback port.
 final class LocalTestServer: Sendable {
@@ -51,25 +52,13 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 """#
 
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     init() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            kill(process.processIdentifier, SIGKILL)
+        let process = try ChildProcess(["python3", "-c", Self.script], mergeStandardError: false)
+        guard let line = process.readLine(), let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.kill()
             throw CocoaError(.fileReadCorruptFile)
         }
         self.process = process
@@ -79,10 +68,7 @@ server.serve_forever()
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// SIGKILL: the child inherits the test runner's signal mask, in which SIGTERM may be blocked.
-    func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func stop() { process.kill() }
 
     static var pythonAvailable: Bool {
         ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":")
@@ -94,7 +80,7 @@ server.serve_forever()
 struct URLSessionProviderClientTests {
     @Test("A POST sends method, headers and body, and returns status, headers and body")
     func postRoundTrip() async throws {
-        let server = try LocalTestServer()
+        let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         let client = URLSessionProviderClient(timeout: 5)
         let response = try await client.send(ProviderHTTPRequest(
@@ -113,7 +99,7 @@ struct URLSessionProviderClientTests {
 
     @Test("Redirects are returned, not followed (RFC 9700 §4.11)")
     func noRedirects() async throws {
-        let server = try LocalTestServer()
+        let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         let response = try await URLSessionProviderClient(timeout: 5).send(
             ProviderHTTPRequest(method: .post, url: server.url("/redirect"), body: Array("code=secret".utf8)))
@@ -123,7 +109,7 @@ struct URLSessionProviderClientTests {
 
     @Test("A body above the cap is refused")
     func sizeCap() async throws {
-        let server = try LocalTestServer()
+        let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         await #expect(throws: ProviderTransportError.responseTooLarge(limit: 1 << 20)) {
             try await URLSessionProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: server.url("/big")))
@@ -132,7 +118,7 @@ struct URLSessionProviderClientTests {
 
     @Test("No answer within the timeout is .timeout")
     func timeout() async throws {
-        let server = try LocalTestServer()
+        let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         await #expect(throws: ProviderTransportError.timeout) {
             try await URLSessionProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: server.url("/slow")))
@@ -141,7 +127,7 @@ struct URLSessionProviderClientTests {
 
     @Test("A refused connection is .unreachable")
     func unreachable() async throws {
-        let server = try LocalTestServer()
+        let server = try await offPool { try LocalTestServer() }
         let url = server.url("/echo")
         server.stop()
         do {

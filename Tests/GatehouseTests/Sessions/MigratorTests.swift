@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseSessions
+@testable import GatehouseSessions
 import Testing
 
 @Suite("Migrator (numbered migrations, recorded, never edited)")

@@ -2,6 +2,7 @@ import GatehouseCore
 import GatehouseSessions
 import Logging
 import Testing
+import TestSupport
 @testable import Gatehouse
 
 /// The session door (`SessionCache`): ending a session deletes it in the store and drops it from the
@@ -10,13 +11,14 @@ import Testing
 struct SessionCacheTests {
     let now: Int64 = 1_000_000
 
-    static func cache(over store: any SessionStore) throws -> SessionCache {
+    /// On a manual clock: the cache's 0.5 s age passes only when a test advances it.
+    static func cache(over store: any SessionStore, clock: ManualClock = ManualClock()) throws -> SessionCache {
         let configuration = try GatehouseConfiguration.load(environment: [
             "GATEHOUSE_ISSUER": "http://127.0.0.1:9", "GATEHOUSE_CLIENT_ID": "c",
             "GATEHOUSE_SECRET_KEY": GatewayHarness.randomBase64(),
         ], requireSecretKey: true).get()
         return SessionCache(store: store, configuration: configuration,
-                            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+                            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, clock: clock)
     }
 
     @Test("A session deleted behind the cache's back is still served from the cache (why ending goes through it)")

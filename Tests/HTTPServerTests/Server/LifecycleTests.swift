@@ -13,8 +13,14 @@ struct LifecycleTests {
         let client = try await server.client()
         try await client.send(get("/gate"))
         #expect(await eventually { server.log.calls("/gate") == 1 })
+        // Held while the listeners close, so no other test's server is handed this port and answers
+        // the attempts below (the kernel reuses a freed port for the next bind to port 0).
+        let reservation = try PortReservation(port: server.port)
+        defer { withExtendedLifetime(reservation) {} }
         let started = now()
-        let shutdown = Task { await server.server.shutdown(graceNanoseconds: 5_000_000_000) }
+        // A grace far beyond the check below: ending well inside it means the request, not the
+        // grace period, ended the wait (no tight elapsed-time threshold on a loaded machine).
+        let shutdown = Task { await server.server.shutdown(graceNanoseconds: 300_000_000_000) }
         // The listeners close first: new connections are refused while the request is in flight.
         var refused = false
         for _ in 0..<200 where !refused {
@@ -31,7 +37,7 @@ struct LifecycleTests {
         #expect(try await client.waitForClose(timeout: 3))
         client.close()
         await shutdown.value
-        #expect(now() - started < 4, "shutdown waited for the grace period instead of the request")
+        #expect(now() - started < 150, "shutdown waited for the grace period instead of the request")
         #expect(server.server.loops.isEmpty)
     }
 
@@ -42,8 +48,8 @@ struct LifecycleTests {
         try await client.send(get("/text"))
         _ = try await client.readResponse()
         let started = now()
-        await server.server.shutdown(graceNanoseconds: 5_000_000_000)
-        #expect(now() - started < 2.5, "shutdown waited for the grace period")
+        await server.server.shutdown(graceNanoseconds: 300_000_000_000)
+        #expect(now() - started < 150, "shutdown waited for the grace period")
         #expect(try await client.waitForClose(timeout: 1))
     }
 
@@ -59,7 +65,7 @@ struct LifecycleTests {
             }
             let third = try await server.client()
             try? await third.send(get("/text"))
-            #expect(try await third.waitForClose(timeout: 2))
+            #expect(try await third.waitForClose(timeout: 10))
             #expect(third.pending.isEmpty)
             try await first.send(get("/still"))
             #expect(try await first.readResponse().text == "/still")

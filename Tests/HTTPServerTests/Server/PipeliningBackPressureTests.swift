@@ -35,7 +35,7 @@ extension TestServer {
     }
 
     /// Polls the connections (10 ms apart) until one satisfies `condition`; returns it.
-    func awaitConnection(timeout: Double = 10, _ condition: (ConnectionSnapshot) -> Bool) async -> ConnectionSnapshot? {
+    func awaitConnection(timeout: Double = 30, _ condition: (ConnectionSnapshot) -> Bool) async -> ConnectionSnapshot? {
         let deadline = now() + timeout
         while now() < deadline {
             if let match = await connectionSnapshots().first(where: condition) { return match }

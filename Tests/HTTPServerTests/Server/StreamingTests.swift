@@ -1,5 +1,6 @@
 import Testing
 @testable import HTTPServer
+import TestSupport
 
 @Suite("Server: streamed responses, back-pressure and disconnects")
 struct StreamingTests {

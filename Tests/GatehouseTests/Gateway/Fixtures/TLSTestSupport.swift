@@ -3,6 +3,7 @@ import Crypto
 import Glibc
 #endif
 import Foundation
+import TestSupport
 import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
@@ -21,22 +22,11 @@ enum TLSTestError: Error, CustomStringConvertible {
     }
 }
 
-/// Runs a command to completion and returns its exit status and combined output.
+/// Runs a command to its end off the cooperative pool (`offPool`): a child test run takes seconds.
 @discardableResult
-func runTLSTestCommand(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                       currentDirectory: URL? = nil) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+func runTLSTestCommand(_ executable: String, _ arguments: [String],
+                       environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
+    try await offPool { try ChildProcess.run([executable] + arguments, environment: environment) }
 }
 
 /// The per-run certificate material: a self-signed certificate for 127.0.0.1 and a CA bundle of the
@@ -50,11 +40,11 @@ struct TLSTestCertificates {
     var bundle: String { directory.appendingPathComponent("bundle.pem").path }
     var script: String { directory.appendingPathComponent("upstream.py").path }
 
-    static func make() throws -> TLSTestCertificates {
+    static func make() async throws -> TLSTestCertificates {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let made = TLSTestCertificates(directory: directory)
-        let result = try runTLSTestCommand("/usr/bin/env", [
+        let result = try await runTLSTestCommand("/usr/bin/env", [
             "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
             "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", made.key, "-out", made.certificate])
         guard result.status == 0 else { throw TLSTestError.setup("openssl req failed: \(result.output)") }
@@ -72,36 +62,25 @@ struct TLSTestCertificates {
 /// The HTTPS upstream process.
 final class TLSTestServer: Sendable {
     let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     init(certificates: TLSTestCertificates) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", certificates.script, certificates.certificate, certificates.key,
-                             String(TLSTestUpstream.bigSize)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let more = pipe.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            line.append(more)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
+        let process = try ChildProcess(["python3", certificates.script, certificates.certificate, certificates.key,
+                                        String(TLSTestUpstream.bigSize)], mergeStandardError: false)
+        guard let line = process.readLine(), let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.kill()
             throw TLSTestError.setup("the test upstream did not start")
         }
         self.port = port
         self.process = process
     }
 
-    /// SIGKILL: the child inherits the test runner's blocked signal mask, so SIGTERM may never arrive.
-    func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// Starts the upstream off the cooperative pool (its first line, the port, takes a Python start-up).
+    static func start(certificates: TLSTestCertificates) async throws -> TLSTestServer {
+        try await offPool { try TLSTestServer(certificates: certificates) }
     }
+
+    func stop() { process.kill() }
 }
 
 /// A gateway context around a configuration whose only route is the test upstream.

@@ -7,6 +7,7 @@ import HTTPServer
 import Logging
 import Synchronization
 import GatehouseEncoding
+import GatehouseTime
 import TestSupport
 
 /// What a test changes about the standard setup.
@@ -18,13 +19,17 @@ struct HarnessOptions: Sendable {
     var logLevel: Logger.Level = .info
     /// False: the provider's port is reserved but nothing answers there until `startProvider()`.
     var startProvider = true
+    /// The one clock of the gateway and the provider, for tests about expiry and timeouts: time moves
+    /// only when the test advances it. Nil: the system clock.
+    var clock: ManualClock?
 
     init(environment: [String: String] = [:], accessTokenLifetime: Int = 300, logLevel: Logger.Level = .info,
-         startProvider: Bool = true) {
+         startProvider: Bool = true, clock: ManualClock? = nil) {
         self.environment = environment
         self.accessTokenLifetime = accessTokenLifetime
         self.logLevel = logLevel
         self.startProvider = startProvider
+        self.clock = clock
     }
 }
 
@@ -126,7 +131,12 @@ final class GatewayHarness: Sendable {
             accessTokenLifetime: options.accessTokenLifetime)
         try providerConfig.validate()
         backchannel = RecordingBackchannelTransport()
-        provider = DevProvider(configuration: providerConfig, logger: quietLogger, transport: backchannel)
+        if let clock = options.clock {
+            provider = DevProvider(configuration: providerConfig, logger: quietLogger, now: { clock.now() },
+                                   transport: backchannel)
+        } else {
+            provider = DevProvider(configuration: providerConfig, logger: quietLogger, transport: backchannel)
+        }
         tap = ProviderTap(provider: provider)
 
         var environment: [String: String] = [
@@ -180,7 +190,10 @@ final class GatewayHarness: Sendable {
 
     func startGateway() throws {
         let started: GatewayRuntime
-        do { started = try GatewayRuntime.start(configuration: configuration, logger: logger) } catch {
+        do {
+            started = try GatewayRuntime.start(configuration: configuration, logger: logger,
+                                               clock: options.clock ?? SystemClock())
+        } catch {
             throw HarnessError.unexpected("gateway start: \(error)")
         }
         runtime.withLock { $0 = started }
@@ -198,6 +211,9 @@ final class GatewayHarness: Sendable {
         let deadline = clock.now + timeout
         while clock.now < deadline {
             if gateway?.context.provider.isLoaded == true { return }
+            // A failed first discovery waits out its back-off on the gateway's clock: move a manual
+            // one along, or the retry would never come.
+            options.clock?.advance(seconds: 0.1)
             try await Task.sleep(for: .milliseconds(20))
         }
         throw HarnessError.unexpected("the gateway did not load the provider's metadata in time")

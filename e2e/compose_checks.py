@@ -163,8 +163,8 @@ def main() -> int:
             if not network_made:
                 podman("network", "create", network)
                 network_made = True
+            containers[name] = f"{PREFIX}-{name}"  # removed afterwards even when `run` fails half-way
             podman(*args, image)
-            containers[name] = f"{PREFIX}-{name}"
             if name not in gateways:
                 addresses[name] = podman("inspect", "--format",
                                          f'{{{{(index .NetworkSettings.Networks "{network}").IPAddress}}}}',
@@ -178,8 +178,8 @@ def main() -> int:
         order = start_order(services, gateways)
         dependencies = [name for name in order if name not in gateways]
 
-        @check(f"compose.yaml's {', '.join(dependencies)} start(s) with the image's environment and volumes; "
-               "the declared healthcheck passes")
+        @check(f"compose.yaml's {', '.join(dependencies)}: starts with its environment and named volume, "
+               "passes its declared healthcheck")
         def _():
             assert variables, "no provider"
             for name in dependencies:
@@ -192,7 +192,8 @@ def main() -> int:
 
         @check(f"compose.yaml's {' and '.join(gateways)} start against PostgreSQL and answer /readyz with 200")
         def _():
-            assert all(name in containers for name in dependencies), "the dependencies did not start"
+            assert all(name in containers and running(containers[name]) for name in dependencies), \
+                "the dependencies did not start"
             for name in gateways:
                 run_service(name)
             answers = []

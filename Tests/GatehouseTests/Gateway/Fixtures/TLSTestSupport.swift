@@ -104,7 +104,7 @@ func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBo
     let logger = Logger(label: "gatehouse.test.tls") { _ in SwiftLogNoOpLogHandler() }
     return GatewayContext(configuration: configuration,
                           provider: ProviderConnection(configuration: configuration,
-                                                       http: URLSessionProviderClient(timeout: 1), logger: logger),
+                                                       http: CurlProviderClient(timeout: 1), logger: logger),
                           store: InMemorySessionStore(), metrics: GatewayMetrics(), upstream: UpstreamClient(),
                           httpsUpstream: httpsUpstream,
                           staticFiles: StaticFiles(root: configuration.publicDir, logger: logger), logger: logger)

@@ -1,13 +1,16 @@
 import ArgumentParser
 import Crypto
 import DevProvider
-import Foundation
+import FoundationEssentials
 import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
 import HTTP1
 import HTTPServer
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `gatehouse demo`: the whole flow on loopback — a development OpenID provider, a sample API and the
 /// gateway serving the demo SPA. Nothing here is fit for production, and nothing binds beyond 127.0.0.1.

@@ -74,10 +74,13 @@ public final class CurlFetchClient: Sendable {
         limits.connectTimeoutMilliseconds = milliseconds
         limits.firstByteNanoseconds = timeoutNanoseconds
         limits.bodyIdleNanoseconds = timeoutNanoseconds
+        let limit = max(0, maxResponseBytes)
+        // Read whole: no pause below the cap (the piece that crosses it ends the fetch).
+        limits.wholeBodyLimit = limit
+        limits.downloadBuffer = limit < Int.max ? limit + 1 : limit
         let transfer = CurlTransfer(multi: multi, limits: limits)
         let plan = CurlRequestPlan(url: url, method: method, headers: headers, body: body,
                                    protocols: allowPlainHTTP ? "http,https" : "https", totalTimeoutMilliseconds: milliseconds)
-        let limit = max(0, maxResponseBytes)
         let result: Result<CurlFetchResponse, CurlFetchError> = await withTaskCancellationHandler {
             multi.post(.start(transfer, plan))
             do throws(CurlFetchError) {
@@ -94,19 +97,9 @@ public final class CurlFetchClient: Sendable {
     }
 
     private static func read(_ transfer: CurlTransfer, limit: Int) async throws(CurlFetchError) -> CurlFetchResponse {
-        let head: HTTPResponseHead
-        do { head = try await transfer.awaitHead().0 } catch { throw fetchError(error) }
-        if let declared = head.headers["Content-Length"].flatMap({ Int($0) }), declared > limit {
-            throw .responseTooLarge(limit: limit)
-        }
-        var body: [UInt8] = []
-        while true {
-            let piece: [UInt8]?
-            do { piece = try await transfer.nextBodyPiece() } catch { throw fetchError(error) }
-            guard let piece else { break }
-            guard piece.count <= limit - body.count else { throw .responseTooLarge(limit: limit) }
-            body.append(contentsOf: piece)
-        }
+        let whole: (HTTPResponseHead, [UInt8])?
+        do { whole = try await transfer.awaitWhole() } catch { throw fetchError(error) }
+        guard let (head, body) = whole else { throw .responseTooLarge(limit: limit) }
         return CurlFetchResponse(status: head.status, headers: head.headers, body: body)
     }
 

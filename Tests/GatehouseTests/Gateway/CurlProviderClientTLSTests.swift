@@ -15,33 +15,15 @@ struct CurlProviderClientTLSTests {
     func trusted() async throws {
         let certificates = try await TLSTestCertificates.make()
         defer { certificates.remove() }
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.directoryVariable] = certificates.directory.path
-        let result = try await runTLSTestCommand("/usr/bin/unshare", [
-            "--mount", "--propagation", "private", "/bin/sh", "-c",
-            #"mount --bind "$0" /etc/ssl/certs/ca-certificates.crt && exec "$@""#,
-            certificates.bundle, CommandLine.arguments[0], "--testing-library", "swift-testing",
-            "--filter", "CurlProviderClientTLSScenario/"], environment: environment)
-        let ran = FileManager.default.fileExists(atPath: certificates.directory.appendingPathComponent("provider-ran").path)
-        #expect(ran, "the scenario did not run in the child process:\n\(result.output.suffix(3000))")
-        #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
+        try await expectPassesTrustingTestCertificate(certificates, variable: Self.directoryVariable,
+                                                      filter: "CurlProviderClientTLSScenario/", marker: "provider-ran")
     }
 
     @Test("a provider whose certificate the system does not trust is unreachable, nothing sent")
     func untrusted() async throws {
-        let certificates = try await TLSTestCertificates.make()
-        defer { certificates.remove() }
-        let server = try await TLSTestServer.start(certificates: certificates)
-        defer { server.stop() }
-        do {
-            _ = try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(
-                method: .post, url: "https://127.0.0.1:\(server.port)/token", body: Array("code=secret".utf8)))
-            Issue.record("an untrusted certificate was accepted")
-        } catch {
-            guard case .unreachable = error else {
-                Issue.record("unexpected \(error)")
-                return
-            }
+        try await withUntrustedTLSServer { port in
+            await CurlProviderClientTests.expectUnreachable(ProviderHTTPRequest(
+                method: .post, url: "https://127.0.0.1:\(port)/token", body: Array("code=secret".utf8)))
         }
     }
 }

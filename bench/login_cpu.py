@@ -7,7 +7,10 @@ Starts the e2e suite's OpenID provider (a separate Python process, e2e/provider_
 bench/run), signs in once to warm up (discovery, JWKS, the first connection), then signs in
 `--logins` times as a browser would (e2e/harness.py's `login`: /login, the provider's form,
 /callback) and reads the gateway's utime and stime (/proc/PID/stat, all threads) before and after.
-Prints one line:
+The provider answers `Connection: close`, so both of the gateway's calls per login (token,
+userinfo) open a new TCP connection; its cost (netfilter included) counts here, and a provider that
+keeps connections open saves it. The machine's load changes the result by a few tenths of a
+millisecond: compare binaries in alternating runs. Prints one line:
 
     gatehouse login: 200 logins, 1.23 ms CPU per login (user 0.98, system 0.25)
 """

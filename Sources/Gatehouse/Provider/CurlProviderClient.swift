@@ -28,6 +28,8 @@ public struct CurlProviderClient: ProviderHTTPClient {
     public func send(_ request: ProviderHTTPRequest) async throws(ProviderTransportError) -> ProviderHTTPResponse {
         var headers = HTTPHeaders(minimumCapacity: request.headers.count)
         for header in request.headers { headers.add(header.name, header.value) }
+        // URLSession named itself, and some providers' firewalls refuse a request without one.
+        if !headers.contains("User-Agent") { headers.add("User-Agent", "gatehouse") }
         let answer: CurlFetchResponse
         do {
             answer = try await CurlFetchClient.shared.fetch(

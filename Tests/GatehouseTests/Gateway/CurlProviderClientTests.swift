@@ -26,7 +26,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length).decode()
         answer = {"method": self.command, "body": body,
                   "content_type": self.headers.get("Content-Type"),
-                  "authorization": self.headers.get("Authorization")}
+                  "authorization": self.headers.get("Authorization"),
+                  "user_agent": self.headers.get("User-Agent"), "accept": self.headers.get("Accept")}
         self.reply(200, json.dumps(answer).encode(), [("Content-Type", "application/json"), ("X-Test", "yes")])
 
     def route(self):
@@ -107,6 +108,9 @@ struct CurlProviderClientTests {
         #expect(echo["body"] == "grant_type=refresh_token&refresh_token=r")
         #expect(echo["content_type"] == "application/x-www-form-urlencoded")
         #expect(echo["authorization"] == "Basic YTpi")
+        // Named, as URLSession did; no `Accept` the caller did not set (libcurl's `*/*`).
+        #expect(echo["user_agent"] == "gatehouse")
+        #expect(echo["accept"] == .some(nil))
     }
 
     @Test("Redirects are returned, not followed (RFC 9700 §4.11)")

@@ -83,6 +83,8 @@ let package = Package(
         // Development OpenID provider for `gatehouse demo` and in-process tests. Loopback only.
         .target(name: "DevProvider",
                 dependencies: ["GatehouseEncoding", "HTTP1", "EventLoops", "HTTPServer",
+                               // libcurl (`CurlFetchClient`) delivers back-channel logout tokens.
+                               "HTTPClient",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "JWTKit", package: "jwt-kit"),
                                .product(name: "Logging", package: "swift-log")],

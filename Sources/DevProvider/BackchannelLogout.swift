@@ -1,7 +1,5 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTP1
+import HTTPClient
 import Logging
 
 /// Delivers a back-channel logout token: an HTTP POST of `logout_token=…` (OpenID Connect
@@ -13,25 +11,21 @@ public protocol BackchannelLogoutTransport: Sendable {
     func postForm(_ body: [UInt8], to url: String) async throws -> Int
 }
 
-/// URLSession delivery; the targets are loopback `http` URLs, so the slow-but-simple client is fine.
-public struct URLSessionBackchannelLogoutTransport: BackchannelLogoutTransport {
-    public var timeout: TimeInterval
+/// Delivery through libcurl (`CurlFetchClient`), as the gateway's own provider calls; the targets
+/// are the clients' `backchannelLogoutURI`s (loopback `http` for the development provider).
+public struct CurlBackchannelLogoutTransport: BackchannelLogoutTransport {
+    /// Seconds for the whole delivery.
+    public var timeout: Int
 
-    public init(timeout: TimeInterval = 5) {
+    public init(timeout: Int = 5) {
         self.timeout = timeout
     }
 
     public func postForm(_ body: [UInt8], to url: String) async throws -> Int {
-        guard let target = URL(string: url) else { throw URLError(.badURL) }
-        var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(body)
-        let session = URLSession(configuration: .ephemeral)
-        defer { session.finishTasksAndInvalidate() }
-        let (_, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-        return http.statusCode
+        let nanoseconds = UInt64(max(1, timeout)) * 1_000_000_000
+        let answer = try await CurlFetchClient.shared.fetch("POST", url, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                                            body: body, timeoutNanoseconds: nanoseconds)
+        return answer.status
     }
 }
 

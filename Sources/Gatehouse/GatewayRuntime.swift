@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
@@ -67,7 +67,7 @@ public final class GatewayRuntime: Sendable {
             // `target` prints a PostgreSQL URI without its password.
             throw .database("\(target): \(error)")
         }
-        let http = URLSessionProviderClient(timeout: TimeInterval(configuration.providerTimeout))
+        let http = CurlProviderClient(timeout: configuration.providerTimeout)
         let provider = ProviderConnection(configuration: configuration, http: http, logger: logger, clock: clock)
         var timeouts = UpstreamClient.Timeouts()
         timeouts.firstByteNanoseconds = TimeUnits.nanoseconds(seconds: configuration.upstreamTimeout)

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
@@ -24,7 +24,7 @@ struct CheckCommand: AsyncParsableCommand {
             misconfigured = true
         }
 
-        let http = URLSessionProviderClient(timeout: TimeInterval(config.providerTimeout))
+        let http = CurlProviderClient(timeout: config.providerTimeout)
         do {
             let metadata = try await config.discoverProvider(http: http)
             print("ok   provider discovery: \(metadata.issuer) (GATEHOUSE_PROVIDER=\(config.provider.name.rawValue))")

@@ -1,15 +1,16 @@
 import ArgumentParser
 import Crypto
 import DevProvider
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import FoundationEssentials
 import Gatehouse
 import GatehouseCore
+import GatehouseOIDC
 import HTTP1
 import HTTPServer
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `gatehouse demo`: the whole flow on loopback — a development OpenID provider, a sample API and the
 /// gateway serving the demo SPA. Nothing here is fit for production, and nothing binds beyond 127.0.0.1.
@@ -153,12 +154,10 @@ struct SampleAPI: HTTPHandler {
 
     /// The provider's userinfo answer for the bearer token (JSON), or `null`.
     private func userinfo(authorization: String) async -> String {
-        guard let url = URL(string: issuer + "/userinfo") else { return "null" }
-        var userinfo = URLRequest(url: url, timeoutInterval: 5)
-        userinfo.setValue(authorization, forHTTPHeaderField: "Authorization")
-        if let (data, response) = try? await URLSession.shared.data(for: userinfo),
-           (response as? HTTPURLResponse)?.statusCode == 200 {
-            return String(decoding: data, as: UTF8.self)
+        let userinfo = ProviderHTTPRequest(method: .get, url: issuer + "/userinfo",
+                                           headers: [ProviderHTTPHeader("Authorization", authorization)])
+        if let response = try? await CurlProviderClient(timeout: 5).send(userinfo), response.status == 200 {
+            return String(decoding: response.body, as: UTF8.self)
         }
         return "null"
     }

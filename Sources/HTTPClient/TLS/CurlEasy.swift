@@ -29,7 +29,7 @@ final class CurlEasy {
         self.handle = handle
         self.transfer = transfer
         method = plan.method
-        mayBeRepeated = plan.upload == .none && (plan.method == "GET" || plan.method == "HEAD" || plan.method == "OPTIONS")
+        mayBeRepeated = plan.mayBeRepeated
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         lastActivity = now
@@ -57,10 +57,11 @@ final class CurlEasy {
     private func configure(_ plan: CurlRequestPlan) throws(UpstreamError) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         try set(CURLOPT_URL, plan.url)
-        // Only https, never a redirect followed, no proxy from the environment, no signals (we
-        // are one thread among many), no content decoding (bytes and Content-Encoding pass as is).
-        try set(CURLOPT_PROTOCOLS_STR, "https")
-        try set(CURLOPT_REDIR_PROTOCOLS_STR, "https")
+        // Only the plan's schemes (https for upstreams), never a redirect followed, no proxy from
+        // the environment, no signals (we are one thread among many), no content decoding (bytes
+        // and Content-Encoding pass as is).
+        try set(CURLOPT_PROTOCOLS_STR, plan.protocols)
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, plan.protocols)
         try set(CURLOPT_FOLLOWLOCATION, 0)
         try set(CURLOPT_PROXY, "")
         try set(CURLOPT_NOSIGNAL, 1)
@@ -69,6 +70,7 @@ final class CurlEasy {
         // The target is the browser's, already normalised by the route: no dot-segment squashing.
         try set(CURLOPT_PATH_AS_IS, 1)
         try set(CURLOPT_CONNECTTIMEOUT_MS, transfer.limits.connectTimeoutMilliseconds)
+        if let total = plan.totalTimeoutMilliseconds { try set(CURLOPT_TIMEOUT_MS, max(1, total)) }
         try set(CURLOPT_BUFFERSIZE, 64 << 10)
         try set(CURLOPT_UPLOAD_BUFFERSIZE, 64 << 10)
         try check(gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
@@ -94,6 +96,14 @@ final class CurlEasy {
         case .chunked:
             // Without a size libcurl frames an HTTP/1.1 upload as chunked.
             try enableUpload(userdata)
+        case .whole(let body):
+            // The size first: COPYPOSTFIELDS then copies that many bytes (NULs included).
+            try check(gatehouse_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+            // An empty body still needs a valid pointer (libcurl copies zero bytes from it).
+            var bytes = body.isEmpty ? [0] : body
+            try check(bytes.withUnsafeMutableBytes { raw in
+                gatehouse_curl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, raw.baseAddress)
+            })
         }
 
         for line in plan.headerLines {

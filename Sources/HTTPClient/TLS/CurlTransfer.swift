@@ -23,6 +23,9 @@ final class CurlTransfer: Sendable {
         var connectTimeoutMilliseconds = 5_000
         var firstByteNanoseconds: UInt64 = 30_000_000_000
         var bodyIdleNanoseconds: UInt64 = 300_000_000_000
+        /// Set for a fetch read whole (`awaitWhole`): the head and body pieces wake the waiting
+        /// task no more, only the end or a body above this many bytes does (one wake-up per exchange).
+        var wholeBodyLimit: Int?
     }
 
     enum Outcome: Sendable, Equatable {
@@ -135,6 +138,25 @@ final class CurlTransfer: Sendable {
         }
     }
 
+    /// The head and the whole body once the exchange has ended, or nil as soon as more than
+    /// `limits.wholeBodyLimit` body bytes have arrived (the caller then cancels).
+    func awaitWhole() async throws(UpstreamError) -> (HTTPResponseHead, [UInt8])? {
+        let limit = limits.wholeBodyLimit ?? .max
+        await waitForConsumerEvent { $0.outcome != nil || $0.downloadQueued > limit }
+        let whole: Result<(HTTPResponseHead, [UInt8])?, UpstreamError> = state.withLock { s in
+            if s.downloadQueued > limit { return .success(nil) }
+            if case .failed(let error) = s.outcome { return .failure(error) }
+            guard let (head, _) = s.head else { return .failure(.invalidResponse("the upstream sent no response head")) }
+            var body: [UInt8] = []
+            body.reserveCapacity(s.downloadQueued)
+            for piece in s.download { body.append(contentsOf: piece) }
+            s.download.removeAll()
+            s.downloadQueued = 0
+            return .success((head, body))
+        }
+        return try whole.get()
+    }
+
     /// The next body piece (coalesced), nil at the end of the body.
     func nextBodyPiece() async throws(UpstreamError) -> [UInt8]? {
         while true {
@@ -237,6 +259,7 @@ final class CurlTransfer: Sendable {
             }
             s.download.append(Array(bytes))
             s.downloadQueued += bytes.count
+            if let limit = limits.wholeBodyLimit, s.downloadQueued <= limit { return (true, nil) }
             defer { s.consumerWaiter = nil }
             return (true, s.consumerWaiter)
         }
@@ -247,6 +270,7 @@ final class CurlTransfer: Sendable {
     func deliverHead(_ head: HTTPResponseHead, framing: UpstreamResponseFraming) {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             s.head = (head, framing)
+            if limits.wholeBodyLimit != nil { return nil }
             defer { s.consumerWaiter = nil }
             return s.consumerWaiter
         }

@@ -100,8 +100,8 @@ struct DevProviderLogoutTests {
     }
 }
 
-@Suite("Development provider: URLSession back-channel delivery")
-struct DevProviderURLSessionTransportTests {
+@Suite("Development provider: libcurl back-channel delivery")
+struct DevProviderCurlTransportTests {
     @Test("An unreachable back-channel logout URI is reported with no status, not a crash")
     func unreachableClient() async {
         let client = DevClient(id: "gatehouse", secret: "s", redirectURIs: [DevProviderFixture.redirectURI],

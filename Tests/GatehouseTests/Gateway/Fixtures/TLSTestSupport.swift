@@ -14,6 +14,7 @@ import HTTP1
 import HTTPServer
 import Logging
 import Synchronization
+import Testing
 
 enum TLSTestError: Error, CustomStringConvertible {
     case setup(String)
@@ -57,6 +58,34 @@ struct TLSTestCertificates {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// Runs this test binary again, filtered to `filter`, inside a private mount namespace
+/// (`unshare --mount`) whose system CA bundle also holds `certificates`' certificate; `variable`
+/// tells the child where the certificates are. Expects the child to pass and to have left the file
+/// `marker` in that folder (proof that the scenario ran). Needs CAP_SYS_ADMIN (root in the container).
+func expectPassesTrustingTestCertificate(_ certificates: TLSTestCertificates, variable: String, filter: String,
+                                         marker: String) async throws {
+    var environment = ProcessInfo.processInfo.environment
+    environment[variable] = certificates.directory.path
+    let result = try await runTLSTestCommand("/usr/bin/unshare", [
+        "--mount", "--propagation", "private", "/bin/sh", "-c",
+        #"mount --bind "$0" /etc/ssl/certs/ca-certificates.crt && exec "$@""#,
+        certificates.bundle, CommandLine.arguments[0], "--testing-library", "swift-testing",
+        "--filter", filter], environment: environment)
+    let ran = FileManager.default.fileExists(atPath: certificates.directory.appendingPathComponent(marker).path)
+    #expect(ran, "the scenario did not run in the child process:\n\(result.output.suffix(3000))")
+    #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
+}
+
+/// Runs `body` with the port of an HTTPS test server whose certificate (made for this call) the
+/// system does not trust, as a forged one; the server and its certificate are gone afterwards.
+func withUntrustedTLSServer(_ body: (Int) async throws -> Void) async throws {
+    let certificates = try await TLSTestCertificates.make()
+    defer { certificates.remove() }
+    let server = try await TLSTestServer.start(certificates: certificates)
+    defer { server.stop() }
+    try await body(server.port)
 }
 
 /// The HTTPS upstream process.
@@ -104,7 +133,7 @@ func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBo
     let logger = Logger(label: "gatehouse.test.tls") { _ in SwiftLogNoOpLogHandler() }
     return GatewayContext(configuration: configuration,
                           provider: ProviderConnection(configuration: configuration,
-                                                       http: URLSessionProviderClient(timeout: 1), logger: logger),
+                                                       http: CurlProviderClient(timeout: 1), logger: logger),
                           store: InMemorySessionStore(), metrics: GatewayMetrics(), upstream: UpstreamClient(),
                           httpsUpstream: httpsUpstream,
                           staticFiles: StaticFiles(root: configuration.publicDir, logger: logger), logger: logger)

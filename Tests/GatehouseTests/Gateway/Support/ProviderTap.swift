@@ -1,8 +1,5 @@
 import DevProvider
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import EventLoops
 import HTTP1
 import HTTPServer
@@ -62,7 +59,7 @@ private final class TokenResponseTap: HTTPResponseWriter {
 /// a copy of each form body so a test can replay it.
 final class RecordingBackchannelTransport: BackchannelLogoutTransport {
     private let delivered = Mutex<[[UInt8]]>([])
-    private let http = URLSessionBackchannelLogoutTransport(timeout: 5)
+    private let http = CurlBackchannelLogoutTransport(timeout: 5)
 
     var bodies: [[UInt8]] { delivered.withLock { $0 } }
 

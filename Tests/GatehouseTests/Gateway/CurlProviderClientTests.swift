@@ -1,4 +1,5 @@
 import Foundation
+import Gatehouse
 import GatehouseOIDC
 import Testing
 import TestSupport
@@ -25,7 +26,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length).decode()
         answer = {"method": self.command, "body": body,
                   "content_type": self.headers.get("Content-Type"),
-                  "authorization": self.headers.get("Authorization")}
+                  "authorization": self.headers.get("Authorization"),
+                  "user_agent": self.headers.get("User-Agent"), "accept": self.headers.get("Accept")}
         self.reply(200, json.dumps(answer).encode(), [("Content-Type", "application/json"), ("X-Test", "yes")])
 
     def route(self):
@@ -35,6 +37,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(302, b"", [("Location", "/echo")])
         elif self.path == "/big":
             self.reply(200, b"x" * (2 * 1024 * 1024))
+        elif self.path == "/big-chunked":
+            # No Content-Length: only counting the bytes read can stop this one.
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            piece = b"x" * 65536
+            for _ in range(40):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
         elif self.path == "/slow":
             time.sleep(3)
             self.reply(200, b"late")
@@ -43,6 +54,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     do_GET = route
     do_POST = route
+
+Handler.protocol_version = "HTTP/1.1"
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
@@ -76,13 +89,13 @@ server.serve_forever()
     }
 }
 
-@Suite("URLSession provider client against a local server", .enabled(if: LocalTestServer.pythonAvailable), .serialized)
-struct URLSessionProviderClientTests {
+@Suite("libcurl provider client against a local server", .enabled(if: LocalTestServer.pythonAvailable), .serialized)
+struct CurlProviderClientTests {
     @Test("A POST sends method, headers and body, and returns status, headers and body")
     func postRoundTrip() async throws {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
-        let client = URLSessionProviderClient(timeout: 5)
+        let client = CurlProviderClient(timeout: 5)
         let response = try await client.send(ProviderHTTPRequest(
             method: .post, url: server.url("/echo"),
             headers: [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
@@ -95,24 +108,44 @@ struct URLSessionProviderClientTests {
         #expect(echo["body"] == "grant_type=refresh_token&refresh_token=r")
         #expect(echo["content_type"] == "application/x-www-form-urlencoded")
         #expect(echo["authorization"] == "Basic YTpi")
+        // Named, as URLSession did; no `Accept` the caller did not set (libcurl's `*/*`).
+        #expect(echo["user_agent"] == "gatehouse")
+        #expect(echo["accept"] == .some(nil))
     }
 
     @Test("Redirects are returned, not followed (RFC 9700 §4.11)")
     func noRedirects() async throws {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
-        let response = try await URLSessionProviderClient(timeout: 5).send(
+        let response = try await CurlProviderClient(timeout: 5).send(
             ProviderHTTPRequest(method: .post, url: server.url("/redirect"), body: Array("code=secret".utf8)))
         #expect(response.status == 302)
         #expect(response.header("Location") == "/echo")
     }
 
-    @Test("A body above the cap is refused")
-    func sizeCap() async throws {
+    @Test("A body above the cap is refused, with or without a Content-Length", arguments: ["/big", "/big-chunked"])
+    func sizeCap(path: String) async throws {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         await #expect(throws: ProviderTransportError.responseTooLarge(limit: 1 << 20)) {
-            try await URLSessionProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: server.url("/big")))
+            try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: server.url(path)))
+        }
+        let small = CurlProviderClient(timeout: 5, maximumResponseSize: 10)
+        await #expect(throws: ProviderTransportError.responseTooLarge(limit: 10)) {
+            try await small.send(ProviderHTTPRequest(method: .post, url: server.url("/echo"), body: Array("a=b".utf8)))
+        }
+    }
+
+    @Test("Kept connections carry later calls, POSTs included")
+    func keptConnection() async throws {
+        let server = try await offPool { try LocalTestServer() }
+        defer { server.stop() }
+        let client = CurlProviderClient(timeout: 5)
+        for round in 0..<3 {
+            let response = try await client.send(ProviderHTTPRequest(method: .post, url: server.url("/echo"),
+                                                                     body: Array("round=\(round)".utf8)))
+            let echo = try JSONDecoder().decode([String: String?].self, from: Data(response.body))
+            #expect(echo["body"] == "round=\(round)")
         }
     }
 
@@ -121,7 +154,7 @@ struct URLSessionProviderClientTests {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         await #expect(throws: ProviderTransportError.timeout) {
-            try await URLSessionProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: server.url("/slow")))
+            try await CurlProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: server.url("/slow")))
         }
     }
 
@@ -130,12 +163,17 @@ struct URLSessionProviderClientTests {
         let server = try await offPool { try LocalTestServer() }
         let url = server.url("/echo")
         server.stop()
+        await Self.expectUnreachable(ProviderHTTPRequest(method: .get, url: url))
+    }
+
+    /// Sends `request` and expects no HTTP answer at all: `.unreachable`.
+    static func expectUnreachable(_ request: ProviderHTTPRequest, sourceLocation: SourceLocation = #_sourceLocation) async {
         do {
-            _ = try await URLSessionProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: url))
-            Issue.record("expected a transport error")
+            let response = try await CurlProviderClient(timeout: 5).send(request)
+            Issue.record("expected no answer, got \(response.status)", sourceLocation: sourceLocation)
         } catch {
             guard case .unreachable = error else {
-                Issue.record("unexpected \(error)")
+                Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
                 return
             }
         }
@@ -144,7 +182,7 @@ struct URLSessionProviderClientTests {
     @Test("A URL that is not http(s) is refused without a request")
     func invalidURL() async {
         await #expect(throws: ProviderTransportError.invalidURL("file:///etc/passwd")) {
-            try await URLSessionProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: "file:///etc/passwd"))
+            try await CurlProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: "file:///etc/passwd"))
         }
     }
 }

@@ -1,0 +1,56 @@
+import GatehouseOIDC
+import GatehouseTime
+import HTTP1
+import HTTPClient
+
+/// ``ProviderHTTPClient`` on libcurl (`CurlFetchClient`: OpenSSL with the system CA bundle, kept
+/// connections, one thread for the process).
+///
+/// - Each call is limited to `timeout` seconds (`GATEHOUSE_PROVIDER_TIMEOUT`), connection included.
+/// - Redirects are never followed: a `3xx` is returned as it is, so a token request (with its
+///   code, verifier or secret) never travels to another URL (RFC 9700 §4.11).
+/// - Bodies above `maximumResponseSize` (default 1 MiB) are cut off with
+///   ``ProviderTransportError/responseTooLarge(limit:)``.
+/// - No cookies, no cache, no proxy from the environment, no content decoding.
+///
+/// For example: `let http = CurlProviderClient(timeout: 10)`.
+public struct CurlProviderClient: ProviderHTTPClient {
+    public static let defaultMaximumResponseSize = CurlFetchClient.defaultMaximumResponseSize
+
+    public let timeout: Int
+    public let maximumResponseSize: Int
+
+    public init(timeout: Int, maximumResponseSize: Int = CurlProviderClient.defaultMaximumResponseSize) {
+        self.timeout = max(1, timeout)
+        self.maximumResponseSize = max(0, maximumResponseSize)
+    }
+
+    public func send(_ request: ProviderHTTPRequest) async throws(ProviderTransportError) -> ProviderHTTPResponse {
+        var headers = HTTPHeaders(minimumCapacity: request.headers.count)
+        for header in request.headers { headers.add(header.name, header.value) }
+        // URLSession named itself, and some providers' firewalls refuse a request without one.
+        if !headers.contains("User-Agent") { headers.add("User-Agent", "gatehouse") }
+        let answer: CurlFetchResponse
+        do {
+            answer = try await CurlFetchClient.shared.fetch(
+                request.method.rawValue, request.url, headers: headers,
+                body: request.method == .post ? request.body : nil,
+                timeoutNanoseconds: TimeUnits.nanoseconds(seconds: timeout), maxResponseBytes: maximumResponseSize)
+        } catch {
+            throw Self.transportError(error, url: request.url)
+        }
+        return ProviderHTTPResponse(status: answer.status,
+                                    headers: answer.headers.map { ProviderHTTPHeader($0.name, $0.value) },
+                                    body: answer.body)
+    }
+
+    private static func transportError(_ error: CurlFetchError, url: String) -> ProviderTransportError {
+        switch error {
+        case .invalidURL: .invalidURL(url)
+        case .timeout: .timeout
+        case .responseTooLarge(let limit): .responseTooLarge(limit: limit)
+        case .cancelled: .cancelled
+        case .failed(let cause): .unreachable(cause.description)
+        }
+    }
+}

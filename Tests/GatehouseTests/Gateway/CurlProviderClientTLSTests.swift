@@ -1,0 +1,52 @@
+import Foundation
+import Gatehouse
+import GatehouseOIDC
+import Testing
+import TestSupport
+
+/// The provider client over real TLS, with the same test CA arrangement as `TLSUpstreamTests`: the
+/// trusted case runs this test binary again inside a private mount namespace whose system CA bundle
+/// includes this run's certificate; outside it, the certificate is as unknown as a forged one.
+@Suite("libcurl provider client over TLS")
+struct CurlProviderClientTLSTests {
+    static let directoryVariable = "GATEHOUSE_PROVIDER_TLS_TEST_DIR"
+
+    @Test("a provider whose certificate the system trusts answers over https")
+    func trusted() async throws {
+        let certificates = try await TLSTestCertificates.make()
+        defer { certificates.remove() }
+        try await expectPassesTrustingTestCertificate(certificates, variable: Self.directoryVariable,
+                                                      filter: "CurlProviderClientTLSScenario/", marker: "provider-ran")
+    }
+
+    @Test("a provider whose certificate the system does not trust is unreachable, nothing sent")
+    func untrusted() async throws {
+        try await withUntrustedTLSServer { port in
+            await CurlProviderClientTests.expectUnreachable(ProviderHTTPRequest(
+                method: .post, url: "https://127.0.0.1:\(port)/token", body: Array("code=secret".utf8)))
+        }
+    }
+}
+
+/// Runs only inside the child process that `CurlProviderClientTLSTests.trusted` starts.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment[CurlProviderClientTLSTests.directoryVariable] != nil))
+struct CurlProviderClientTLSScenario {
+    @Test func postOverTLS() async throws {
+        let path = try #require(ProcessInfo.processInfo.environment[CurlProviderClientTLSTests.directoryVariable])
+        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
+        try Data().write(to: certificates.directory.appendingPathComponent("provider-ran"))
+        let server = try TLSTestServer(certificates: certificates)
+        defer { server.stop() }
+        let response = try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(
+            method: .post, url: "https://127.0.0.1:\(server.port)/token",
+            headers: [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded")],
+            body: Array("grant_type=authorization_code&code=c".utf8)))
+        #expect(response.status == 200)
+        let echo = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        #expect(echo?["method"] as? String == "POST")
+        #expect(echo?["bodyLength"] as? Int == 36)
+        let redirect = try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(
+            method: .get, url: "https://127.0.0.1:\(server.port)/redirect"))
+        #expect(redirect.status == 302)
+    }
+}

@@ -13,6 +13,13 @@ Prints the lines bench/run puts in its report:
              keep-alive connections (each sent one request and read its answer)
   login      N full logins (/login → provider form → /callback), the gateway's user and system CPU
              (utime, stime of /proc/PID/stat) divided by N
+
+The provider answers `Connection: close`, so both of the gateway's calls per login (token, userinfo)
+open a new TCP connection, and that cost counts here; a provider that keeps connections open saves
+it. The machine's load moves the login figure by a few tenths of a millisecond: compare binaries in
+alternating runs.
+
+Standalone: GATEHOUSE_BIN=.build/release/gatehouse .venv/bin/python bench/serve_profile.py /tmp/sp 200
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ public final class Gateway: HTTPHandler {
         // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
         // handler runs: a cross-site request changes nothing, not even the idle timer.
         if route.requiresAntiForgery(method: head.method,
-                                     sessionCookiePresent: CookieParser.value(named: context.configuration.cookieName, in: head.headers) != nil),
+                                     sessionCookiePresent: CookieParser.isPresent(named: context.configuration.cookieName, in: head.headers)),
            !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
             return await secure.respond(Responses.csrfMissing)
         }

@@ -159,8 +159,13 @@ public struct UpstreamRequest: Sendable {
 
     /// `Host` for the upstream: the port only when it is not 80, an IPv6 literal in brackets.
     var hostField: String {
-        let hostValue = host.contains(":") ? "[\(host)]" : host
-        return port == 80 ? hostValue : "\(hostValue):\(port)"
+        // Built from the UTF-8 bytes (no Character iteration or interpolation: this runs per request).
+        var field = host.utf8.contains(UInt8(ascii: ":")) ? "[" + host + "]" : host
+        if port != 80 {
+            field += ":"
+            field += String(port)
+        }
+        return field
     }
 }
 

@@ -70,10 +70,13 @@ public final class GatewayContext: Sendable {
 public final class Gateway: HTTPHandler {
     public let context: GatewayContext
     private let routes: RouteTable
+    /// `/healthz`'s answer never changes: built (and secured) once, not per request.
+    private let healthAnswer: HTTPResponse
 
     public init(context: GatewayContext) {
         self.context = context
         routes = context.configuration.routeTable
+        healthAnswer = Self.secured(OpsEndpoints.health(), strictTransportSecurity: context.configuration.strictTransportSecurity)
     }
 
     public func routeClass(of path: Substring) -> RouteClass {
@@ -92,7 +95,7 @@ public final class Gateway: HTTPHandler {
     public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
         switch OwnPath(head.path) {
         case .healthz:
-            return secured(OpsEndpoints.health())
+            return healthAnswer
         case .readyz:
             return nil  // asks the store: answered in a task, never on the loop
         case .metrics:
@@ -145,9 +148,13 @@ public final class Gateway: HTTPHandler {
     }
 
     func secured(_ response: HTTPResponse) -> HTTPResponse {
+        Self.secured(response, strictTransportSecurity: context.configuration.strictTransportSecurity)
+    }
+
+    static func secured(_ response: HTTPResponse, strictTransportSecurity: String?) -> HTTPResponse {
         var response = response
         SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
-                              strictTransportSecurity: context.configuration.strictTransportSecurity)
+                              strictTransportSecurity: strictTransportSecurity)
         return response
     }
 

@@ -186,6 +186,17 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Writing
 
+    /// Where request heads are encoded: kept (with its capacity) for the connection's next request.
+    private var headBuffer: [UInt8] = []
+
+    /// Encodes a request head with `encode` into the connection's head buffer and sends it. The
+    /// buffer is unshared again once `write` returns, so the next head reuses its memory.
+    func writeHead(timeout: UInt64, _ encode: (inout [UInt8]) -> Void) async throws(UpstreamError) {
+        headBuffer.removeAll(keepingCapacity: headBuffer.capacity <= 16 * 1024)
+        encode(&headBuffer)
+        try await write(headBuffer, timeout: timeout)
+    }
+
     /// Sends bytes, waiting while the socket buffer is full (back-pressure towards the client).
     func write(_ bytes: [UInt8], timeout: UInt64) async throws(UpstreamError) {
         // The usual case, nothing pending: send from the caller's array itself (no copy).

@@ -13,13 +13,13 @@ struct HeadFieldReuseTests {
     }
 
     private func parse(_ bytes: [UInt8], with parser: inout RequestHeadParser) throws(HTTPParseError) -> HTTPRequestHead? {
-        var result: HeadParseResult<HTTPRequestHead> = .incomplete
-        try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(HTTPParseError) in
-            result = try parser.parse(raw)
-        }
+        let outcome = parser.outcome(bytes[...])
         parser.reset()
-        if case .complete(let head, _) = result { return head }
-        return nil
+        switch outcome {
+        case .complete(let head, _): return head
+        case .failed(let error): throw error
+        case .incomplete: return nil
+        }
     }
 
     /// Where a String's UTF-8 bytes live (nil for small strings stored inline).
@@ -125,13 +125,13 @@ struct HeadFieldReuseTests {
     func responses() throws {
         var parser = ResponseHeadParser()
         func parse(_ text: String) throws(HTTPParseError) -> HTTPResponseHead? {
-            var result: HeadParseResult<HTTPResponseHead> = .incomplete
-            try wire(text).withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(HTTPParseError) in
-                result = try parser.parse(raw)
-            }
+            let outcome = parser.outcome(wire(text)[...])
             parser.reset()
-            if case .complete(let head, _) = result { return head }
-            return nil
+            switch outcome {
+            case .complete(let head, _): return head
+            case .failed(let error): throw error
+            case .incomplete: return nil
+            }
         }
         let a = try #require(try parse("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:32 GMT\r\nContent-Length: 2\r\n\r\n"))
         let b = try #require(try parse("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:33 GMT\r\nContent-Length: 2\r\n\r\n"))
@@ -139,5 +139,39 @@ struct HeadFieldReuseTests {
         #expect(b.headers["Date"] == "Tue, 24 Nov 2026 22:45:33 GMT")
         #expect(storage(a.headers["Content-Type"]!) == storage(b.headers["Content-Type"]!))
         #expect(a.headers["Content-Length"] == b.headers["Content-Length"])
+    }
+
+    @Test("Mutated heads through one long-lived parser parse exactly as with a fresh parser each (seeded)")
+    func fuzzedSequence() {
+        var rng = FuzzRun.generator(0x7265_7573_6564_0001)
+        var connection = RequestHeadParser()
+        var upstream = ResponseHeadParser()
+        var problems: [String] = []
+        for iteration in 0..<FuzzRun.iterations(share: 0.05) {
+            // Half the time the seed itself: the next mutation then differs from a head just parsed.
+            let requestSeed = ParserFuzzTests.requestSeeds[iteration % ParserFuzzTests.requestSeeds.count]
+            let request = iteration % 2 == 0 ? requestSeed : Mutator.mutate(requestSeed, using: &rng)
+            let reused = connection.outcome(request[...])
+            connection.reset()
+            var fresh = RequestHeadParser()
+            let expected = fresh.outcome(request[...])
+            if reused != expected { problems.append("#\(iteration) request \(request): \(reused) vs \(expected)") }
+            if case .complete(let a, _) = reused, case .complete(let b, _) = expected,
+               a.headers.fields.map(\.name) != b.headers.fields.map(\.name) {
+                problems.append("#\(iteration) request names differ: \(a.headers) vs \(b.headers)")
+            }
+
+            let responseSeed = ParserFuzzTests.responseSeeds[iteration % ParserFuzzTests.responseSeeds.count]
+            let response = iteration % 2 == 0 ? responseSeed : Mutator.mutate(responseSeed, using: &rng)
+            let reusedAnswer = upstream.outcome(response[...])
+            upstream.reset()
+            var freshUpstream = ResponseHeadParser()
+            let expectedAnswer = freshUpstream.outcome(response[...])
+            if reusedAnswer != expectedAnswer {
+                problems.append("#\(iteration) response \(response): \(reusedAnswer) vs \(expectedAnswer)")
+            }
+            if problems.count > 5 { break }
+        }
+        #expect(problems.isEmpty, "\(problems); \(FuzzRun.reproduce)")
     }
 }

@@ -115,7 +115,11 @@ public final class Gateway: HTTPHandler {
 
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let head = request.head
-        let secure = SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
+        // Made where a path needs it (each path writes through at most one): the API proxy secures its
+        // answers itself, and a wrapper allocated per proxied request was a tenth of its allocations.
+        var secure: SecuredResponseWriter {
+            SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
+        }
         let route = RequestRoute(path: head.path, routes: routes)
         guard route.allows(method: head.method) else {
             return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
@@ -142,7 +146,7 @@ public final class Gateway: HTTPHandler {
         case .own(.readyz): await secure.respond(await OpsEndpoints.readiness(context))
         case .own(.healthz), .own(.metrics):
             await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
-        case .api(let match): await ApiProxy(context: context).forward(request, match: match, writer: secure)
+        case .api(let match): await ApiProxy(context: context).forward(request, match: match, writer: writer)
         case .staticFile: await context.staticFiles.serve(head, to: secure)
         }
     }

@@ -17,26 +17,26 @@ struct ProxySecurityHeadersTests {
         #expect(response?.headers.values("X-Content-Type-Options").count == 1, sourceLocation: sourceLocation)
     }
 
-    @Test("a refusal of the proxy itself (no session: 401) written to an unwrapped writer")
-    func refusalSecured() async throws {
+    /// What the proxy writes, unwrapped, for a signed-out GET of `target` under the `/api` route.
+    private func proxyAnswer(_ target: String) async throws -> HTTPResponse {
         let context = try makeTLSTestContext(upstreamPort: 9)
-        let head = HTTPRequestHead(method: "GET", target: "/api/items", headers: ["Host": "a", "X-CSRF": "1"])
+        let head = HTTPRequestHead(method: "GET", target: target, headers: ["Host": "a", "X-CSRF": "1"])
         let match = try #require(context.configuration.routeTable.match(path: head.path))
         let writer = RecordingTLSWriter()
         await ApiProxy(context: context).forward(HTTPRequest(head: head), match: match, writer: writer)
-        let response = try #require(writer.snapshot.response)
+        return try #require(writer.snapshot.response)
+    }
+
+    @Test("a refusal of the proxy itself (no session: 401) written to an unwrapped writer")
+    func refusalSecured() async throws {
+        let response = try await proxyAnswer("/api/items")
         #expect(response.status == 401)
         expectSecured(response)
     }
 
     @Test("an unroutable target written to an unwrapped writer")
     func unroutableSecured() async throws {
-        let context = try makeTLSTestContext(upstreamPort: 9)
-        let head = HTTPRequestHead(method: "GET", target: "/api/a/%2e%2e/b", headers: ["Host": "a", "X-CSRF": "1"])
-        let match = try #require(context.configuration.routeTable.match(path: head.path))
-        let writer = RecordingTLSWriter()
-        await ApiProxy(context: context).forward(HTTPRequest(head: head), match: match, writer: writer)
-        let response = try #require(writer.snapshot.response)
+        let response = try await proxyAnswer("/api/a/%2e%2e/b")
         #expect(response.status == 400)
         expectSecured(response)
     }

@@ -149,29 +149,42 @@ struct HeadFieldReuseTests {
         var problems: [String] = []
         for iteration in 0..<FuzzRun.iterations(share: 0.05) {
             // Half the time the seed itself: the next mutation then differs from a head just parsed.
-            let requestSeed = ParserFuzzTests.requestSeeds[iteration % ParserFuzzTests.requestSeeds.count]
-            let request = iteration % 2 == 0 ? requestSeed : Mutator.mutate(requestSeed, using: &rng)
-            let reused = connection.outcome(request[...])
-            connection.reset()
-            var fresh = RequestHeadParser()
-            let expected = fresh.outcome(request[...])
-            if reused != expected { problems.append("#\(iteration) request \(request): \(reused) vs \(expected)") }
-            if case .complete(let a, _) = reused, case .complete(let b, _) = expected,
+            let request = Self.input(ParserFuzzTests.requestSeeds, iteration, &rng)
+            problems += Self.disagreement(&connection, request, iteration)
+            if case .complete(let a, _) = connection.outcome(request[...]), case .complete(let b, _) = Self.fresh(RequestHeadParser.self, request),
                a.headers.fields.map(\.name) != b.headers.fields.map(\.name) {
                 problems.append("#\(iteration) request names differ: \(a.headers) vs \(b.headers)")
             }
-
-            let responseSeed = ParserFuzzTests.responseSeeds[iteration % ParserFuzzTests.responseSeeds.count]
-            let response = iteration % 2 == 0 ? responseSeed : Mutator.mutate(responseSeed, using: &rng)
-            let reusedAnswer = upstream.outcome(response[...])
-            upstream.reset()
-            var freshUpstream = ResponseHeadParser()
-            let expectedAnswer = freshUpstream.outcome(response[...])
-            if reusedAnswer != expectedAnswer {
-                problems.append("#\(iteration) response \(response): \(reusedAnswer) vs \(expectedAnswer)")
-            }
+            connection.reset()
+            problems += Self.disagreement(&upstream, Self.input(ParserFuzzTests.responseSeeds, iteration, &rng), iteration)
             if problems.count > 5 { break }
         }
         #expect(problems.isEmpty, "\(problems); \(FuzzRun.reproduce)")
     }
+
+    private static func input(_ seeds: [[UInt8]], _ iteration: Int, _ rng: inout SplitMix64) -> [UInt8] {
+        let seed = seeds[iteration % seeds.count]
+        return iteration % 2 == 0 ? seed : Mutator.mutate(seed, using: &rng)
+    }
+
+    private static func fresh<Parser: HeadParsing>(_: Parser.Type, _ bytes: [UInt8]) -> HeadOutcome<Parser.Head> {
+        var parser = Parser(limits: HTTPParserLimits())
+        return parser.outcome(bytes[...])
+    }
+
+    /// `parser` (which parsed the previous input) against a fresh parser on `bytes`; leaves
+    /// `parser` ready for the next head.
+    private static func disagreement<Parser: HeadParsing & ResettableHeadParsing>(
+        _ parser: inout Parser, _ bytes: [UInt8], _ iteration: Int
+    ) -> [String] {
+        let reused = parser.outcome(bytes[...])
+        parser.reset()
+        let expected = fresh(Parser.self, bytes)
+        return reused == expected ? [] : ["#\(iteration) \(bytes): \(reused) vs \(expected)"]
+    }
 }
+
+/// Both head parsers forget a partial head with `reset()`.
+protocol ResettableHeadParsing { mutating func reset() }
+extension RequestHeadParser: ResettableHeadParsing {}
+extension ResponseHeadParser: ResettableHeadParsing {}

@@ -42,6 +42,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     private var generations: [UInt32] = []
     private var nextGeneration: UInt32 = 1
     private var localWork: [Work] = []
+    /// The other half of `localWork`'s double buffer (see `runLocalWork`).
+    private var spareWork: [Work] = []
     private var timers = TimerHeap()
     private var endOfBatchHooks: [() -> Void] = []
     private var running = true
@@ -276,14 +278,16 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         var rounds = 0
         while !localWork.isEmpty && rounds < 4 {
             rounds += 1
-            let batch = localWork
-            localWork.removeAll(keepingCapacity: true)
-            for work in batch {
+            // Swapped with a spare array rather than copied: `removeAll(keepingCapacity:)` on the
+            // shared buffer allocated a new one on every round.
+            swap(&spareWork, &localWork)
+            for work in spareWork {
                 switch work {
                 case .job(let job): job.runSynchronously(on: executor)
                 case .closure(let body): body()
                 }
             }
+            spareWork.removeAll(keepingCapacity: true)
         }
     }
 

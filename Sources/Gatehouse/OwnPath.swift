@@ -12,17 +12,23 @@ enum OwnPath {
         case 5: (candidate, spelling) = (.user, "/user")
         case 6: (candidate, spelling) = (.login, "/login")
         case 7:
-            if path.utf8.elementsEqual("/logout".utf8) { self = .logout; return }
+            if Self.spells(path, "/logout") { self = .logout; return }
             (candidate, spelling) = (.readyz, "/readyz")
         case 8:
-            if path.utf8.elementsEqual("/healthz".utf8) { self = .healthz; return }
+            if Self.spells(path, "/healthz") { self = .healthz; return }
             (candidate, spelling) = (.metrics, "/metrics")
         case 9: (candidate, spelling) = (.callback, "/callback")
         case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
         default: return nil
         }
-        let bytes = UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount)
-        guard path.utf8.elementsEqual(bytes) else { return nil }
+        guard Self.spells(path, spelling) else { return nil }
         self = candidate
+    }
+
+    /// Byte equality on contiguous storage: the generic `elementsEqual` over a Substring's UTF-8
+    /// view was a visible part of answering `/healthz`.
+    private static func spells(_ path: Substring, _ spelling: StaticString) -> Bool {
+        let bytes = UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount)
+        return path.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(bytes) } ?? path.utf8.elementsEqual(bytes)
     }
 }

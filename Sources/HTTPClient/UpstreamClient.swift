@@ -51,7 +51,9 @@ public final class UpstreamClient: Sendable {
             connection.uses += 1
             connection.wroteRequestBytes = false
             do {
-                try await connection.write(request.encodedHead(bodyFraming: body), timeout: timeouts.firstByteNanoseconds)
+                try await connection.writeHead(timeout: timeouts.firstByteNanoseconds) { bytes in
+                    request.encodeHead(bodyFraming: body, into: &bytes)
+                }
                 if let body, hasBody {
                     try await stream(body, to: connection, chunked: body.declaredLength == nil)
                 }
@@ -144,6 +146,13 @@ public struct UpstreamRequest: Sendable {
     /// The head as sent, encoded in one pass: `Host` for the upstream, the policy's fields, and
     /// framing that matches how the body is relayed (a bodiless POST/PUT/PATCH says `Content-Length: 0`).
     func encodedHead(bodyFraming body: (any HTTPRequestBody)?) -> [UInt8] {
+        var bytes: [UInt8] = []
+        encodeHead(bodyFraming: body, into: &bytes)
+        return bytes
+    }
+
+    /// As `encodedHead`, appended to `bytes`.
+    func encodeHead(bodyFraming body: (any HTTPRequestBody)?, into bytes: inout [UInt8]) {
         var contentLength: Int? = nil
         var chunked = false
         if let body {
@@ -153,14 +162,19 @@ public struct UpstreamRequest: Sendable {
                 chunked = true
             }
         }
-        return RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
-                                                         contentLength: contentLength, chunked: chunked)
+        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
+                                                  contentLength: contentLength, chunked: chunked, into: &bytes)
     }
 
     /// `Host` for the upstream: the port only when it is not 80, an IPv6 literal in brackets.
     var hostField: String {
-        let hostValue = host.contains(":") ? "[\(host)]" : host
-        return port == 80 ? hostValue : "\(hostValue):\(port)"
+        // Built from the UTF-8 bytes (no Character iteration or interpolation: this runs per request).
+        var field = host.utf8.contains(UInt8(ascii: ":")) ? "[" + host + "]" : host
+        if port != 80 {
+            field += ":"
+            field += String(port)
+        }
+        return field
     }
 }
 

@@ -40,6 +40,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     let loop: EventLoop
     let key: UpstreamKey
     private var input = ReadBuffer(capacity: 16 * 1024)
+    private var headParser = ResponseHeadParser()
     private var output: [UInt8] = []
     private var outputOffset = 0
     private var readable = false
@@ -185,6 +186,17 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Writing
 
+    /// Where request heads are encoded: kept (with its capacity) for the connection's next request.
+    private var headBuffer: [UInt8] = []
+
+    /// Encodes a request head with `encode` into the connection's head buffer and sends it. The
+    /// buffer is unshared again once `write` returns, so the next head reuses its memory.
+    func writeHead(timeout: UInt64, _ encode: (inout [UInt8]) -> Void) async throws(UpstreamError) {
+        headBuffer.removeAll(keepingCapacity: headBuffer.capacity <= 16 * 1024)
+        encode(&headBuffer)
+        try await write(headBuffer, timeout: timeout)
+    }
+
     /// Sends bytes, waiting while the socket buffer is full (back-pressure towards the client).
     func write(_ bytes: [UInt8], timeout: UInt64) async throws(UpstreamError) {
         // The usual case, nothing pending: send from the caller's array itself (no copy).
@@ -207,7 +219,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
             peerClosed = true
             throw .connectionClosed
         }
-        output.removeAll(keepingCapacity: true)
+        // Usually `output` is the caller's array: emptying it in place would copy (and allocate)
+        // because the caller still holds it, so let it go instead.
+        output = []
         outputOffset = 0
     }
 
@@ -264,16 +278,18 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// Reads heads until one is final: interim 1xx answers are skipped, a `101` is returned as it
     /// is (the caller decides whether it asked for a protocol switch).
     func readFinalHead(timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, HTTPVersion) {
-        var parser = ResponseHeadParser()
+        // The connection's own parser (reset, not new): it reuses the Strings of the previous
+        // answer's field lines that came again (`Date`, `Content-Type`, `Server`…).
+        headParser.reset()
         let deadline = loop.now &+ timeout
         while true {
             if !input.isEmpty {
                 let result: HeadParseResult<HTTPResponseHead>
-                do { result = try parser.parse(input.readable) } catch { throw .invalidResponse("\(error)") }
+                do { result = try headParser.parse(input.readable) } catch { throw .invalidResponse("\(error)") }
                 if case .complete(let head, let consumed) = result {
                     input.consume(consumed)
-                    let version = parser.lastVersion
-                    parser.reset()
+                    let version = headParser.lastVersion
+                    headParser.reset()
                     if (100..<200).contains(head.status) && head.status != 101 { continue }
                     return (head, version)
                 }

@@ -7,6 +7,9 @@ import HTTPServer
 /// Forwards an API request to its upstream with the bearer its route's policy calls for (the
 /// session's access token by default), streaming both bodies (SPEC "API routes"; the IETF
 /// browser-apps BFF pattern).
+///
+/// Every answer it writes carries the security headers (`SecurityHeaders`): its own refusals here,
+/// the relayed ones in `UpstreamRelay`, so the router hands it the connection's writer unwrapped.
 struct ApiProxy {
     let context: GatewayContext
 
@@ -14,14 +17,14 @@ struct ApiProxy {
         let head = request.head
         // The method and the anti-forgery header were checked by the router (`RequestRoute`).
         guard let forward = ForwardTarget(match, head: head) else {
-            return await writer.respond(ForwardTarget.unroutable)
+            return await writer.respond(secured(ForwardTarget.unroutable))
         }
         let route = forward.route
         // The route's `auth=` policy decides whether a session is needed and which bearer goes upstream.
         let authorization: String?
         switch await RouteCredentials.authorization(for: route, headers: head.headers, context: context) {
         case .forward(let value): authorization = value
-        case .refuse(let response): return await writer.respond(response)
+        case .refuse(let response): return await writer.respond(secured(response))
         }
 
         let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
@@ -31,5 +34,9 @@ struct ApiProxy {
                                               target: forward.target, headers: headers)
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
+    }
+
+    private func secured(_ response: HTTPResponse) -> HTTPResponse {
+        Gateway.secured(response, strictTransportSecurity: context.configuration.strictTransportSecurity)
     }
 }

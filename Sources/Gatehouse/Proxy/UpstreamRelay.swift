@@ -7,14 +7,16 @@ import HTTPServer
 /// the upstream's head, and the relay of its answer after it (whole when it came whole, else
 /// streamed with back-pressure).
 enum UpstreamRelay {
-    /// Sends `request` through `transport` and relays the answer to `writer`.
+    /// Sends `request` through `transport` and relays the answer to `writer`, every answer with the
+    /// security headers (the caller's writer need not add them).
     static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, via transport: any UpstreamTransport,
                         context: GatewayContext, writer: any HTTPResponseWriter) async {
         let answer: any UpstreamAnswer
         do {
             answer = try await transport.exchange(request, body: body)
         } catch {
-            return await writer.respond(failure(error, context: context))
+            return await writer.respond(Gateway.secured(failure(error, context: context),
+                                                        strictTransportSecurity: context.configuration.strictTransportSecurity))
         }
         await relay(answer, method: request.method, context: context, writer: writer)
     }

@@ -8,10 +8,23 @@ import HTTP1
 public enum CookieParser {
     /// The first cookie called `name` across every `Cookie` header, in order; nil when absent.
     public static func value(named name: String, in headers: HTTPHeaders) -> String? {
-        for header in headers.values("Cookie") {
-            if let v = values(named: name, inHeader: header).first { return v }
+        var found: String? = nil
+        forEachValue(named: name, in: headers) { value in
+            found = String(value)
+            return false
         }
-        return nil
+        return found
+    }
+
+    /// True when some `Cookie` header carries a cookie called `name` (even with an empty value).
+    /// Allocates nothing: the router asks this on every API request.
+    public static func isPresent(named name: String, in headers: HTTPHeaders) -> Bool {
+        var found = false
+        forEachValue(named: name, in: headers) { _ in
+            found = true
+            return false
+        }
+        return found
     }
 
     /// Every cookie called `name`, in order. A sibling subdomain can plant a same-named cookie

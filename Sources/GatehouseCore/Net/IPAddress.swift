@@ -38,7 +38,9 @@ enum IPAddress {
     /// `::ffff:a.b.c.d` (an IPv4 peer seen through a dual-stack socket) as `a.b.c.d`; any other
     /// text unchanged. Upstreams and logs expect the IPv4 form.
     static func unmappedText(_ text: String) -> String {
-        guard text.contains(":"), let bytes = parse(text), let v4 = unmapIPv4(bytes) else { return text }
+        // On the bytes: `contains(":")` went through Foundation's string search (and bridged the
+        // text to an NSString) on every proxied request.
+        guard text.utf8.contains(UInt8(ascii: ":")), let bytes = parse(text), let v4 = unmapIPv4(bytes) else { return text }
         return v4.map(String.init).joined(separator: ".")
     }
 }

@@ -27,7 +27,7 @@ public struct RouteTable: Sendable, Equatable {
     public func match(path: Substring) -> RouteMatch? {
         for route in routes {
             // Byte comparison: prefixes are ASCII, and paths are case- and normalization-sensitive.
-            guard path.utf8.starts(with: route.prefix.utf8),
+            guard Self.hasSegmentPrefix(path, route.prefix),
                   let cut = path.utf8.index(path.utf8.startIndex, offsetBy: route.prefix.utf8.count, limitedBy: path.utf8.endIndex)
             else { continue }
             let rest = path[cut...]
@@ -48,13 +48,24 @@ public struct RouteTable: Sendable, Equatable {
     /// True when `path` falls under some route's prefix (whole segments), without building the
     /// upstream path: the cheap test the router and the metrics use to tell API from static paths.
     public func covers(path: Substring) -> Bool {
-        for route in routes {
-            let prefix = route.prefix.utf8
-            guard path.utf8.starts(with: prefix) else { continue }
-            let rest = path.utf8.dropFirst(prefix.count)
-            if rest.isEmpty || rest.first == UInt8(ascii: "/") { return true }
+        routes.contains { Self.hasSegmentPrefix(path, $0.prefix) }
+    }
+
+    /// True when `path` is `prefix` or continues it with `/` (whole segments), compared as bytes.
+    /// On contiguous bytes: the generic `starts(with:)` over a Substring's UTF-8 view cost more
+    /// than the rest of routing, and both run on every request.
+    static func hasSegmentPrefix(_ path: Substring, _ prefix: String) -> Bool {
+        let verdict = path.utf8.withContiguousStorageIfAvailable { p in
+            prefix.utf8.withContiguousStorageIfAvailable { q -> Bool in
+                guard p.count >= q.count else { return false }
+                for i in 0..<q.count where p[i] != q[i] { return false }
+                return p.count == q.count || p[q.count] == UInt8(ascii: "/")
+            }
         }
-        return false
+        if let verdict, let verdict { return verdict }
+        guard path.utf8.starts(with: prefix.utf8) else { return false }
+        let rest = path.utf8.dropFirst(prefix.utf8.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "/")
     }
 
     /// False when `rest` holds a dot segment (`.`, `..`, also as `%2e`, or followed by `;params`

@@ -5,16 +5,62 @@
 /// otherwise the request path is kept (`/api=http://up`: `/api/x` → `/api/x`).
 public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     /// Starts with `/`, never ends with `/`, never `/` alone: `/api`, `/v2/orders`.
-    public var prefix: String
+    public var prefix: String {
+        get { storage.prefix }
+        set { mutableStorage().prefix = newValue }
+    }
     /// The upstream as configured (scheme, host, port, optional path; no query/fragment/userinfo).
-    public var upstream: AbsoluteURL
+    public var upstream: AbsoluteURL {
+        get { storage.upstream }
+        set { mutableStorage().upstream = newValue }
+    }
     /// The path that replaces the prefix, without its trailing slash (`/v1`, or `""` for an
     /// upstream written as `http://up/`); nil when the upstream URL has no path (keep the path).
-    public var replacementPath: String?
+    public var replacementPath: String? {
+        get { storage.replacementPath }
+        set { mutableStorage().replacementPath = newValue }
+    }
     /// The route's token policy (`;auth=…` options after the upstream URL; `.user` by default):
     /// whether a session is needed and which bearer, if any, the upstream receives. Every way into
     /// the upstream (API calls, WebSocket upgrades) asks `RouteCredentials` with this value.
-    public var auth: RouteAuth = .user
+    public var auth: RouteAuth {
+        get { storage.auth }
+        set { mutableStorage().auth = newValue }
+    }
+
+    /// The fields, shared between copies until one is changed (copy on write). A route is copied
+    /// several times per proxied request (the match, the router's decision, the forward target):
+    /// as one reference that is a retain, where the dozen strings of the fields cost a memmove and
+    /// a retain (and later a release) each.
+    private var storage: Storage
+
+    private final class Storage: @unchecked Sendable {
+        // Mutated only through `mutableStorage()`, i.e. while uniquely referenced.
+        var prefix: String
+        var upstream: AbsoluteURL
+        var replacementPath: String?
+        var auth: RouteAuth
+
+        init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth) {
+            self.prefix = prefix
+            self.upstream = upstream
+            self.replacementPath = replacementPath
+            self.auth = auth
+        }
+    }
+
+    private mutating func mutableStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = Storage(prefix: storage.prefix, upstream: storage.upstream,
+                              replacementPath: storage.replacementPath, auth: storage.auth)
+        }
+        return storage
+    }
+
+    public static func == (a: UpstreamRoute, b: UpstreamRoute) -> Bool {
+        a.storage === b.storage || (a.prefix == b.prefix && a.upstream == b.upstream
+                                    && a.replacementPath == b.replacementPath && a.auth == b.auth)
+    }
 
     public var description: String { "\(prefix)=\(upstream)\(auth)" }
 
@@ -81,6 +127,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         guard url.query == nil else { throw .invalidUpstream(upstreamText, reason: "must not have a query") }
         guard url.fragment == nil else { throw .invalidUpstream(upstreamText, reason: "must not have a fragment") }
         var replacement: String?
+        var auth = RouteAuth.user
         if !url.path.isEmpty {
             var path = url.path
             while path.hasSuffix("/") { path.removeLast() }
@@ -96,9 +143,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
                 throw .invalidOptions(prefix: prefix, error)
             }
         }
-        self.prefix = prefix
-        self.upstream = url
-        self.replacementPath = replacement
+        storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: auth)
     }
 
     /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.

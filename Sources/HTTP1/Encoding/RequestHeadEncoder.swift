@@ -7,7 +7,16 @@ public enum RequestHeadEncoder {
     public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
                                              contentLength: Int?, chunked: Bool) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(96 + target.utf8.count + headers.count * 48)
+        encodeUpstreamRequest(method: method, target: target, host: host, headers: headers,
+                              contentLength: contentLength, chunked: chunked, into: &bytes)
+        return bytes
+    }
+
+    /// As above, appended to `bytes` (a connection's reused head buffer: no allocation per request
+    /// once it has grown to the usual head size).
+    public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
+                                             contentLength: Int?, chunked: Bool, into bytes: inout [UInt8]) {
+        bytes.reserveCapacity(bytes.count + 96 + target.utf8.count + headers.count * 48)
         HeadWriter.appendPercentEncoded(method.utf8, allowed: ASCII.isTokenChar, to: &bytes)
         bytes.append(ASCII.space)
         HeadWriter.appendPercentEncoded(target.utf8, allowed: ASCII.isVisible, to: &bytes)
@@ -20,7 +29,6 @@ public enum RequestHeadEncoder {
         }
         HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
         bytes.append(contentsOf: ASCII.crlf)
-        return bytes
     }
 
     private static func isUpstreamManaged(_ name: String) -> Bool {

@@ -14,27 +14,88 @@ enum FieldLineParser {
     ///
     /// - Parameter firstLineNumber: the number of the first field line, for error context (the start
     ///   line is line 1).
+    /// - Parameter previous: the fields of the connection's previous head. A keep-alive client (or
+    ///   upstream) sends mostly the same field lines every time, so a line whose bytes equal the
+    ///   previous head's line at the same position reuses its Strings (a retain instead of an
+    ///   allocation and a copy), and a head equal to the previous one line for line reuses its whole
+    ///   field list. Every line is validated all the same.
     static func parseFields(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
-                            firstLineNumber: Int = 2, expectedCount: Int = 0) throws(HTTPParseError) -> HTTPHeaders {
-        // Sized once (the scanner counted the lines): growing the list field by field cost three or
-        // four reallocations per head.
-        var headers = HTTPHeaders(minimumCapacity: max(0, expectedCount))
+                            firstLineNumber: Int = 2, expectedCount: Int = 0,
+                            previous: HTTPHeaders = HTTPHeaders()) throws(HTTPParseError) -> HTTPHeaders {
+        // Built only once a line differs from `previous` (then sized once: the scanner counted the
+        // lines; growing the list field by field cost three or four reallocations per head).
+        var headers: HTTPHeaders? = nil
+        let known = previous.fields
+        var index = 0
         var lineStart = start
         var lineNumber = firstLineNumber
         while lineStart < end {
             let cr = lineEnd(bytes, from: lineStart, to: end)
             if cr == lineStart { break }  // the empty line that ends the head
-            let field = try parseFieldLine(bytes, from: lineStart, to: cr, lineNumber: lineNumber)
-            headers.add(field.name, field.value)
+            let line = try fieldLine(bytes, from: lineStart, to: cr, lineNumber: lineNumber)
+            if headers == nil, index < known.count, line.matches(known[index], in: bytes) {
+                index += 1
+            } else {
+                if headers == nil {
+                    var fresh = HTTPHeaders(minimumCapacity: max(expectedCount, index + 1))
+                    for field in known[..<index] { fresh.add(field.name, field.value) }
+                    headers = fresh
+                }
+                headers!.add(line.name(in: bytes), line.value(in: bytes))
+            }
             lineStart = cr + 2
             lineNumber += 1
         }
-        return headers
+        if let headers { return headers }
+        // Every line matched: the same list unless `previous` had more fields.
+        if index == known.count { return previous }
+        var prefix = HTTPHeaders(minimumCapacity: index)
+        for field in known[..<index] { prefix.add(field.name, field.value) }
+        return prefix
+    }
+
+    /// Where a validated field line's name and value lie in the head's bytes.
+    struct LineRanges {
+        var nameStart: Int
+        var nameEnd: Int
+        var valueStart: Int
+        var valueEnd: Int
+
+        func name(in bytes: UnsafeRawBufferPointer) -> String {
+            FieldText.ascii(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
+        }
+
+        func value(in bytes: UnsafeRawBufferPointer) -> String {
+            FieldText.value(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]))
+        }
+
+        /// True when the bytes spell exactly `field` (name spelling included). A value that is not
+        /// UTF-8 never matches: its String (ISO-8859-1 read) has other bytes than the line.
+        func matches(_ field: HTTPField, in bytes: UnsafeRawBufferPointer) -> Bool {
+            Self.equal(bytes, nameStart, nameEnd, field.name) && Self.equal(bytes, valueStart, valueEnd, field.value)
+        }
+
+        private static func equal(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ text: String) -> Bool {
+            let utf8 = text.utf8
+            guard utf8.count == end - start else { return false }
+            return utf8.withContiguousStorageIfAvailable { stored in
+                var i = 0
+                while i < stored.count, stored[i] == bytes[start + i] { i += 1 }
+                return i == stored.count
+            } ?? utf8.elementsEqual(bytes[start..<end])
+        }
     }
 
     /// Parses one `field-name ":" OWS field-value OWS` (RFC 9112 §5) in `[start, end)`.
     static func parseFieldLine(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
                                lineNumber: Int) throws(HTTPParseError) -> HTTPField {
+        let line = try fieldLine(bytes, from: start, to: end, lineNumber: lineNumber)
+        return HTTPField(name: line.name(in: bytes), value: line.value(in: bytes))
+    }
+
+    /// Validates one field line and finds its name and value (without surrounding OWS).
+    static func fieldLine(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
+                          lineNumber: Int) throws(HTTPParseError) -> LineRanges {
         // RFC 9112 §5.2: obs-fold is refused; so is whitespace before the first field (§2.2).
         if ASCII.isWhitespace(bytes[start]) { throw .obsoleteLineFolding(line: lineNumber) }
         var colon = start
@@ -47,20 +108,12 @@ enum FieldLineParser {
         for i in start..<colon where !ASCII.isTokenChar(bytes[i]) {
             throw .invalidFieldName(line: lineNumber)
         }
-        let name = FieldText.ascii(UnsafeRawBufferPointer(rebasing: bytes[start..<colon]))
-        let value = try fieldValue(bytes, from: colon + 1, to: end, name: name)
-        return HTTPField(name: name, value: value)
-    }
-
-    /// The value between `start` and `end` without surrounding OWS, checked byte by byte.
-    static func fieldValue(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
-                           name: String) throws(HTTPParseError) -> String {
-        var first = start, last = end
+        var first = colon + 1, last = end
         while first < last, ASCII.isWhitespace(bytes[first]) { first += 1 }
         while last > first, ASCII.isWhitespace(bytes[last - 1]) { last -= 1 }
         for i in first..<last where !ASCII.isFieldValueChar(bytes[i]) {
-            throw .invalidFieldValue(name: name)
+            throw .invalidFieldValue(name: FieldText.ascii(UnsafeRawBufferPointer(rebasing: bytes[start..<colon])))
         }
-        return FieldText.value(UnsafeRawBufferPointer(rebasing: bytes[first..<last]))
+        return LineRanges(nameStart: start, nameEnd: colon, valueStart: first, valueEnd: last)
     }
 }

@@ -27,6 +27,10 @@ struct HeadBoundaryScanner: Sendable {
     private var completedLines = 0
     private var leadingEmptyLines = 0
     private var startLine = 0
+    /// The fields of the last complete head, whose Strings the next head reuses where its lines
+    /// are the same (`FieldLineParser.parseFields`). Kept across `reset()`: only a connection's own
+    /// heads are compared with each other.
+    private var previousFields = HTTPHeaders()
     /// Bytes examined since creation (tests use it to prove the scan is linear).
     private(set) var scannedByteCount = 0
 
@@ -61,7 +65,8 @@ struct HeadBoundaryScanner: Sendable {
         let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
         let startLine = try parseStartLine(bytes, boundary.startLine, lineEnd)
         let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
-                                                      expectedCount: boundary.lineCount - 1)
+                                                      expectedCount: boundary.lineCount - 1, previous: previousFields)
+        previousFields = headers
         return (startLine, headers, boundary.end)
     }
 

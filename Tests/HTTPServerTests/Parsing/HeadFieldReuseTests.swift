@@ -1,0 +1,190 @@
+import Testing
+@testable import HTTP1
+
+/// A parser reuses the Strings (and, for an identical head, the whole field list) of the previous
+/// head it parsed: keep-alive clients and upstreams repeat most field lines. Reuse must never
+/// change what a head parses to, nor skip a check.
+@Suite("Field lines reused from the previous head")
+struct HeadFieldReuseTests {
+    private static let cookie = "gatehouse=0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"
+
+    private func request(_ fields: String) -> [UInt8] {
+        wire("GET /api/hello HTTP/1.1\r\nHost: a.example\r\n\(fields)\r\n")
+    }
+
+    private func parse(_ bytes: [UInt8], with parser: inout RequestHeadParser) throws(HTTPParseError) -> HTTPRequestHead? {
+        let outcome = parser.outcome(bytes[...])
+        parser.reset()
+        switch outcome {
+        case .complete(let head, _): return head
+        case .failed(let error): throw error
+        case .incomplete: return nil
+        }
+    }
+
+    /// Where a String's UTF-8 bytes live (nil for small strings stored inline).
+    private func storage(_ text: String) -> UnsafeRawPointer? {
+        text.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
+    }
+
+    private func fieldStorage(_ headers: HTTPHeaders) -> UnsafeRawPointer? {
+        headers.fields.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+    }
+
+    @Test("an identical head shares the previous field list; a fresh parser gives the same fields")
+    func identicalHead() throws {
+        var parser = RequestHeadParser()
+        let bytes = request("Cookie: \(Self.cookie)\r\nX-CSRF: 1\r\n")
+        let first = try #require(try parse(bytes, with: &parser))
+        let second = try #require(try parse(bytes, with: &parser))
+        #expect(first == second)
+        #expect(fieldStorage(first.headers) == fieldStorage(second.headers))
+        var fresh = RequestHeadParser()
+        #expect(try parse(bytes, with: &fresh) == second)
+    }
+
+    @Test("a changed line gets its own String; the unchanged ones are reused")
+    func changedLine() throws {
+        var parser = RequestHeadParser()
+        let first = try #require(try parse(request("Cookie: \(Self.cookie)\r\nX-Request: one-long-value-of-the-first\r\n"),
+                                           with: &parser))
+        let second = try #require(try parse(request("Cookie: \(Self.cookie)\r\nX-Request: two-long-value-of-the-second\r\n"),
+                                            with: &parser))
+        #expect(second.headers["X-Request"] == "two-long-value-of-the-second")
+        #expect(second.headers["Cookie"] == Self.cookie)
+        #expect(storage(first.headers["Cookie"]!) == storage(second.headers["Cookie"]!))
+        #expect(storage(first.headers["Cookie"]!) != nil)
+        #expect(second.headers.count == 3)
+    }
+
+    @Test("fewer, more, reordered and renamed lines parse exactly as with a fresh parser",
+          arguments: [
+              "Cookie: \(cookie)\r\n",
+              "Cookie: \(cookie)\r\nX-CSRF: 1\r\nAccept: */*\r\n",
+              "X-CSRF: 1\r\nCookie: \(cookie)\r\n",
+              "cookie: \(cookie)\r\nX-CSRF: 1\r\n",
+              "Cookie: \(cookie) \r\nX-CSRF:1\r\n",
+              "",
+          ])
+    func variations(_ fields: String) throws {
+        var parser = RequestHeadParser()
+        _ = try parse(request("Cookie: \(Self.cookie)\r\nX-CSRF: 1\r\n"), with: &parser)
+        let reused = try parse(request(fields), with: &parser)
+        var fresh = RequestHeadParser()
+        let expected = try parse(request(fields), with: &fresh)
+        #expect(reused == expected)
+        // Field names keep the spelling of the head they came in.
+        #expect(reused?.headers.fields.map(\.name) == expected?.headers.fields.map(\.name))
+    }
+
+    @Test("duplicate framing fields after a head with one are kept, and refused by the framing rules")
+    func duplicateContentLength() throws {
+        var parser = RequestHeadParser()
+        let once = "Content-Length: 5\r\n"
+        _ = try parse(request(once), with: &parser)
+        let twice = try #require(try parse(request(once + "Content-Length: 6\r\n"), with: &parser))
+        #expect(twice.headers.values("Content-Length") == ["5", "6"])
+        #expect(throws: HTTPParseError.self) { try BodyFramingRules.request(twice) }
+    }
+
+    @Test("every line is checked again, even one that repeats a line of the previous head",
+          arguments: [
+              ("X-CSRF: 1\r\n \tfolded\r\n", HTTPParseError.obsoleteLineFolding(line: 4)),
+              ("X-CSRF : 1\r\n", HTTPParseError.whitespaceBeforeColon(line: 3)),
+              ("X-CSRF: 1\r\nBad\u{7F}Name: x\r\n", HTTPParseError.invalidFieldName(line: 4)),
+              ("X-CSRF: 1\r\nX-Ctl: a\u{01}b\r\n", HTTPParseError.invalidFieldValue(name: "X-Ctl")),
+              ("X-CSRF: 1\r\nNoColon\r\n", HTTPParseError.missingColon(line: 4)),
+          ])
+    func malformedAfterGoodHead(_ fields: String, _ error: HTTPParseError) throws {
+        var parser = RequestHeadParser()
+        _ = try parse(request("X-CSRF: 1\r\nX-Ctl: ab\r\n"), with: &parser)
+        #expect(throws: error) { _ = try parse(request(fields), with: &parser) }
+        // And the parser still works (and compares with the last good head) afterwards.
+        var fresh = RequestHeadParser()
+        #expect(try parse(request("X-CSRF: 1\r\n"), with: &parser) == parse(request("X-CSRF: 1\r\n"), with: &fresh))
+    }
+
+    @Test("a value that is not UTF-8 (read as ISO-8859-1) is never taken for the same bytes twice")
+    func obsText() throws {
+        var parser = RequestHeadParser()
+        var bytes = wire("GET / HTTP/1.1\r\nHost: a\r\nX-Name: caf")
+        bytes += [0xE9]
+        bytes += wire("\r\n\r\n")
+        let first = try #require(try parse(bytes, with: &parser))
+        let second = try #require(try parse(bytes, with: &parser))
+        #expect(first.headers["X-Name"] == "caf\u{E9}")
+        #expect(second == first)
+        // The String "café" spelled in UTF-8 is other bytes than the line's single 0xE9.
+        var utf8 = wire("GET / HTTP/1.1\r\nHost: a\r\nX-Name: caf\u{E9}\r\n\r\n")
+        #expect(try parse(utf8, with: &parser)?.headers["X-Name"] == "caf\u{E9}")
+        utf8 = bytes
+        #expect(try parse(utf8, with: &parser)?.headers["X-Name"] == "caf\u{E9}")
+    }
+
+    @Test("an upstream's answers: the response parser reuses the same way")
+    func responses() throws {
+        var parser = ResponseHeadParser()
+        func parse(_ text: String) throws(HTTPParseError) -> HTTPResponseHead? {
+            let outcome = parser.outcome(wire(text)[...])
+            parser.reset()
+            switch outcome {
+            case .complete(let head, _): return head
+            case .failed(let error): throw error
+            case .incomplete: return nil
+            }
+        }
+        let a = try #require(try parse("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:32 GMT\r\nContent-Length: 2\r\n\r\n"))
+        let b = try #require(try parse("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:33 GMT\r\nContent-Length: 2\r\n\r\n"))
+        #expect(b.status == 404)
+        #expect(b.headers["Date"] == "Tue, 24 Nov 2026 22:45:33 GMT")
+        #expect(storage(a.headers["Content-Type"]!) == storage(b.headers["Content-Type"]!))
+        #expect(a.headers["Content-Length"] == b.headers["Content-Length"])
+    }
+
+    @Test("Mutated heads through one long-lived parser parse exactly as with a fresh parser each (seeded)")
+    func fuzzedSequence() {
+        var rng = FuzzRun.generator(0x7265_7573_6564_0001)
+        var connection = RequestHeadParser()
+        var upstream = ResponseHeadParser()
+        var problems: [String] = []
+        for iteration in 0..<FuzzRun.iterations(share: 0.05) {
+            // Half the time the seed itself: the next mutation then differs from a head just parsed.
+            let request = Self.input(ParserFuzzTests.requestSeeds, iteration, &rng)
+            problems += Self.disagreement(&connection, request, iteration)
+            if case .complete(let a, _) = connection.outcome(request[...]), case .complete(let b, _) = Self.fresh(RequestHeadParser.self, request),
+               a.headers.fields.map(\.name) != b.headers.fields.map(\.name) {
+                problems.append("#\(iteration) request names differ: \(a.headers) vs \(b.headers)")
+            }
+            connection.reset()
+            problems += Self.disagreement(&upstream, Self.input(ParserFuzzTests.responseSeeds, iteration, &rng), iteration)
+            if problems.count > 5 { break }
+        }
+        #expect(problems.isEmpty, "\(problems); \(FuzzRun.reproduce)")
+    }
+
+    private static func input(_ seeds: [[UInt8]], _ iteration: Int, _ rng: inout SplitMix64) -> [UInt8] {
+        let seed = seeds[iteration % seeds.count]
+        return iteration % 2 == 0 ? seed : Mutator.mutate(seed, using: &rng)
+    }
+
+    private static func fresh<Parser: HeadParsing>(_: Parser.Type, _ bytes: [UInt8]) -> HeadOutcome<Parser.Head> {
+        var parser = Parser(limits: HTTPParserLimits())
+        return parser.outcome(bytes[...])
+    }
+
+    /// `parser` (which parsed the previous input) against a fresh parser on `bytes`; leaves
+    /// `parser` ready for the next head.
+    private static func disagreement<Parser: HeadParsing & ResettableHeadParsing>(
+        _ parser: inout Parser, _ bytes: [UInt8], _ iteration: Int
+    ) -> [String] {
+        let reused = parser.outcome(bytes[...])
+        parser.reset()
+        let expected = fresh(Parser.self, bytes)
+        return reused == expected ? [] : ["#\(iteration) \(bytes): \(reused) vs \(expected)"]
+    }
+}
+
+/// Both head parsers forget a partial head with `reset()`.
+protocol ResettableHeadParsing { mutating func reset() }
+extension RequestHeadParser: ResettableHeadParsing {}
+extension ResponseHeadParser: ResettableHeadParsing {}

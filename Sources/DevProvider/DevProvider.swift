@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import EventLoops
 import HTTP1
 import HTTPServer

@@ -25,7 +25,8 @@ enum Exit {
 
 /// Writes a message for the operator to standard error.
 func report(_ message: String) {
-    fputs(message + "\n", stderr)
+    let line = Array((message + "\n").utf8)
+    line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
 /// Loads the configuration or exits 64 listing every problem, each naming its variable.

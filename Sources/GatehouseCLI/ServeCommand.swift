@@ -1,5 +1,9 @@
 import ArgumentParser
+import Dispatch
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Gatehouse
 import GatehouseCore
 import GatehouseOIDC

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GatehouseEncoding
 
 /// Why an authorization request was refused, and whether the refusal may go back to the client.
 enum AuthorizationRequestError: Error, Equatable, Sendable {
@@ -79,12 +80,12 @@ enum AuthorizationRequestValidation {
 /// Checks the sign-in form's own fields.
 enum SignInFormValidation {
     static func user(username rawUsername: String?, email rawEmail: String?) -> Result<DevUser, SignInProblem> {
-        let username = (rawUsername ?? "").trimmingCharacters(in: .whitespaces)
+        let username = (rawUsername ?? "").trimmingWhitespace()
         guard !username.isEmpty else { return .failure(SignInProblem("Enter a user name.")) }
         guard username.count <= 64, !username.unicodeScalars.contains(where: isControlOrSpaceSeparator) else {
             return .failure(SignInProblem("A user name is at most 64 characters, without spaces or control characters."))
         }
-        let email = (rawEmail ?? "").trimmingCharacters(in: .whitespaces)
+        let email = (rawEmail ?? "").trimmingWhitespace()
         guard !email.isEmpty else { return .success(DevUser(username: username, email: nil)) }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A client registered at the development provider.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTP1
 
 /// Builds the provider's answers. Every answer is `Cache-Control: no-store`: codes, tokens and

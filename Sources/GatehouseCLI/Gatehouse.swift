@@ -1,6 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GatehouseCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `gatehouse`: the command line of the gateway (SPEC "Command line").
 @main
@@ -22,7 +25,8 @@ enum Exit {
 
 /// Writes a message for the operator to standard error.
 func report(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    let line = Array((message + "\n").utf8)
+    line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
 /// Loads the configuration or exits 64 listing every problem, each naming its variable.

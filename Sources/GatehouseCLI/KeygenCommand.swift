@@ -1,6 +1,6 @@
 import ArgumentParser
 import Crypto
-import Foundation
+import FoundationEssentials
 
 struct KeygenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GatehouseCore
 import GatehouseSessions
 import GatehouseTime
@@ -124,6 +124,5 @@ private func migrateQuietly(_ db: any SessionAdministration & SessionDatabaseLif
 }
 
 private func iso(_ seconds: Int64) -> String {
-    let formatter = ISO8601DateFormatter()
-    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    Date(timeIntervalSince1970: TimeInterval(seconds)).ISO8601Format()
 }

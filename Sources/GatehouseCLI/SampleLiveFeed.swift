@@ -1,6 +1,7 @@
 import EventLoops
-import Foundation
+import FoundationEssentials
 import Gatehouse
+import GatehouseOIDC
 import HTTP1
 import HTTPServer
 
@@ -23,8 +24,8 @@ final class SampleLiveFeed: TunnelEndpointHandler {
         let head = HTTPResponseHead(status: 101, headers: ["Upgrade": "websocket",
                                                            "Sec-WebSocket-Accept": WebSocketHandshake.accept(forKey: key)])
         guard let endpoint = try? await writer.switchProtocols(head) else { return }
-        let claims = (try? JSONSerialization.jsonObject(with: Data(userinfo.utf8))) as? [String: Any]
-        let name = (claims?["name"] as? String) ?? (claims?["sub"] as? String) ?? "you"
+        let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(userinfo.utf8))
+        let name = claims?["name"]?.stringValue ?? claims?["sub"]?.stringValue ?? "you"
         SampleLiveFeed(endpoint: endpoint, loop: loop, name: name).start()
     }
 
@@ -43,7 +44,9 @@ final class SampleLiveFeed: TunnelEndpointHandler {
     private func tick() {
         guard !finished else { return }
         count += 1
-        let time = Date().formatted(date: .omitted, time: .standard)
+        // UTC, hours:minutes:seconds: a locale's time format would need Foundation's ICU tables.
+        let seconds = Int(Date().timeIntervalSince1970) % 86_400
+        let time = [seconds / 3600, seconds / 60 % 60, seconds % 60].map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
         send(opcode: 0x1, Array("Update \(count) for \(name) at \(time), sent by the sample API".utf8))
         timer = loop.scheduleTimer(afterNanoseconds: 1_000_000_000) { [self] in self.tick() }
     }

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
@@ -15,6 +19,8 @@ struct ServeCommand: AsyncParsableCommand {
         let config = try loadConfiguration(requireSecretKey: true)
         LogBootstrap.bootstrap(level: config.logLevel, format: config.logFormat)
         let logger = Logger(label: "gatehouse")
+        // Before the listener opens: a SIGTERM sent as soon as /healthz answers must not be lost.
+        let signals = ShutdownSignals()
         let runtime: GatewayRuntime
         do {
             runtime = try GatewayRuntime.start(configuration: config, logger: logger)
@@ -23,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         logger.info("gatehouse serving", metadata: ["http.port": "\(runtime.port)", "public.url": "\(config.publicURL.origin)"])
-        let stop = await ServeStop.first(runtime: runtime)
+        let stop = await ServeStop.first(runtime: runtime, signals: signals)
         if case .unusableProvider(let why) = stop {
             // No variable supplies an endpoint the provider does not publish: waiting cannot help.
             logger.critical("provider unusable; stopping", metadata: ["error": "\(why)"])
@@ -55,9 +61,9 @@ enum ServeStop: Sendable, CustomStringConvertible {
 
     /// The first stop reason. Not a task group: a group would wait for a discovery attempt still
     /// hanging at a slow provider before a signal could be acted on.
-    static func first(runtime: GatewayRuntime) async -> ServeStop {
+    static func first(runtime: GatewayRuntime, signals: ShutdownSignals) async -> ServeStop {
         let reasons = AsyncStream<ServeStop> { continuation in
-            let signal = Task { continuation.yield(.signal(await ShutdownSignal.wait())) }
+            let signal = Task { continuation.yield(.signal(await signals.wait())) }
             let discovery = Task {
                 do { _ = try await runtime.context.provider.clients() } catch {
                     if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
@@ -75,10 +81,21 @@ enum ServeStop: Sendable, CustomStringConvertible {
     }
 }
 
-/// Waits for SIGTERM or SIGINT (delivered through Dispatch, so no work happens in a signal handler).
+/// Waits for SIGTERM or SIGINT.
 enum ShutdownSignal {
     static func wait() async -> String {
-        let stream = AsyncStream<String> { continuation in
+        await ShutdownSignals().wait()
+    }
+}
+
+/// SIGTERM and SIGINT, delivered through Dispatch (so no work happens in a signal handler), caught
+/// from the moment this is created: a signal that arrives after `SIG_IGN` but before Dispatch has
+/// registered its source is dropped, so create it before announcing readiness.
+final class ShutdownSignals: Sendable {
+    private let stream: AsyncStream<String>
+
+    init() {
+        stream = AsyncStream<String> { continuation in
             let box = SignalSources()
             for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
                 signal(number, SIG_IGN)
@@ -89,6 +106,10 @@ enum ShutdownSignal {
             }
             continuation.onTermination = { _ in box.cancel() }
         }
+    }
+
+    /// The first signal's name ("end" if the sources were cancelled). Call once.
+    func wait() async -> String {
         for await name in stream { return name }
         return "end"
     }

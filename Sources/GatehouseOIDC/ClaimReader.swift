@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A claim that is absent or has the wrong JSON type.
 enum ClaimProblem: Error, Sendable {

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// The client assertion of `client_secret_jwt` (OIDC Core §9, RFC 7523 §2.2): a JWT the client

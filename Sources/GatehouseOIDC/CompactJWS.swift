@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// The protected header of a compact JWS, read before its signature is checked; only `alg`,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// Validates ID tokens as OpenID Connect Core §3.1.3.7 requires.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 /// How the `iss` of a token (and the discovery document's `issuer`) is matched against the
 /// configured issuer. Exact equality is the rule (OIDC Core §3.1.3.7 step 2, Discovery §4.3); two
 /// providers document exceptions, each allowed only by its profile (`GATEHOUSE_PROVIDER`).
@@ -21,7 +21,7 @@ public enum IssuerPolicy: String, Sendable, Equatable, CaseIterable {
     /// template with the configured issuer's segment in the placeholder's place equals it.
     public func acceptsDocumentIssuer(_ documentIssuer: String, configured: String) -> Bool {
         if documentIssuer == configured { return true }
-        guard self == .tenantTemplate, let range = documentIssuer.range(of: Self.tenantPlaceholder) else { return false }
+        guard self == .tenantTemplate, let range = documentIssuer.firstRange(of: Self.tenantPlaceholder) else { return false }
         let prefix = documentIssuer[..<range.lowerBound], suffix = documentIssuer[range.upperBound...]
         guard configured.hasPrefix(prefix), configured.hasSuffix(suffix),
               configured.count > prefix.count + suffix.count else { return false }
@@ -56,7 +56,7 @@ public enum IssuerPolicy: String, Sendable, Equatable, CaseIterable {
             // A tenant id is a GUID: anything with a `/` could move the issuer elsewhere.
             guard case .string(let tid)? = claims["tid"], !tid.isEmpty,
                   tid.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || $0 == "-" }) else { return false }
-            return iss == issuer.replacingOccurrences(of: Self.tenantPlaceholder, with: tid)
+            return iss == issuer.replacing(Self.tenantPlaceholder, with: tid)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JWTKit
 
 /// A signature-verified JWS: the algorithm and key that verified it, and its claims (not yet checked).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The claims of a validated back-channel logout token (OIDC Back-Channel Logout 1.0 §2.4).
 /// Rejecting a replayed `jti` is the caller's job (it is stored with the sessions).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// `GATEHOUSE_LOGOUT_URL`: where the browser goes to sign out at a provider that publishes no
@@ -19,10 +19,10 @@ public enum LogoutURLTemplate {
     public static func expand(_ template: String, clientID: String, postLogoutRedirectURI: String,
                               idTokenHint: String?) -> String {
         template
-            .replacingOccurrences(of: Self.clientID, with: PercentEncoding.encodeQueryComponent(clientID))
-            .replacingOccurrences(of: Self.postLogoutRedirectURI,
+            .replacing(Self.clientID, with: PercentEncoding.encodeQueryComponent(clientID))
+            .replacing(Self.postLogoutRedirectURI,
                                   with: PercentEncoding.encodeQueryComponent(postLogoutRedirectURI))
-            .replacingOccurrences(of: Self.idTokenHint, with: PercentEncoding.encodeQueryComponent(idTokenHint ?? ""))
+            .replacing(Self.idTokenHint, with: PercentEncoding.encodeQueryComponent(idTokenHint ?? ""))
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The OpenID provider's metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2), validated.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// Checks on URLs that come from configuration or a discovery document.

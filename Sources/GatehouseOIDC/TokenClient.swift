@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// Calls the provider's token endpoint (code exchange, refresh) and revocation endpoint.

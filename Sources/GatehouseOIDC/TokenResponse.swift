@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A successful token response (RFC 6749 §5.1, OIDC Core §3.1.3.3), decoded strictly:
 /// `access_token` must be a non-empty string and `token_type` must be `Bearer` (any case).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GatehouseEncoding
 
 /// Why the UserInfo answer was not used (OIDC Core §5.3). Descriptions never quote tokens.
 public enum UserInfoError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -74,7 +75,7 @@ public struct UserInfoClient: Sendable {
         }
         guard response.status == 200 else { throw .unexpectedStatus(response.status) }
         let mediaType = (response.header("Content-Type") ?? "").split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            .map { $0.trimmingWhitespace().lowercased() } ?? ""
         if mediaType == "application/jwt" {
             return try await signedClaims(response.body, expectedSubject: expectedSubject)
         }
@@ -88,7 +89,7 @@ public struct UserInfoClient: Sendable {
     /// missing claim is tolerated, while a present one must match.
     private func signedClaims(_ body: [UInt8], expectedSubject: String) async throws(UserInfoError) -> [String: JSONValue] {
         guard let signed else { throw .signedResponseUnsupported }
-        let token = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = String(decoding: body, as: UTF8.self).trimmingWhitespaceAndNewlines()
         guard token.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
             throw .signedResponseUnsupported
         }

@@ -5,21 +5,48 @@ import Glibc
 /// A growable byte buffer with a read and a write index, reused across requests on one connection so
 /// parsing works on bytes already in place (no per-request buffer allocation).
 ///
+/// The storage is allocated by the first `prepareForWrite` and may be given back while the buffer
+/// is empty (`releaseIfEmpty`): an idle keep-alive connection then holds no buffer pages.
+///
 /// The accessors the connections call per request are inlinable: the buffer lives in this module,
 /// its users (the server's and the client's connections) in others.
 public struct ReadBuffer {
     @usableFromInline var storage: UnsafeMutableRawPointer
-    private(set) var capacity: Int
+    /// 0 while nothing is allocated (`storage` is then `unallocated`).
+    private(set) var capacity = 0
+    /// What an allocation starts with.
+    private let initialCapacity: Int
     @usableFromInline var readIndex = 0
     @usableFromInline var writeIndex = 0
 
+    /// Stands for the storage while none is allocated: never written (the capacity is 0), never freed.
+    nonisolated(unsafe) private static let unallocated = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
+
+    /// - Parameter capacity: what the first read allocates; the buffer grows from there as needed.
     public init(capacity: Int) {
-        self.capacity = capacity
-        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        initialCapacity = max(capacity, 1)
+        storage = Self.unallocated
     }
 
     /// Must be called by the owner exactly once.
-    public func deallocate() { storage.deallocate() }
+    public func deallocate() {
+        if capacity > 0 { storage.deallocate() }
+    }
+
+    /// Gives the storage back if nothing is buffered (an idle connection between requests); the
+    /// next `prepareForWrite` allocates it again. Each idle keep-alive connection otherwise keeps a
+    /// resident page or two of it.
+    public mutating func releaseIfEmpty() {
+        guard isEmpty, capacity > 0 else { return }
+        storage.deallocate()
+        storage = Self.unallocated
+        capacity = 0
+        readIndex = 0
+        writeIndex = 0
+    }
+
+    /// Bytes allocated (0 before the first read and after `releaseIfEmpty`).
+    public var allocatedCapacity: Int { capacity }
 
     @inlinable public var readableCount: Int { writeIndex - readIndex }
     @inlinable public var isEmpty: Bool { readIndex == writeIndex }
@@ -40,6 +67,11 @@ public struct ReadBuffer {
     /// to `limit` total capacity. Returns the free space (may be smaller than asked at the limit).
     public mutating func prepareForWrite(minimum: Int, limit: Int) -> Int {
         if capacity - writeIndex >= minimum { return capacity - writeIndex }
+        if capacity == 0 {
+            storage = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: 8)
+            capacity = initialCapacity
+            if capacity >= minimum { return capacity }
+        }
         if readIndex > 0 {
             let count = readableCount
             if count > 0 { (storage).copyMemory(from: storage + readIndex, byteCount: count) }

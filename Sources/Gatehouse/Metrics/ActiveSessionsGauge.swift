@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import EventLoops
 import GatehouseTime
 import Synchronization
 
@@ -41,7 +41,7 @@ public final class ActiveSessionsGauge: Sendable {
         }
         guard start else { return }
         let seconds = TimeUnits.seconds(interval)
-        let thread = Thread { [self] in
+        let started = DetachedThread.start(name: "gatehouse-session-gauge") { [self] in
             while true {
                 let value = try? count()
                 let stop = state.withLock { state -> Bool in
@@ -58,8 +58,8 @@ public final class ActiveSessionsGauge: Sendable {
             }
             exited.signal()
         }
-        thread.name = "gatehouse-session-gauge"
-        thread.start()
+        // No thread: the gauge stays without a value, and `stop()` must not wait for one.
+        if !started { exited.signal() }
     }
 
     /// Asks for a recount soon (after a login or logout). Cheap and non-blocking: several nudges

@@ -1,5 +1,4 @@
 import EventLoops
-import Foundation
 import GatehouseSessions
 import Synchronization
 
@@ -32,14 +31,10 @@ public final class StoreExecutor: Sendable {
         watchdog = StoreDeadlines()
         for index in 0..<max(1, threads) {
             let jobs = self.jobs
-            let thread = Thread { while let job = jobs.next() { job() } }
-            thread.name = "gatehouse-store-\(index)"
-            thread.start()
+            DetachedThread.start(name: "gatehouse-store-\(index)") { while let job = jobs.next() { job() } }
         }
         let watchdog = self.watchdog
-        let thread = Thread { watchdog.run() }
-        thread.name = "gatehouse-store-deadlines"
-        thread.start()
+        DetachedThread.start(name: "gatehouse-store-deadlines") { watchdog.run() }
     }
 
     /// The threads end once the calls already queued have run.
@@ -126,7 +121,7 @@ private final class PendingStoreCall<Value: Sendable>: Sendable {
 final class StoreJobQueue: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
     let limit: Int
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     // Guarded by `condition`.
     private var jobs = StoreFIFO<Job>()
     private var stopped = false
@@ -168,7 +163,7 @@ final class StoreJobQueue: @unchecked Sendable {
 /// order and a FIFO suffices (no heap); a call that finished in time makes its timeout a no-op.
 final class StoreDeadlines: @unchecked Sendable {
     typealias Expiry = @Sendable () -> Void
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     // Guarded by `condition`.
     private var entries = StoreFIFO<(deadline: UInt64, expire: Expiry)>()
     private var stopped = false
@@ -189,7 +184,7 @@ final class StoreDeadlines: @unchecked Sendable {
             }
             let now = EventLoop.monotonicNow()
             if first.deadline > now {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(first.deadline - now) / 1e9))
+                condition.wait(untilMonotonic: first.deadline)
                 continue
             }
             _ = entries.popFirst()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// When Gatehouse calls the provider's UserInfo endpoint (`GATEHOUSE_USERINFO`, OIDC Core §5.3).
 public enum UserInfoPolicy: String, Sendable, Equatable, CaseIterable {

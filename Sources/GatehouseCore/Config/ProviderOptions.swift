@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatehouseEncoding
 
 /// The provider-profile variables (`GATEHOUSE_PROVIDER` and the quirks it presets), read by
@@ -123,7 +123,7 @@ extension EnvironmentReader {
         guard let text = value(name) else { return issuer.flatMap(profile.defaultLogoutURL(issuer:)) }
         var filled = text
         for placeholder in ["{client_id}", "{post_logout_redirect_uri}", "{id_token_hint}"] {
-            filled = filled.replacingOccurrences(of: placeholder, with: "x")
+            filled = filled.replacing(placeholder, with: "x")
         }
         if filled.contains("{") || filled.contains("}") {
             fail(name, "\(ConfigurationIssue.quote(text)) has an unknown placeholder (use {client_id}, {post_logout_redirect_uri}, {id_token_hint})")

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Encrypts tokens and other secrets at rest with AES-256-GCM under `GATEHOUSE_SECRET_KEY`, and
 /// still opens data written under `GATEHOUSE_SECRET_KEY_PREVIOUS` during a key rotation.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The secret part of a stored row: JSON sealed with AES-GCM, bound by associated data to the row's
 /// key (the session id hash, the state hash), so a sealed value copied into another row does not open.

@@ -130,6 +130,13 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// A handler waits for request body bytes (for tests).
     var isAwaitingBody: Bool { bodyWaiter != nil }
 
+    /// Bytes allocated for the read buffer and the output, 0 while released (for tests).
+    var inputCapacity: Int { input.allocatedCapacity }
+    var outputCapacity: Int { output.capacity }
+
+    /// The output capacity kept between answers (larger is freed once sent).
+    static let retainedOutputCapacity = 4 * 1024
+
     /// The client took the unsent output below the low watermark: continue producing.
     private func releaseBackPressure() {
         // Drop the bytes already sent, so a client reading steadily but never all of it cannot make
@@ -545,6 +552,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     private func readyForNextRequest() {
         state = .awaitingHead
+        // An idle keep-alive connection keeps no read buffer (it is allocated again by the next read).
+        if !readReady { input.releaseIfEmpty() }
         // While the answer is on its way `sendDeadline` governs, and `flush` arms the idle or head
         // deadline once it is out.
         deadlines.awaitNextRequest(outputPending: outputOffset < output.count, inputBuffered: !input.isEmpty,
@@ -612,7 +621,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             close()
             return
         }
-        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        // A small answer's capacity is kept for the next one; a larger one is not held by a
+        // connection that may now stay idle for minutes.
+        output.removeAll(keepingCapacity: output.capacity <= Self.retainedOutputCapacity)
         outputOffset = 0
         // The previous response is out: back to waiting for the next request.
         deadlines.sendCompleted(awaitingHead: state == .awaitingHead, inputBuffered: !input.isEmpty, now: loop.now)

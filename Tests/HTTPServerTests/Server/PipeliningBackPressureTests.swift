@@ -14,6 +14,9 @@ struct ConnectionSnapshot: Sendable {
     var unsent: Int
     var sendDeadline: UInt64
     var awaitingBody: Bool
+    /// Allocated read-buffer and output capacities (0 while released).
+    var inputCapacity: Int
+    var outputCapacity: Int
 }
 
 extension TestServer {
@@ -26,7 +29,8 @@ extension TestServer {
                     continuation.resume(returning: listener.connections.values.map {
                         ConnectionSnapshot(state: $0.state, inputPaused: $0.inputPaused,
                                            unsent: $0.unsentOutputCount, sendDeadline: $0.sendDeadline,
-                                           awaitingBody: $0.isAwaitingBody)
+                                           awaitingBody: $0.isAwaitingBody,
+                                           inputCapacity: $0.inputCapacity, outputCapacity: $0.outputCapacity)
                     })
                 }
             }

@@ -1,0 +1,70 @@
+import EventLoops
+import Testing
+@testable import HTTPServer
+import TestSupport
+
+/// What an idle keep-alive connection holds: no read buffer, and no large output capacity.
+@Suite("Server: idle keep-alive connections hold no buffers")
+struct IdleConnectionMemoryTests {
+    @Test("The read buffer is allocated by the first read and given back only while empty")
+    func readBufferReleasedWhenEmpty() {
+        var buffer = ReadBuffer(capacity: 8 * 1024)
+        defer { buffer.deallocate() }
+        #expect(buffer.allocatedCapacity == 0)
+        #expect(buffer.prepareForWrite(minimum: 4096, limit: 64 * 1024) == 8 * 1024)
+        #expect(buffer.allocatedCapacity == 8 * 1024)
+
+        let request: [UInt8] = Array("GET / HTTP/1.1\r\n".utf8)
+        request.withUnsafeBytes { buffer.append($0) }
+        buffer.releaseIfEmpty()
+        #expect(buffer.allocatedCapacity == 8 * 1024, "unread bytes keep the buffer")
+        #expect(Array(buffer.readable) == request)
+
+        buffer.consume(buffer.readableCount)
+        buffer.releaseIfEmpty()
+        #expect(buffer.allocatedCapacity == 0)
+        #expect(buffer.isEmpty)
+
+        request.withUnsafeBytes { buffer.append($0) }
+        #expect(buffer.allocatedCapacity == 8 * 1024)
+        #expect(Array(buffer.readable) == request)
+    }
+
+    @Test("A released buffer grows past its initial capacity when more is needed at once")
+    func releasedBufferGrows() {
+        var buffer = ReadBuffer(capacity: 1024)
+        defer { buffer.deallocate() }
+        let large = [UInt8](repeating: 0x61, count: 5000)
+        large.withUnsafeBytes { buffer.append($0) }
+        #expect(buffer.readableCount == 5000)
+        #expect(buffer.allocatedCapacity >= 5000)
+        #expect(Array(buffer.readable) == large)
+    }
+
+    @Test("After an answer, a keep-alive connection waits with no read buffer; the next request is read into a new one")
+    func keepAliveConnectionReleasesItsReadBuffer() async throws {
+        try await withServer { server in
+            let client = try await server.client()
+            try await client.send(get("/text"))
+            #expect(try await client.readResponse().text == "hello world")
+            let idle = await server.awaitConnection { $0.state == .awaitingHead && $0.inputCapacity == 0 }
+            #expect(idle != nil, "the idle connection still holds its read buffer")
+
+            try await client.send(get("/second"))
+            #expect(try await client.readResponse().text == "/second")
+        }
+    }
+
+    @Test("An answer larger than the retained capacity does not stay allocated on the idle connection")
+    func largeAnswerCapacityFreed() async throws {
+        try await withServer { server in
+            let client = try await server.client()
+            try await client.send(get("/big?size=20000"))
+            #expect(try await client.readResponse().body.count == 20_000)
+            let idle = await server.awaitConnection {
+                $0.state == .awaitingHead && $0.outputCapacity <= HTTPConnection.retainedOutputCapacity
+            }
+            #expect(idle != nil, "the idle connection still holds the large answer's capacity")
+        }
+    }
+}

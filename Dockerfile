@@ -11,9 +11,8 @@
 # ---- build: the same Swift minor version the project is developed with ---------------------------
 FROM swift:6.3-bookworm AS build
 
-# libcurl4-openssl-dev: the CCurl target (https upstreams) builds against its headers, and with
-# --static-swift-stdlib FoundationNetworking links `-lcurl` too (the swift image ships it; named here
-# so the build does not depend on that).
+# libcurl4-openssl-dev: the CCurl target (provider calls, https upstreams) builds against its headers
+# (the swift image ships it; named here so the build does not depend on that).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libpq-dev binutils \
@@ -35,7 +34,8 @@ COPY Tests ./Tests
 COPY Migrations ./Migrations
 COPY Public ./Public
 
-# The Swift runtime and Foundation are linked in. What stays dynamic (ldd of this build) is
+# The Swift runtime and FoundationEssentials (the only Foundation module Gatehouse imports: no ICU,
+# no FoundationNetworking) are linked in. What stays dynamic (ldd of this build) is
 # libsqlite3.so.0, libpq.so.5, libcurl.so.4, libz.so.1, libstdc++.so.6, libgcc_s, libm and libc: the runtime
 # stage installs exactly those. Stripping takes the binary from ~110 MB to ~70 MB.
 RUN swift build -c release --static-swift-stdlib --product gatehouse \
@@ -45,8 +45,8 @@ RUN swift build -c release --static-swift-stdlib --product gatehouse \
 # ---- runtime -------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# curl serves the HEALTHCHECK; libcurl4 carries https to the provider (FoundationNetworking) and to
-# https upstreams (CCurl); libpq5 reaches PostgreSQL when GATEHOUSE_DATABASE is a postgres:// URI;
+# curl serves the HEALTHCHECK; libcurl4 carries the calls to the provider and to https upstreams
+# (CCurl); libpq5 reaches PostgreSQL when GATEHOUSE_DATABASE is a postgres:// URI;
 # libgcc-s1 and libc6 come with the base image.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \

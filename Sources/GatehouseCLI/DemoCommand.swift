@@ -30,6 +30,9 @@ struct DemoCommand: AsyncParsableCommand {
         let level = Logger.Level(rawValue: environment["GATEHOUSE_LOG_LEVEL"] ?? "warning") ?? .warning
         LogBootstrap.bootstrap(level: level, format: .text)
         let logger = Logger(label: "gatehouse.demo")
+        // Before any listener opens, as in `serve`: a SIGTERM sent as soon as a port answers must
+        // stop the demo gracefully, not be lost or kill it.
+        let signals = ShutdownSignals()
 
         // 1. The sample API.
         let apiServer = HTTPServer(configuration: loopback(port: apiPort), handler: SampleAPI(issuer: "http://127.0.0.1:\(providerPort)"),
@@ -103,7 +106,7 @@ struct DemoCommand: AsyncParsableCommand {
 
         """)
         fflush(nil)
-        _ = await ShutdownSignal.wait()
+        _ = await signals.wait()
         await runtime.shutdown(grace: .seconds(5))
         await providerServer.shutdown(graceNanoseconds: 1_000_000_000)
         await apiServer.shutdown(graceNanoseconds: 1_000_000_000)

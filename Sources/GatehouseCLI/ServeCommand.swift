@@ -81,13 +81,6 @@ enum ServeStop: Sendable, CustomStringConvertible {
     }
 }
 
-/// Waits for SIGTERM or SIGINT.
-enum ShutdownSignal {
-    static func wait() async -> String {
-        await ShutdownSignals().wait()
-    }
-}
-
 /// SIGTERM and SIGINT, delivered through Dispatch (so no work happens in a signal handler), caught
 /// from the moment this is created: a signal that arrives after `SIG_IGN` but before Dispatch has
 /// registered its source is dropped, so create it before announcing readiness.

@@ -134,8 +134,22 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     var inputCapacity: Int { input.allocatedCapacity }
     var outputCapacity: Int { output.capacity }
 
-    /// The output capacity kept between answers (larger is freed once sent).
+    /// The output capacity a busy connection keeps between answers (larger is freed once sent).
+    static let busyOutputCapacity = 64 * 1024
+    /// The output capacity an idle connection keeps (larger is freed by the sweep).
     static let retainedOutputCapacity = 4 * 1024
+
+    private var idleBuffers = IdleBufferRelease()
+
+    /// Called by the server's deadline sweep: a connection idle for a whole sweep interval gives
+    /// its read buffer back (allocated again by the next read) and keeps at most
+    /// `retainedOutputCapacity` of output.
+    func releaseBuffersIfIdle() {
+        let idle = state == .awaitingHead && !readReady && input.isEmpty && output.isEmpty
+        guard idleBuffers.sweep(idle: idle) else { return }
+        input.releaseIfEmpty()
+        if output.capacity > Self.retainedOutputCapacity { output = [] }
+    }
 
     /// The client took the unsent output below the low watermark: continue producing.
     private func releaseBackPressure() {
@@ -248,6 +262,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     private func begin(_ head: HTTPRequestHead) {
+        idleBuffers.requestBegan()
         let framing: BodyFraming
         do {
             framing = try BodyFramingRules.request(head)
@@ -552,8 +567,6 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     private func readyForNextRequest() {
         state = .awaitingHead
-        // An idle keep-alive connection keeps no read buffer (it is allocated again by the next read).
-        if !readReady { input.releaseIfEmpty() }
         // While the answer is on its way `sendDeadline` governs, and `flush` arms the idle or head
         // deadline once it is out.
         deadlines.awaitNextRequest(outputPending: outputOffset < output.count, inputBuffered: !input.isEmpty,
@@ -621,9 +634,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             close()
             return
         }
-        // A small answer's capacity is kept for the next one; a larger one is not held by a
-        // connection that may now stay idle for minutes.
-        output.removeAll(keepingCapacity: output.capacity <= Self.retainedOutputCapacity)
+        // An answer's capacity is kept for the next one unless it is large; what an idle
+        // connection keeps is trimmed by the sweep (`releaseBuffersIfIdle`).
+        output.removeAll(keepingCapacity: output.capacity <= Self.busyOutputCapacity)
         outputOffset = 0
         // The previous response is out: back to waiting for the next request.
         deadlines.sendCompleted(awaitingHead: state == .awaitingHead, inputBuffered: !input.isEmpty, now: loop.now)

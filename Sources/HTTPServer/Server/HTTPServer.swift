@@ -221,12 +221,16 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     }
 
     /// Checks every connection's deadline four times a second: cheaper than a timer per connection,
-    /// and precise enough for timeouts measured in seconds.
+    /// and precise enough for timeouts measured in seconds. Connections idle since the previous
+    /// sweep give their buffers back at the same time.
     func startSweeper() {
         loop.scheduleTimer(afterNanoseconds: 250_000_000) { [weak self] in
             guard let self else { return }
             let now = EventLoop.monotonicNow()
-            for connection in Array(self.connections.values) { connection.checkDeadline(now: now) }
+            for connection in Array(self.connections.values) {
+                connection.checkDeadline(now: now)
+                connection.releaseBuffersIfIdle()
+            }
             self.startSweeper()
         }
     }

@@ -41,6 +41,24 @@ struct IdleConnectionMemoryTests {
         #expect(Array(buffer.readable) == large)
     }
 
+    @Test("Buffers are given back only after a whole sweep interval without a request (a busy connection keeps them)")
+    func releaseWaitsForAQuietSweep() {
+        var policy = IdleBufferRelease()
+        policy.requestBegan()
+        var release = policy.sweep(idle: true)
+        #expect(!release, "a request began since the last sweep: keep the buffers")
+        release = policy.sweep(idle: true)
+        #expect(release, "a whole interval without a request: give them back")
+        release = policy.sweep(idle: false)
+        #expect(!release, "never while a request is open or output is pending")
+        policy.requestBegan()
+        policy.requestBegan()
+        release = policy.sweep(idle: true)
+        #expect(!release)
+        release = policy.sweep(idle: true)
+        #expect(release)
+    }
+
     @Test("After an answer, a keep-alive connection waits with no read buffer; the next request is read into a new one")
     func keepAliveConnectionReleasesItsReadBuffer() async throws {
         try await withServer { server in

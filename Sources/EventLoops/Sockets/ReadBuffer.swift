@@ -19,6 +19,11 @@ public struct ReadBuffer {
     @usableFromInline var readIndex = 0
     @usableFromInline var writeIndex = 0
 
+    /// Storage starts on a page: `malloc` keeps a freed chunk's header in its first bytes, so a
+    /// buffer that began mid-page would leave its one touched page resident after `free` and
+    /// `malloc_trim`; page-aligned, the pages it used go back whole.
+    @usableFromInline static let pageAlignment = 4096
+
     /// Stands for the storage while none is allocated: never written (the capacity is 0), never freed.
     nonisolated(unsafe) private static let unallocated = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
 
@@ -68,7 +73,7 @@ public struct ReadBuffer {
     public mutating func prepareForWrite(minimum: Int, limit: Int) -> Int {
         if capacity - writeIndex >= minimum { return capacity - writeIndex }
         if capacity == 0 {
-            storage = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: 8)
+            storage = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: Self.pageAlignment)
             capacity = initialCapacity
             if capacity >= minimum { return capacity }
         }
@@ -80,7 +85,7 @@ public struct ReadBuffer {
         }
         if capacity - writeIndex < minimum && capacity < limit {
             let newCapacity = min(limit, max(capacity * 2, writeIndex + minimum))
-            let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: Self.pageAlignment)
             grown.copyMemory(from: storage, byteCount: writeIndex)
             storage.deallocate()
             storage = grown

@@ -144,11 +144,17 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// Called by the server's deadline sweep: a connection idle for a whole sweep interval gives
     /// its read buffer back (allocated again by the next read) and keeps at most
     /// `retainedOutputCapacity` of output.
-    func releaseBuffersIfIdle() {
+    /// Returns the bytes given back.
+    func releaseBuffersIfIdle() -> Int {
         let idle = state == .awaitingHead && !readReady && input.isEmpty && output.isEmpty
-        guard idleBuffers.sweep(idle: idle) else { return }
+        guard idleBuffers.sweep(idle: idle) else { return 0 }
+        var released = input.allocatedCapacity
         input.releaseIfEmpty()
-        if output.capacity > Self.retainedOutputCapacity { output = [] }
+        if output.capacity > Self.retainedOutputCapacity {
+            released += output.capacity
+            output = []
+        }
+        return released
     }
 
     /// The client took the unsent output below the low watermark: continue producing.

@@ -223,14 +223,22 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     /// Checks every connection's deadline four times a second: cheaper than a timer per connection,
     /// and precise enough for timeouts measured in seconds. Connections idle since the previous
     /// sweep give their buffers back at the same time.
+    /// Bytes released by one sweep above which the heap is trimmed.
+    static let trimThreshold = 256 * 1024
+
     func startSweeper() {
         loop.scheduleTimer(afterNanoseconds: 250_000_000) { [weak self] in
             guard let self else { return }
             let now = EventLoop.monotonicNow()
+            var released = 0
             for connection in Array(self.connections.values) {
                 connection.checkDeadline(now: now)
-                connection.releaseBuffersIfIdle()
+                released += connection.releaseBuffersIfIdle()
             }
+            // Buffers of many connections that went idle together lie between live allocations,
+            // where `free` keeps them; give their pages back to the system (a heap walk, at most
+            // four times a second and only after a large release).
+            if released >= Self.trimThreshold { malloc_trim(0) }
             self.startSweeper()
         }
     }

@@ -14,7 +14,8 @@ public enum CurlFetchError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidURL
     /// No complete answer within the fetch's timeout.
     case timeout
-    /// The body (or its declared `Content-Length`) exceeded the fetch's cap.
+    /// More body bytes arrived than the fetch's cap (counted as they arrive, whatever
+    /// `Content-Length` declared).
     case responseTooLarge(limit: Int)
     /// No usable answer: connection, TLS or protocol failure; the error says which.
     case failed(UpstreamError)
@@ -60,7 +61,7 @@ public final class CurlFetchClient: Sendable {
     /// - Parameters:
     ///   - allowPlainHTTP: false limits the call to `https://`.
     ///   - timeoutNanoseconds: the whole exchange's limit, connection and TLS handshake included.
-    ///   - maxResponseBytes: a body above this (declared or read) fails with `.responseTooLarge`.
+    ///   - maxResponseBytes: a body above this, counted as it arrives, fails with `.responseTooLarge`.
     public func fetch(_ method: String, _ url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8]? = nil,
                       allowPlainHTTP: Bool = true, timeoutNanoseconds: UInt64,
                       maxResponseBytes: Int = CurlFetchClient.defaultMaximumResponseSize) async throws(CurlFetchError) -> CurlFetchResponse {

@@ -1,3 +1,4 @@
+import HTTP1
 import Synchronization
 
 /// The gzip representation of a cached file, made the first time a client accepts it.
@@ -17,14 +18,66 @@ struct CachedFile: Sendable {
     var realPath: String
     var mediaType: MediaType
     var entityTag: String
+    /// The entity tag of the gzip variant (RFC 9110 §8.8.3: a different representation).
+    var gzipEntityTag: String
     var lastModified: String
     var lastModifiedSeconds: Int64
     var cacheControl: String
     /// The bytes of small files; nil for files streamed from disk.
     var body: [UInt8]?
     var gzip: GzipVariant
+    /// The headers of the usual answer, a `200` with the whole file, as is and gzipped: made once
+    /// here instead of field by field on every request.
+    let answerHeaders: HTTPHeaders
+    let gzipAnswerHeaders: HTTPHeaders
 
     var mayVaryByEncoding: Bool { gzip != .notApplicable }
+
+    init(identity: FileIdentity, realPath: String, mediaType: MediaType, entityTag: String, lastModified: String,
+         lastModifiedSeconds: Int64, cacheControl: String, body: [UInt8]?, gzip: GzipVariant) {
+        self.identity = identity
+        self.realPath = realPath
+        self.mediaType = mediaType
+        self.entityTag = entityTag
+        self.gzipEntityTag = EntityTag.gzipVariant(of: entityTag)
+        self.lastModified = lastModified
+        self.lastModifiedSeconds = lastModifiedSeconds
+        self.cacheControl = cacheControl
+        self.body = body
+        self.gzip = gzip
+        let mayVary = gzip != .notApplicable
+        var plain = Self.validatorHeaders(entityTag: entityTag, lastModified: lastModified, cacheControl: cacheControl,
+                                          varyOnEncoding: mayVary, varyOnAccept: false)
+        Self.addContentHeaders(&plain, mediaType: mediaType, gzip: false)
+        answerHeaders = plain
+        var gzipped = Self.validatorHeaders(entityTag: gzipEntityTag, lastModified: lastModified, cacheControl: cacheControl,
+                                            varyOnEncoding: mayVary, varyOnAccept: false)
+        Self.addContentHeaders(&gzipped, mediaType: mediaType, gzip: true)
+        gzipAnswerHeaders = gzipped
+    }
+
+    /// `ETag`, `Last-Modified`, `Cache-Control` and `Vary`: what a `304` repeats (RFC 9110 §15.4.5).
+    static func validatorHeaders(entityTag: String, lastModified: String, cacheControl: String,
+                                 varyOnEncoding: Bool, varyOnAccept: Bool) -> HTTPHeaders {
+        var headers = HTTPHeaders(minimumCapacity: 8)
+        headers.add("ETag", entityTag)
+        headers.add("Last-Modified", lastModified)
+        headers.add("Cache-Control", cacheControl)
+        switch (varyOnEncoding, varyOnAccept) {
+        case (true, true): headers.add("Vary", "Accept-Encoding, Accept")
+        case (true, false): headers.add("Vary", "Accept-Encoding")
+        case (false, true): headers.add("Vary", "Accept")
+        case (false, false): break
+        }
+        return headers
+    }
+
+    /// What a `200`/`206` adds to the validators.
+    static func addContentHeaders(_ headers: inout HTTPHeaders, mediaType: MediaType, gzip: Bool) {
+        headers.add("Content-Type", mediaType.contentType)
+        headers.add("Accept-Ranges", "bytes")
+        if gzip { headers.add("Content-Encoding", "gzip") }
+    }
 }
 
 /// Files by the path that was looked up (after `index.html` resolution).

@@ -33,7 +33,9 @@ enum FileSystem {
     /// `stat` (following symlinks); nil when the path does not exist or cannot be reached.
     static func identity(of path: String) -> FileIdentity? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        // `withCString` lends the string's own bytes; passing the String itself made a copy
+        // (`utf8CString`) on every static request.
+        guard path.withCString({ stat($0, &info) }) == 0 else { return nil }
         return FileIdentity(info)
     }
 

@@ -29,8 +29,16 @@ struct RequestPath: Equatable, Sendable {
         guard raw.first == UInt8(ascii: "/") else { throw .malformedEncoding }
         guard raw.count <= maximumLength else { throw .forbidden(reason: "path too long") }
         var segments: [String] = []
-        for rawSegment in raw.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            let bytes = try decode(rawSegment)
+        // Segments are walked in place (empty ones skipped) and only those with a `%` are decoded
+        // into new bytes: this runs on every static request.
+        var start = 0
+        while start < raw.count {
+            let end = raw[start...].firstIndex(of: UInt8(ascii: "/")) ?? raw.count
+            defer { start = end + 1 }
+            guard end > start else { continue }
+            let rawSegment = raw[start..<end]
+            let bytes: ArraySlice<UInt8>
+            if rawSegment.contains(UInt8(ascii: "%")) { bytes = try decode(rawSegment)[...] } else { bytes = rawSegment }
             for byte in bytes {
                 switch byte {
                 case UInt8(ascii: "/"): throw .forbidden(reason: "encoded slash")

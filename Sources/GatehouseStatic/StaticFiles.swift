@@ -217,38 +217,33 @@ public final class StaticFiles: Sendable {
         }
         // A range is served from the identity bytes: offsets into a gzip stream would be useless.
         var gzip: [UInt8]?
-        if range == .whole, entry.mayVaryByEncoding,
-           ContentNegotiation.acceptsGzip(request.headers.values("Accept-Encoding")) {
+        if range == .whole, entry.mayVaryByEncoding, ContentNegotiation.acceptsGzip(request.headers) {
             gzip = gzipBytes(entry, key: key)
         }
-
-        var headers = HTTPHeaders()
-        let entityTag = gzip == nil ? entry.entityTag : EntityTag.gzipVariant(of: entry.entityTag)
-        headers.add("ETag", entityTag)
-        headers.add("Last-Modified", entry.lastModified)
-        headers.add("Cache-Control", entry.cacheControl)
-        var vary: [String] = []
-        if entry.mayVaryByEncoding { vary.append("Accept-Encoding") }
-        if varyOnAccept { vary.append("Accept") }
-        if !vary.isEmpty { headers.add("Vary", vary.joined(separator: ", ")) }
+        let entityTag = gzip == nil ? entry.entityTag : entry.gzipEntityTag
 
         // RFC 9110 §13.2.2: If-None-Match first; If-Modified-Since only when it is absent.
-        let noneMatch = request.headers.values("If-None-Match")
         let notModified: Bool
-        if !noneMatch.isEmpty {
-            notModified = EntityTag.noneMatchHits(noneMatch, current: entityTag)
+        if request.headers.contains("If-None-Match") {
+            notModified = EntityTag.noneMatchHits(request.headers.values("If-None-Match"), current: entityTag)
         } else if let since = request.headers["If-Modified-Since"], let date = HTTPDate.parse(since) {
             notModified = entry.lastModifiedSeconds <= date
         } else {
             notModified = false
         }
-        if notModified { return .response(HTTPResponse(status: 304, headers: headers)) }
 
-        headers.add("Content-Type", entry.mediaType.contentType)
-        headers.add("Accept-Ranges", "bytes")
+        var headers: HTTPHeaders
+        if notModified || varyOnAccept {
+            headers = CachedFile.validatorHeaders(entityTag: entityTag, lastModified: entry.lastModified,
+                                                  cacheControl: entry.cacheControl,
+                                                  varyOnEncoding: entry.mayVaryByEncoding, varyOnAccept: varyOnAccept)
+            if notModified { return .response(HTTPResponse(status: 304, headers: headers)) }
+            CachedFile.addContentHeaders(&headers, mediaType: entry.mediaType, gzip: gzip != nil)
+        } else {
+            headers = gzip == nil ? entry.answerHeaders : entry.gzipAnswerHeaders
+        }
 
         if let gzip {
-            headers.add("Content-Encoding", "gzip")
             return complete(status: 200, headers: headers, body: gzip, isHEAD: isHEAD)
         }
         let status: Int

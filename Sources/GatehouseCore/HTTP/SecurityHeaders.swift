@@ -27,6 +27,12 @@ public enum SecurityHeaders {
             default: break
             }
         }
+        let missing = (hasTypeOptions ? 0 : 1) + (hasReferrer ? 0 : 1) + (hasFrame ? 0 : 1) + (hasCSP ? 0 : 1)
+            + (hasHSTS ? 0 : 1)
+        guard missing > 0 else { return }
+        // One copy of a shared list (a static file's cached headers) with room for all of them,
+        // instead of a copy and then a regrowth.
+        headers.reserveCapacity(headers.count + missing)
         if !hasTypeOptions { headers.add("X-Content-Type-Options", "nosniff") }
         if !hasReferrer { headers.add("Referrer-Policy", "no-referrer") }
         if !hasFrame { headers.add("X-Frame-Options", "DENY") }

@@ -21,6 +21,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public var count: Int { fields.count }
 
+    /// Room for `capacity` fields in all, so that adding several allocates (or copies a shared
+    /// list) once.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     public func makeIterator() -> IndexingIterator<[HTTPField]> { fields.makeIterator() }
 
     /// The first value of `name`, compared without ASCII case.

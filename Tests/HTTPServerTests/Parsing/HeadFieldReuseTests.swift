@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// A parser reuses the Strings (and, for an identical head, the whole field list) of the previous

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// How much the fuzz tests run and from which seed, shared by all of them.
@@ -41,19 +42,6 @@ enum FuzzRun {
 
     static var reproduce: String {
         "reproduce with: FUZZ_SEED=0x\(String(seed, radix: 16)) FUZZ_ITERATIONS=\(totalIterations) swift test --filter Fuzz"
-    }
-}
-
-/// SplitMix64: a tiny deterministic generator, so a failing iteration can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -16,18 +16,18 @@ struct CachedFile: Sendable {
     var identity: FileIdentity
     /// Canonical path, checked to lie inside the root.
     var realPath: String
-    var mediaType: MediaType
-    var entityTag: String
+    let mediaType: MediaType
+    let entityTag: String
     /// The entity tag of the gzip variant (RFC 9110 §8.8.3: a different representation).
-    var gzipEntityTag: String
-    var lastModified: String
+    let gzipEntityTag: String
+    let lastModified: String
     var lastModifiedSeconds: Int64
-    var cacheControl: String
+    let cacheControl: String
     /// The bytes of small files; nil for files streamed from disk.
     var body: [UInt8]?
     var gzip: GzipVariant
     /// The headers of the usual answer, a `200` with the whole file, as is and gzipped: made once
-    /// here instead of field by field on every request.
+    /// here instead of field by field on every request (hence the fields they repeat are `let`).
     let answerHeaders: HTTPHeaders
     let gzipAnswerHeaders: HTTPHeaders
 

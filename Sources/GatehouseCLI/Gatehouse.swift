@@ -5,8 +5,7 @@ import GatehouseCore
 import Glibc
 #endif
 
-/// `gatehouse`: the command line of the gateway (SPEC "Command line").
-@main
+/// `gatehouse`: the command line of the gateway (SPEC "Command line"). Started by `GatehouseMain`.
 struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",

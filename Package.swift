@@ -46,7 +46,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // libcurl (Debian libcurl4-openssl-dev) for `https://` upstreams.
+        // libcurl (Debian libcurl4-openssl-dev) for provider calls and `https://` upstreams, and the
+        // OpenSSL it is built on (libssl-dev) for the CA store that `wss://` tunnels share.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         // libpq (Debian libpq-dev) for sessions in PostgreSQL.
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),

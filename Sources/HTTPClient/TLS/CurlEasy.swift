@@ -67,6 +67,7 @@ final class CurlEasy {
         try set(CURLOPT_NOSIGNAL, 1)
         try set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        try check(CurlTrust.apply(to: handle))
         // The target is the browser's, already normalised by the route: no dot-segment squashing.
         try set(CURLOPT_PATH_AS_IS, 1)
         try set(CURLOPT_CONNECTTIMEOUT_MS, transfer.limits.connectTimeoutMilliseconds)

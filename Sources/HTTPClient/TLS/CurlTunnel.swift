@@ -6,7 +6,8 @@ import EventLoops
 import HTTP1
 
 /// A `wss://` upstream connection: libcurl connects and does the TLS handshake
-/// (`CURLOPT_CONNECT_ONLY`, certificate checked against the system CAs like every https call),
+/// (`CURLOPT_CONNECT_ONLY`, certificate checked against the system CA bundle like every https call,
+/// parsed once for all tunnels: `CurlTrust`),
 /// then the caller's event loop drives it with `curl_easy_send`/`curl_easy_recv` on its socket:
 /// first the HTTP/1.1 handshake, then, as a `TunnelEndpoint`, the WebSocket's bytes.
 ///
@@ -64,6 +65,10 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
         guard globalInitialised, let handle = curl_easy_init() else {
             return .failure(.connectFailed("libcurl could not be initialised"))
         }
+        guard let trusted = SharedCAStore.current() else {
+            curl_easy_cleanup(handle)
+            return .failure(.connectFailed("the system CA bundle could not be read"))
+        }
         let options: [CURLcode] = [
             gatehouse_curl_easy_setopt_string(handle, CURLOPT_URL, url),
             gatehouse_curl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "https"),
@@ -71,12 +76,14 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
             gatehouse_curl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
             gatehouse_curl_easy_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1),
             gatehouse_curl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMilliseconds),
+            CurlTrust.apply(to: handle, sharing: trusted),
         ]
         guard options.allSatisfy({ $0 == CURLE_OK }) else {
             curl_easy_cleanup(handle)
             return .failure(.invalidRequest("libcurl refused a connect-only option"))
         }
-        let code = curl_easy_perform(handle)
+        // The connection's SSL_CTX took its own reference to the store during the handshake.
+        let code = withExtendedLifetime(trusted) { curl_easy_perform(handle) }
         guard code == CURLE_OK else {
             curl_easy_cleanup(handle)
             if code == CURLE_OPERATION_TIMEDOUT { return .failure(.connectTimeout) }

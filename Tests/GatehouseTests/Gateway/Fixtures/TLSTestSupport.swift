@@ -292,3 +292,38 @@ func tlsAnswerJSON(_ record: RecordingTLSWriter.Record) throws -> [String: Any] 
     }
     return object
 }
+
+/// Counts the opens of one file (inotify `IN_OPEN` on its inode, whatever path it is opened by).
+final class FileOpenWatch: @unchecked Sendable {
+    private let fd: Int32
+    private var opens = 0
+
+    init(path: String) throws {
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        // Closes are watched too: inotify merges an event identical to the last one still queued,
+        // so opens alone would count as one however many there were.
+        guard fd >= 0, inotify_add_watch(fd, path, UInt32(IN_OPEN | IN_CLOSE)) >= 0 else {
+            throw TLSTestError.setup("inotify on \(path): errno \(errno)")
+        }
+    }
+
+    /// The opens seen so far (reads the events queued since the last call).
+    func count() -> Int {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { return opens }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= n {
+                let (mask, length) = buffer.withUnsafeBytes { raw in
+                    (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                }
+                if mask & UInt32(IN_OPEN) != 0 { opens += 1 }
+                offset += MemoryLayout<inotify_event>.size + Int(length)
+            }
+        }
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}

@@ -130,6 +130,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"x" * 100000)
             self.wfile.flush()
             self.close_connection = True
+        elif path == "/close":
+            # Each answer ends its connection: the next request needs a new TCP and TLS connection.
+            self.send_body(200, json.dumps({"connection": self.connection_number}).encode(),
+                           extra=[("Connection", "close")])
+            self.close_connection = True
         elif path == "/cookie":
             self.send_body(200, b"{}", extra=[("Set-Cookie", "upstream=1"), ("X-Upstream", "yes")])
         else:

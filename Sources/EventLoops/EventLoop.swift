@@ -96,6 +96,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         var tid = pthread_t()
         let rc = pthread_create(&tid, nil, { raw in
             let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
+            // Named for `top -H` and /proc: otherwise a thread inherits its creator's name (a
+            // cooperative-pool thread's, when the server starts from a task).
+            _ = gatehouse_set_thread_name("gatehouse-loop\(loop.index)")
             loop.run()
             return nil
         }, box.toOpaque())

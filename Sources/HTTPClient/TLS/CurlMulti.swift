@@ -44,18 +44,12 @@ final class CurlMulti: Sendable {
         _ = gatehouse_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxCachedConnections)
         wakeHandle = WakeHandle(multi: multi)
         let loop = CurlMultiLoop(multi: multi, owner: self)
-        let box = Unmanaged.passRetained(loop)
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<CurlMultiLoop>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, box.toOpaque())
-        guard rc == 0 else {
-            box.release()
-            throw .connectFailed("cannot start the curl thread (errno \(rc))")
+        // The thread alone uses the loop from here on.
+        struct Handover: @unchecked Sendable { let loop: CurlMultiLoop }
+        let handover = Handover(loop: loop)
+        guard DetachedThread.start(name: "gatehouse-curl", { handover.loop.run() }) else {
+            throw .connectFailed("cannot start the curl thread")
         }
-        pthread_detach(thread)
     }
 
     /// Queues a command for the multi thread and wakes it.

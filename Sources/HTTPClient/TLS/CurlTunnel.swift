@@ -41,9 +41,10 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let url = "https://\(hostPart):\(port)/"
         let connected: Result<Handle, UpstreamError> = await withUnsafeContinuation { continuation in
-            startThread {
+            let started = DetachedThread.start(name: "gatehouse-wss-connect") {
                 continuation.resume(returning: Self.connect(url: url, timeoutMilliseconds: connectTimeoutMilliseconds))
             }
+            if !started { continuation.resume(returning: .failure(.connectFailed("no thread for the TLS connect"))) }
         }
         await loop.hop()
         let handle = try connected.get().pointer
@@ -274,18 +275,6 @@ final class CurlTunnel: TunnelEndpoint, EventLoopSelectable {
 /// libcurl's global set-up, once per process (a Swift global is initialised exactly once, whatever
 /// thread gets there first).
 private let globalInitialised = curl_global_init(gatehouse_curl_global_default()) == CURLE_OK
-
-/// Runs `body` on a new detached thread.
-private func startThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    let box = Unmanaged.passRetained(Box(body))
-    var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, box.toOpaque())
-    if rc == 0 { pthread_detach(thread) } else { box.takeRetainedValue().body() }
-}
 
 extension HTTPSUpstreamClient: UpstreamSwitchingTransport {
     /// A protocol switch (`wss://`) on a new TLS connection of its own (`CurlTunnel`), never one

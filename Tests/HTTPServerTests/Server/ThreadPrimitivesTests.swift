@@ -25,6 +25,23 @@ struct ThreadPrimitivesTests {
         #expect(name == "gatehouse-test-\n")
     }
 
+    @Test("An event loop's thread is named after it, not after the thread that started it")
+    func loopThreadName() async throws {
+        let loop = try EventLoop(index: 7)
+        loop.start()
+        defer { loop.stopAndJoin() }
+        let name: String = await withCheckedContinuation { continuation in
+            loop.execute {
+                var buffer = [UInt8](repeating: 0, count: 32)
+                let fd = open("/proc/thread-self/comm", O_RDONLY)
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                close(fd)
+                continuation.resume(returning: String(decoding: buffer.prefix(max(0, count)), as: UTF8.self))
+            }
+        }
+        #expect(name == "gatehouse-loop7\n")
+    }
+
     @Test("A deadline wait ends false, and not before the monotonic deadline (not read as wall time)")
     func deadlinePasses() {
         let condition = ThreadCondition()

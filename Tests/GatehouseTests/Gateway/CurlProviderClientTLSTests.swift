@@ -37,7 +37,12 @@ struct CurlProviderClientTLSScenario {
         try Data().write(to: certificates.directory.appendingPathComponent("provider-ran"))
         let server = try TLSTestServer(certificates: certificates)
         defer { server.stop() }
-        let response = try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(
+        // The bundle (bind-mounted over the system one) is parsed once for the client, however many
+        // TLS connections it opens (`CurlTrust`).
+        let opens = try FileOpenWatch(path: certificates.bundle)
+        defer { opens.close() }
+        let client = CurlProviderClient(timeout: 5)
+        let response = try await client.send(ProviderHTTPRequest(
             method: .post, url: "https://127.0.0.1:\(server.port)/token",
             headers: [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded")],
             body: Array("grant_type=authorization_code&code=c".utf8)))
@@ -45,8 +50,17 @@ struct CurlProviderClientTLSScenario {
         let echo = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         #expect(echo?["method"] as? String == "POST")
         #expect(echo?["bodyLength"] as? Int == 36)
-        let redirect = try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(
+        let redirect = try await client.send(ProviderHTTPRequest(
             method: .get, url: "https://127.0.0.1:\(server.port)/redirect"))
         #expect(redirect.status == 302)
+        var connections: Set<Int> = []
+        for _ in 0..<3 {
+            let closing = try await client.send(ProviderHTTPRequest(method: .get, url: "https://127.0.0.1:\(server.port)/close"))
+            let answer = try JSONSerialization.jsonObject(with: Data(closing.body)) as? [String: Any]
+            connections.insert(try #require(answer?["connection"] as? Int))
+        }
+        #expect(connections.count == 3, "each /close answer ended its connection")
+        let opened = opens.count()
+        #expect(opened == 1, "the CA bundle was opened \(opened) times by one provider client")
     }
 }

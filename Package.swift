@@ -67,7 +67,7 @@ let package = Package(
                 dependencies: ["CCurl", "HTTP1", "EventLoops"],
                 swiftSettings: settings),
         // Byte encodings shared by every module: base64/base64url, percent-coding, hex, constant-time
-        // comparison, secure random tokens. Standard library only.
+        // comparison, secure random tokens. Standard library only (and getrandom from the C library).
         .target(name: "GatehouseEncoding", swiftSettings: settings),
         // The gateway's clock: wall time in Unix seconds and a monotonic reading, the conversions
         // between time units, calendar dates. Standard library only; tests use a manual clock.

@@ -28,10 +28,9 @@ public struct SessionID: Sendable, Hashable, CustomStringConvertible, CustomRefl
         self.hash = SecretHash.hex(of: validatedCookieValue)
     }
 
-    /// A new random session id (SystemRandomNumberGenerator: getrandom(2) on Linux).
+    /// A new random session id: `getrandom(2)`, in one call (`RandomBytes.system`).
     public static func generate() -> SessionID {
-        var generator = SystemRandomNumberGenerator()
-        return generate(using: &generator)
+        SessionID(validatedCookieValue: Base64URL.encode(RandomBytes.system(byteCount)))
     }
 
     /// A session id from `generator`; only tests pass anything but the system generator.

@@ -1,5 +1,6 @@
 import Crypto
 import FoundationEssentials
+import GatehouseEncoding
 
 /// Encrypts tokens and other secrets at rest with AES-256-GCM under `GATEHOUSE_SECRET_KEY`, and
 /// still opens data written under `GATEHOUSE_SECRET_KEY_PREVIOUS` during a key rotation.
@@ -61,7 +62,9 @@ public struct TokenSealer: Sendable {
     public func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(SealError) -> [UInt8] {
         let header = [Self.formatVersion] + current.id
         do {
-            let box = try AES.GCM.seal(plaintext, using: current.key, nonce: AES.GCM.Nonce(),
+            // 96 random bits in one getrandom call (`AES.GCM.Nonce()` draws them 8 bytes at a time).
+            let nonce = try AES.GCM.Nonce(data: RandomBytes.system(12))
+            let box = try AES.GCM.seal(plaintext, using: current.key, nonce: nonce,
                                        authenticating: header + associatedData)
             return header + Array(box.nonce) + Array(box.ciphertext) + Array(box.tag)
         } catch {

@@ -110,6 +110,19 @@ struct SmallEncodingTests {
         #expect(short(16).count == 16)
         #expect(RandomToken.make() != RandomToken.make())
     }
+
+    @Test("the system source fills every size asked, beyond getentropy's 256 bytes per call too")
+    func systemSourceSizes() {
+        for count in [0, 1, 7, 8, 32, 257, 70_000] {
+            let bytes = RandomBytes.system(count)
+            #expect(bytes.count == count)
+            if count >= 32 {
+                // 32 zero bytes (or a repeated draw) from a CSPRNG: probability 2^-256.
+                #expect(bytes.suffix(32) != [UInt8](repeating: 0, count: 32))
+                #expect(RandomBytes.system(count).suffix(32) != bytes.suffix(32))
+            }
+        }
+    }
 }
 
 @Suite("Base64 keys")

@@ -35,6 +35,13 @@ final class CurlMulti: Sendable {
 
     private let wakeHandle: WakeHandle
     private let inbox = Mutex(Inbox())
+    /// The multi thread's id, set when it starts.
+    private let multiThread = Atomic<UInt>(0)
+    /// Waiting tasks that libcurl's callbacks woke during the multi thread's current pass; resumed
+    /// together when the pass ends (`resumeDeferred`). A small answer's head, body and end arrive
+    /// in one pass, so the relay is woken once instead of three times (each wake-up is a hop to its
+    /// event loop). Only the multi thread touches it; the mutex is never contended.
+    private let deferredResumes = Mutex<[CheckedContinuation<Void, Never>]>([])
 
     /// Starts the thread. `maxCachedConnections` bounds the idle connections kept for reuse.
     init(maxCachedConnections: Int) throws(UpstreamError) {
@@ -62,6 +69,30 @@ final class CurlMulti: Sendable {
         if wake { curl_multi_wakeup(wakeHandle.multi) }
     }
 
+    /// Resumes `waiter`: at the end of the current pass when called on the multi thread (from a
+    /// libcurl callback), at once from any other thread.
+    func resume(_ waiter: CheckedContinuation<Void, Never>) {
+        if multiThread.load(ordering: .relaxed) == UInt(pthread_self()) {
+            deferredResumes.withLock { $0.append(waiter) }
+        } else {
+            waiter.resume()
+        }
+    }
+
+    /// On the multi thread, when it starts.
+    fileprivate func markMultiThread() {
+        multiThread.store(UInt(pthread_self()), ordering: .relaxed)
+    }
+
+    /// On the multi thread, at the end of each pass (before it sleeps in `curl_multi_poll`).
+    fileprivate func resumeDeferred() {
+        let waiters = deferredResumes.withLock { waiters in
+            defer { waiters.removeAll(keepingCapacity: true) }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
     /// The queued commands (on the multi thread, once per loop iteration).
     fileprivate func takeCommands() -> [Command] {
         inbox.withLock { inbox in
@@ -86,6 +117,7 @@ private final class CurlMultiLoop {
     }
 
     func run() {
+        owner.markMultiThread()
         while true {
             for command in owner.takeCommands() { apply(command) }
             var running: Int32 = 0
@@ -93,6 +125,8 @@ private final class CurlMultiLoop {
             collectFinished()
             let now = EventLoop.monotonicNow()
             let nextDeadline = expireSilentTransfers(now: now)
+            // Every wake-up the pass asked for, before sleeping: none waits for the next pass.
+            owner.resumeDeferred()
             _ = curl_multi_poll(multi, nil, 0, pollTimeout(now: now, nextDeadline: nextDeadline), nil)
         }
     }

@@ -14,6 +14,8 @@ import Synchronization
 ///   stops reading the socket, so TCP flow control holds the upstream); the relay unpauses it once
 ///   it has taken the backlog down to half.
 /// Pausing and unpausing happen on the multi thread only: the async side posts `refreshPause`.
+/// The waiting tasks that libcurl's callbacks wake are resumed when the multi thread's pass ends
+/// (`CurlMulti.resume`), together.
 final class CurlTransfer: Sendable {
     struct Limits: Sendable {
         var uploadBuffer = 1 << 20
@@ -246,7 +248,7 @@ final class CurlTransfer: Sendable {
             s.uploadPaused = true
             return (.pause, nil)
         }
-        waiter?.resume()
+        if let waiter { multi.resume(waiter) }
         return step
     }
 
@@ -263,7 +265,7 @@ final class CurlTransfer: Sendable {
             defer { s.consumerWaiter = nil }
             return (true, s.consumerWaiter)
         }
-        waiter?.resume()
+        if let waiter { multi.resume(waiter) }
         return accepted
     }
 
@@ -274,7 +276,7 @@ final class CurlTransfer: Sendable {
             defer { s.consumerWaiter = nil }
             return s.consumerWaiter
         }
-        waiter?.resume()
+        if let waiter { multi.resume(waiter) }
     }
 
     /// Records how the transfer ended and wakes both waiters. Only the first outcome counts: true
@@ -296,7 +298,7 @@ final class CurlTransfer: Sendable {
             return waiters
         }
         guard let waiters else { return false }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { multi.resume(waiter) }
         return true
     }
 

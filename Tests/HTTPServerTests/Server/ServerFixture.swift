@@ -193,14 +193,15 @@ struct TestServer {
     var port: Int { server.localPort }
 
     /// Timeouts are generous here: the test tasks share a two-thread pool with CPU-bound tests, so
-    /// a client may act late. Tests of the timeouts themselves use `shortTimeouts`.
+    /// a client may act late (a client starved for over 5 s between connecting and sending got a 408
+    /// once, in a loaded parallel run). Tests of the timeouts themselves use `shortTimeouts`.
     static func configuration(host: String = "127.0.0.1") -> HTTPServerConfiguration {
         var config = HTTPServerConfiguration()
         config.host = host
         config.port = 0
         config.loopCount = 2
-        config.headTimeoutNanoseconds = 5_000_000_000
-        config.idleTimeoutNanoseconds = 5_000_000_000
+        config.headTimeoutNanoseconds = 30_000_000_000
+        config.idleTimeoutNanoseconds = 30_000_000_000
         config.progressTimeoutNanoseconds = 30_000_000_000
         config.maxBodyBytes = 1024 * 1024
         config.maxDrainBytes = 64 * 1024

@@ -33,15 +33,6 @@ public struct SessionID: Sendable, Hashable, CustomStringConvertible, CustomRefl
         SessionID(validatedCookieValue: Base64URL.encode(RandomBytes.system(byteCount)))
     }
 
-    /// A session id from `generator`; only tests pass anything but the system generator.
-    public static func generate(using generator: inout some RandomNumberGenerator) -> SessionID {
-        var bytes = [UInt8](repeating: 0, count: byteCount)
-        for index in bytes.indices {
-            bytes[index] = generator.next()
-        }
-        return SessionID(validatedCookieValue: Base64URL.encode(bytes))
-    }
-
     /// Accepts a cookie value only if it has the shape `generate()` produces: exactly 43
     /// base64url characters encoding 32 bytes canonically. Anything else (hostile or stale
     /// cookies) is nil before it is hashed or looked up.

@@ -10,7 +10,8 @@ import Synchronization
 /// again: about 24 ms of CPU each, measured (bench/RESULTS.md, session 7), on every provider call and
 /// every new `https://` upstream connection. With the bundle alone, a multi handle parses it once and
 /// keeps the store (`CURLOPT_CA_CACHE_TIMEOUT`, libcurl ≥ 7.87, OpenSSL): a new connection costs
-/// about 1.4 ms. The directory held the same certificates (`update-ca-certificates` writes both).
+/// about 1 ms (0.8–1.0 ms per request in `bench/run`'s `/tls` row). The directory held the same
+/// certificates (`update-ca-certificates` writes both).
 enum CurlTrust {
     /// How long a parsed bundle is kept before the file is read again: a CA bundle updated on a
     /// running host is in use within the hour, without a restart.

@@ -11,12 +11,11 @@
 # ---- build: the same Swift minor version the project is developed with ---------------------------
 FROM swift:6.3-bookworm AS build
 
-# libcurl4-openssl-dev and libssl-dev: the CCurl target (provider calls, https upstreams, and the one
-# CA store the wss:// tunnels share) builds against their headers (the swift image ships libcurl's;
-# named here so the build does not depend on that).
+# libssl-dev: the COpenSSL target (TLS to the provider, https upstreams and wss:// tunnels) builds
+# against OpenSSL 3's headers.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libssl-dev libpq-dev binutils \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libssl-dev libpq-dev binutils \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -37,8 +36,9 @@ COPY Public ./Public
 
 # The Swift runtime and FoundationEssentials (the only Foundation module Gatehouse imports: no ICU,
 # no FoundationNetworking) are linked in. What stays dynamic (ldd of this build) is
-# libsqlite3.so.0, libpq.so.5, libcurl.so.4, libssl.so.3 and libcrypto.so.3 (libcurl's own), libz.so.1,
-# libstdc++.so.6, libgcc_s, libm and libc: the runtime stage installs exactly those. Stripping takes the binary from ~60 MB to ~22 MB.
+# libsqlite3.so.0, libssl.so.3 and libcrypto.so.3, libz.so.1,
+# libstdc++.so.6, libgcc_s, libm and libc, and libpq.so.5, opened at run time by the PostgreSQL
+# engine only: the runtime stage installs exactly those. Stripping takes the binary from ~60 MB to ~22 MB.
 RUN swift build -c release --static-swift-stdlib --product gatehouse \
     && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/gatehouse" /out/gatehouse \
     && strip /out/gatehouse
@@ -46,14 +46,14 @@ RUN swift build -c release --static-swift-stdlib --product gatehouse \
 # ---- runtime -------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# curl serves the HEALTHCHECK; libcurl4 carries the calls to the provider and to https upstreams
-# (CCurl), on libssl3 (whose CA store the wss:// tunnels share); ca-certificates is the trusted
-# bundle; libpq5 reaches PostgreSQL when GATEHOUSE_DATABASE is a postgres:// URI;
+# curl serves the HEALTHCHECK (the gateway itself does not load libcurl); libssl3 is the TLS of the
+# provider calls, https upstreams and wss:// tunnels; ca-certificates is the trusted bundle
+# (/etc/ssl/certs/ca-certificates.crt); libpq5 reaches PostgreSQL when GATEHOUSE_DATABASE is a postgres:// URI;
 # libgcc-s1 and libc6 come with the base image.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates libcurl4 libssl3 libsqlite3-0 libpq5 libstdc++6 zlib1g tzdata curl \
+        ca-certificates libssl3 libsqlite3-0 libpq5 libstdc++6 zlib1g tzdata curl \
     && rm -rf /var/lib/apt/lists/*
 
 # A fixed numeric id, so that `runAsNonRoot` (Kubernetes) can verify the user without /etc/passwd.

@@ -46,9 +46,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // libcurl (Debian libcurl4-openssl-dev) for provider calls and `https://` upstreams, and the
-        // OpenSSL it is built on (libssl-dev) for the CA store that `wss://` tunnels share.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        // OpenSSL 3 (Debian libssl-dev): TLS for provider calls, `https://` upstreams and `wss://`
+        // tunnels, driven by the event loops (`HTTPClient/TLS`).
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         // libpq (Debian libpq-dev) for sessions in PostgreSQL.
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),
 
@@ -61,10 +61,10 @@ let package = Package(
         .target(name: "HTTPServer",
                 dependencies: ["CLinux", "HTTP1", "EventLoops", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
-        // Outbound HTTP: pooled keep-alive client on the server's event loops (`http://` upstreams),
-        // and a libcurl multi-handle client on its own thread (`https://` upstreams).
+        // Outbound HTTP/1.1: the pooled keep-alive client on the server's event loops, plain or TLS
+        // (upstreams, `wss://` tunnels), and whole-answer fetches on it (provider calls).
         .target(name: "HTTPClient",
-                dependencies: ["CCurl", "HTTP1", "EventLoops"],
+                dependencies: ["COpenSSL", "HTTP1", "EventLoops"],
                 swiftSettings: settings),
         // Byte encodings shared by every module: base64/base64url, percent-coding, hex, constant-time
         // comparison, secure random tokens. Standard library only (and getrandom from the C library).
@@ -104,7 +104,7 @@ let package = Package(
         // Development OpenID provider for `gatehouse demo` and in-process tests. Loopback only.
         .target(name: "DevProvider",
                 dependencies: ["GatehouseEncoding", "HTTP1", "EventLoops", "HTTPServer",
-                               // libcurl (`CurlFetchClient`) delivers back-channel logout tokens.
+                               // `FetchClient` delivers back-channel logout tokens.
                                "HTTPClient",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "JWTKit", package: "jwt-kit"),

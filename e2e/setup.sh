@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite needs, idempotently:
 #   Debian packages: chromium chromium-driver nginx-light wrk, and the libraries the build links
-#   (libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libssl-dev libpq-dev), and postgresql (its server binaries,
+#   (libsqlite3-dev zlib1g-dev libssl-dev libpq-dev), and postgresql (its server binaries,
 #   started by the tests in temporary directories; the Debian cluster it may create is not used) and
 #   pgbouncer (the gateway through PgBouncer in transaction mode)
 #   (only the missing ones)
@@ -14,7 +14,7 @@ VENV="${E2E_VENV:-$REPO/.venv}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libssl-dev libpq-dev postgresql pgbouncer)
+want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libssl-dev libpq-dev postgresql pgbouncer)
 missing=()
 for p in "${want[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -351,7 +351,7 @@ def test_demo_spa_live_panel_in_chromium(provider, upstream, ws_upstream, gatewa
 
 
 # ---------------------------------------------------------------------------
-# wss:// upstreams (https routes): libcurl connects (CURLOPT_CONNECT_ONLY), the loop relays.
+# wss:// upstreams (https routes): the loop connects over TLS (OpenSSL) and relays.
 # The gateway runs in a private mount namespace where a test CA bundle holding the upstream's
 # self-signed certificate replaces the system one (as the Swift TLS tests do).
 # ---------------------------------------------------------------------------

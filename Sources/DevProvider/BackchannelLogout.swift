@@ -11,9 +11,9 @@ public protocol BackchannelLogoutTransport: Sendable {
     func postForm(_ body: [UInt8], to url: String) async throws -> Int
 }
 
-/// Delivery through libcurl (`CurlFetchClient`), as the gateway's own provider calls; the targets
+/// Delivery through `FetchClient`, as the gateway's own provider calls; the targets
 /// are the clients' `backchannelLogoutURI`s (loopback `http` for the development provider).
-public struct CurlBackchannelLogoutTransport: BackchannelLogoutTransport {
+public struct HTTPBackchannelLogoutTransport: BackchannelLogoutTransport {
     /// Seconds for the whole delivery.
     public var timeout: Int
 
@@ -23,7 +23,7 @@ public struct CurlBackchannelLogoutTransport: BackchannelLogoutTransport {
 
     public func postForm(_ body: [UInt8], to url: String) async throws -> Int {
         let nanoseconds = UInt64(max(1, timeout)) * 1_000_000_000
-        let answer = try await CurlFetchClient.shared.fetch("POST", url, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+        let answer = try await FetchClient.shared.fetch("POST", url, headers: ["Content-Type": "application/x-www-form-urlencoded"],
                                                             body: body, timeoutNanoseconds: nanoseconds)
         return answer.status
     }

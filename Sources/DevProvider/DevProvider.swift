@@ -44,10 +44,10 @@ public final class DevProvider: HTTPHandler, Sendable {
     ///     configuration comes from a user.
     ///   - logger: receives one line per grant, refusal and logout; never a token or code.
     ///   - now: the clock, for tests that move time.
-    ///   - transport: delivers back-channel logout tokens (libcurl by default).
+    ///   - transport: delivers back-channel logout tokens (`FetchClient` by default).
     public init(configuration: DevProviderConfiguration, logger: Logger,
                 now: @escaping @Sendable () -> Date = { Date() },
-                transport: any BackchannelLogoutTransport = CurlBackchannelLogoutTransport()) {
+                transport: any BackchannelLogoutTransport = HTTPBackchannelLogoutTransport()) {
         self.configuration = configuration
         self.clients = Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         // Clamped so that `now + lifetime` can never overflow, whatever the configuration says.

@@ -46,6 +46,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     private var spareWork: [Work] = []
     private var timers = TimerHeap()
     private var endOfBatchHooks: [() -> Void] = []
+    /// Values other modules keep per loop (`localValue`).
+    private var localValues: [ObjectIdentifier: AnyObject] = [:]
     private var running = true
     /// Monotonic time in nanoseconds, refreshed once per loop iteration.
     public private(set) var now: UInt64 = EventLoop.monotonicNow()
@@ -64,8 +66,12 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         case closure(() -> Void)
     }
 
-    public init(index: Int) throws {
+    /// The thread's name (`top -H`, /proc): "gatehouse-loop<index>" unless given.
+    private let threadName: String?
+
+    public init(index: Int, threadName: String? = nil) throws {
         self.index = index
+        self.threadName = threadName
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else { throw SocketError.last("epoll_create1") }
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
@@ -98,7 +104,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
             // Named for `top -H` and /proc: otherwise a thread inherits its creator's name (a
             // cooperative-pool thread's, when the server starts from a task).
-            _ = gatehouse_set_thread_name("gatehouse-loop\(loop.index)")
+            _ = gatehouse_set_thread_name(loop.threadName ?? "gatehouse-loop\(loop.index)")
             loop.run()
             return nil
         }, box.toOpaque())
@@ -161,6 +167,15 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
             execute { c.resume() }
         }
+    }
+
+    /// The value kept on this loop for `key`, made by `make` the first time. Loop thread only: it
+    /// needs no lock, and it goes with the loop (a client's pool of this loop's connections, say).
+    public func localValue<Value: AnyObject>(for key: ObjectIdentifier, _ make: () -> Value) -> Value {
+        if let value = localValues[key] as? Value { return value }
+        let value = make()
+        localValues[key] = value
+        return value
     }
 
     /// Called once at the end of every batch of events (e.g. to flush buffered access-log lines).

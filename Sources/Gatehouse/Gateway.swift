@@ -19,7 +19,7 @@ public final class GatewayContext: Sendable {
     public let metrics: GatewayMetrics
     /// How `http://` upstreams are reached (the pooled client in production).
     public let upstream: any UpstreamTransport
-    /// How `https://` upstreams are reached (libcurl in production).
+    /// How `https://` upstreams are reached (the pooled client with TLS in production).
     public let httpsUpstream: any UpstreamTransport
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
@@ -43,7 +43,7 @@ public final class GatewayContext: Sendable {
         self.provider = provider
         self.metrics = metrics
         self.upstream = upstream
-        self.httpsUpstream = httpsUpstream ?? TLSUpstream(configuration: configuration)
+        self.httpsUpstream = httpsUpstream ?? UpstreamClients.tls(configuration)
         self.staticFiles = staticFiles
         self.logger = logger
         self.clock = clock

@@ -67,13 +67,11 @@ public final class GatewayRuntime: Sendable {
             // `target` prints a PostgreSQL URI without its password.
             throw .database("\(target): \(error)")
         }
-        let http = CurlProviderClient(timeout: configuration.providerTimeout)
+        let http = HTTPProviderClient(timeout: configuration.providerTimeout)
         let provider = ProviderConnection(configuration: configuration, http: http, logger: logger, clock: clock)
-        var timeouts = UpstreamClient.Timeouts()
-        timeouts.firstByteNanoseconds = TimeUnits.nanoseconds(seconds: configuration.upstreamTimeout)
         let metrics = GatewayMetrics()
         let context = GatewayContext(configuration: configuration, provider: provider, store: store, metrics: metrics,
-                                     upstream: UpstreamClient(timeouts: timeouts),
+                                     upstream: UpstreamClients.plain(configuration),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
                                      logger: logger, clock: clock)
         let gateway = Gateway(context: context)

@@ -24,7 +24,7 @@ struct CheckCommand: AsyncParsableCommand {
             misconfigured = true
         }
 
-        let http = CurlProviderClient(timeout: config.providerTimeout)
+        let http = HTTPProviderClient(timeout: config.providerTimeout)
         do {
             let metadata = try await config.discoverProvider(http: http)
             print("ok   provider discovery: \(metadata.issuer) (GATEHOUSE_PROVIDER=\(config.provider.name.rawValue))")

@@ -159,7 +159,7 @@ struct SampleAPI: HTTPHandler {
     private func userinfo(authorization: String) async -> String {
         let userinfo = ProviderHTTPRequest(method: .get, url: issuer + "/userinfo",
                                            headers: [ProviderHTTPHeader("Authorization", authorization)])
-        if let response = try? await CurlProviderClient(timeout: 5).send(userinfo), response.status == 200 {
+        if let response = try? await HTTPProviderClient(timeout: 5).send(userinfo), response.status == 200 {
             return String(decoding: response.body, as: UTF8.self)
         }
         return "null"

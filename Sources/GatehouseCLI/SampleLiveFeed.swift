@@ -24,7 +24,7 @@ final class SampleLiveFeed: TunnelEndpointHandler {
         let head = HTTPResponseHead(status: 101, headers: ["Upgrade": "websocket",
                                                            "Sec-WebSocket-Accept": WebSocketHandshake.accept(forKey: key)])
         guard let endpoint = try? await writer.switchProtocols(head) else { return }
-        let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(userinfo.utf8))
+        let claims = (try? JSONValue.parse(userinfo.utf8))?.objectValue
         let name = claims?["name"]?.stringValue ?? claims?["sub"]?.stringValue ?? "you"
         SampleLiveFeed(endpoint: endpoint, loop: loop, name: name).start()
     }

@@ -19,7 +19,7 @@ struct CompactJWSHeader: Sendable {
             throw .malformed(parts.count == 5 ? "an encrypted JWT (JWE) is not supported" : "not three dot-separated parts")
         }
         guard let headerBytes = Base64URL.decode(parts[0]),
-              let header = (try? JSONDecoder().decode(JSONValue.self, from: Data(headerBytes)))?.objectValue else {
+              let header = (try? JSONValue.parse(headerBytes))?.objectValue else {
             throw .malformed("the header is not base64url JSON")
         }
         guard let alg = header["alg"]?.stringValue else { throw .malformed("the header has no alg") }

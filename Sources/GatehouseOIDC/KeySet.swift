@@ -150,7 +150,7 @@ public actor KeySet {
         var jwk = key.jwk
         jwk.algorithm = JWK.Algorithm(rawValue: algorithm.rawValue)
         jwk.keyIdentifier = JWKIdentifier(string: "provider-key")
-        let collection = JWTKeyCollection()
+        let collection = JWTKeyCollection(defaultJWTParser: DefaultJWTParser(jsonDecoder: ClaimsJSONDecoder()))
         do {
             try await collection.add(jwk: jwk, isDefault: true)
         } catch {
@@ -261,7 +261,7 @@ struct ProviderKey: Sendable {
     /// Keeps the keys Gatehouse can verify with and skips the rest (encryption keys, symmetric
     /// keys, unknown types), so one exotic key does not break the whole set.
     static func parseSet(_ body: [UInt8]) throws(KeySetError) -> [ProviderKey] {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body)),
+        guard let value = try? JSONValue.parse(body),
               let entries = value.objectValue?["keys"]?.arrayValue else {
             throw .malformed("not a JSON object with a \"keys\" array")
         }
@@ -301,4 +301,20 @@ struct RawClaims: JWTPayload {
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// jwt-kit's JSON decoder for the tokens `KeySet` verifies: the claims (`RawClaims`) through
+/// `JSONValue.parse` (one pass, repeated names refused), anything else (jwt-kit's header) through
+/// jwt-kit's own `JSONDecoder`.
+struct ClaimsJSONDecoder: JWTJSONDecoder {
+    private static let fallback = JSONDecoder.defaultForJWT
+
+    func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        guard type == RawClaims.self else { return try Self.fallback.decode(type, from: data) }
+        guard let claims = try JSONValue.parse(data).objectValue,
+              let decoded = RawClaims(claims: claims) as? T else {
+            throw JSONParseError(offset: 0, reason: "the claims are not a JSON object")
+        }
+        return decoded
+    }
 }

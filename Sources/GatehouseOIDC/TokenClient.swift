@@ -142,7 +142,7 @@ public struct TokenClient: Sendable {
 
     /// An OAuth error body (RFC 6749 §5.2) when there is one, else the bare status.
     static func failure(_ response: ProviderHTTPResponse) -> TokenEndpointError {
-        let value = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+        let value = try? JSONValue.parse(response.body)
         // Facebook's Graph API nests its error: {"error": {"message", "type", "code"}} ("Handling Errors").
         if let graph = value?.objectValue?["error"]?.objectValue, let type = graph["type"]?.stringValue, !type.isEmpty {
             return .oauth(code: OAuthErrorCode(logSafe(type)), description: graph["message"]?.stringValue.map(logSafe),

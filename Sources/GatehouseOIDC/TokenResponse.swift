@@ -30,7 +30,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - Throws: ``TokenEndpointError/invalidResponse(_:)`` naming the field; never quoting token values.
     public static func decode(_ body: [UInt8]) throws(TokenEndpointError) -> TokenResponse {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body)), let object = value.objectValue else {
+        guard let value = try? JSONValue.parse(body), let object = value.objectValue else {
             throw .invalidResponse("the body is not a JSON object")
         }
         guard let accessToken = object["access_token"]?.stringValue, !accessToken.isEmpty else {

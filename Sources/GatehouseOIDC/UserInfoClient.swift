@@ -117,7 +117,7 @@ public struct UserInfoClient: Sendable {
 
     /// Decodes a JSON UserInfo body and checks `sub` (§5.3.2).
     static func claims(_ body: [UInt8], expectedSubject: String) throws(UserInfoError) -> [String: JSONValue] {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body)), let object = value.objectValue else {
+        guard let value = try? JSONValue.parse(body), let object = value.objectValue else {
             throw .malformed("the body is not a JSON object")
         }
         guard case .string(let sub)? = object["sub"] else { throw .malformed("sub is missing or not a string") }

@@ -11,8 +11,3 @@ public protocol UpstreamAnswer: UpstreamBody {
 }
 
 extension UpstreamResponse: UpstreamAnswer {}
-
-extension HTTPSUpstreamResponse: UpstreamAnswer {
-    /// libcurl hands the body over piece by piece: never whole in advance.
-    public func wholeBodyIfBuffered() -> [UInt8]? { nil }
-}

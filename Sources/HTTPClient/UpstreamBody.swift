@@ -1,5 +1,5 @@
-/// A response body arriving from an upstream, read piece by piece: the `http://` client's and the
-/// libcurl client's answers both are one, so the proxy relays them with the same loop.
+/// A response body arriving from an upstream, read piece by piece (`UpstreamResponse`, or a
+/// test's fake), so the proxy relays every answer with the same loop.
 public protocol UpstreamBody: Sendable {
     /// The next piece; nil at the end of the body.
     func nextBodyPiece() async throws(UpstreamError) -> [UInt8]?

@@ -1,10 +1,10 @@
 import EventLoops
 import HTTP1
-import Synchronization
 
-/// The hot-path client for `http://` upstreams: keep-alive connections pooled per event loop, so a
-/// proxied request is written, answered and relayed on the loop that received it, without locks on
-/// the connection or a thread hop.
+/// The client for upstreams, `http://` and (with `usesTLS`) `https://`: keep-alive connections
+/// pooled per event loop, so a proxied request is written, answered and relayed on the loop that
+/// received it, without locks on the connection or a thread hop. TLS is OpenSSL driven by the same
+/// readiness (`TLSSession`), verified against the system CA bundle (`TLSClientContext`).
 ///
 /// For example:
 /// ```swift
@@ -17,12 +17,19 @@ public final class UpstreamClient: Sendable {
     public let timeouts: Timeouts
     /// Idle connections kept per loop and upstream.
     public let maxIdlePerUpstream: Int
-    private let pools = Mutex<[Int: LoopPool]>([:])
-    private let addresses = Mutex<[UpstreamKey: SocketAddress]>([:])
+    /// `https://` upstreams: every connection is TLS, and `Host` leaves out port 443 instead of 80.
+    public let usesTLS: Bool
+    /// A pooled connection idle for longer is closed rather than reused (nil: no limit): the
+    /// longer a connection sat idle, the likelier the server is closing it as a request goes out.
+    public let maxIdleAgeNanoseconds: UInt64?
+    let addresses = ResolvedAddresses()
 
-    public init(timeouts: Timeouts = Timeouts(), maxIdlePerUpstream: Int = 64) {
+    public init(timeouts: Timeouts = Timeouts(), maxIdlePerUpstream: Int = 64, usesTLS: Bool = false,
+                maxIdleAgeNanoseconds: UInt64? = nil) {
         self.timeouts = timeouts
         self.maxIdlePerUpstream = maxIdlePerUpstream
+        self.usesTLS = usesTLS
+        self.maxIdleAgeNanoseconds = maxIdleAgeNanoseconds
     }
 
     /// Sends a request and returns once the response head has arrived. Must run on an event loop
@@ -32,30 +39,39 @@ public final class UpstreamClient: Sendable {
     /// connection (the upstream may have closed the idle connection as we wrote) only when that
     /// cannot run the request twice: see `mayRetry`. Anything else fails with the error (`502`).
     public func send(_ request: UpstreamRequest, body: (any HTTPRequestBody)?) async throws(UpstreamError) -> UpstreamResponse {
+        try await send(request, body: body, timeouts: timeouts)
+    }
+
+    /// As `send(_:body:)`, with this exchange's own limits.
+    public func send(_ request: UpstreamRequest, body: (any HTTPRequestBody)?, timeouts: Timeouts) async throws(UpstreamError) -> UpstreamResponse {
         guard let loop = EventLoop.current else { throw .connectFailed("not on an event loop") }
-        let key = UpstreamKey(host: request.host, port: request.port)
+        let key = UpstreamKey(host: request.host, port: request.port, tls: usesTLS)
         let pool = loopPool(loop)
         let hasBody = body.map { $0.declaredLength != 0 } ?? false
         var attempt = 0
         while true {
             attempt += 1
             let connection: UpstreamConnection
-            if let pooled = pool.take(key) {
+            if let pooled = pool.take(key, maxIdleAge: maxIdleAgeNanoseconds) {
                 connection = pooled
             } else {
-                let address = try resolve(key)
-                connection = try await UpstreamConnection.open(key, address: address, loop: loop,
-                                                               timeout: timeouts.connectNanoseconds)
+                connection = try await connect(key, loop: loop, timeouts: timeouts)
+            }
+            let timeouts = timeouts.cut(now: loop.now)
+            if timeouts.deadline != nil && timeouts.firstByteNanoseconds == 0 {
+                // Out of time before the request left: nothing was sent, nothing to retry.
+                if connection.uses > 0 { pool.put(connection, limit: maxIdlePerUpstream) } else { connection.close() }
+                throw .firstByteTimeout
             }
             let reused = connection.uses > 0
             connection.uses += 1
             connection.wroteRequestBytes = false
             do {
                 try await connection.writeHead(timeout: timeouts.firstByteNanoseconds) { bytes in
-                    request.encodeHead(bodyFraming: body, into: &bytes)
+                    request.encodeHead(bodyFraming: body, defaultPort: key.defaultPort, into: &bytes)
                 }
                 if let body, hasBody {
-                    try await stream(body, to: connection, chunked: body.declaredLength == nil)
+                    try await stream(body, to: connection, chunked: body.declaredLength == nil, timeouts: timeouts)
                 }
                 let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
                                                                                timeout: timeouts.firstByteNanoseconds)
@@ -86,7 +102,8 @@ public final class UpstreamClient: Sendable {
         return !hasBody && (method == "GET" || method == "HEAD" || method == "OPTIONS")
     }
 
-    private func stream(_ body: any HTTPRequestBody, to connection: UpstreamConnection, chunked: Bool) async throws(UpstreamError) {
+    private func stream(_ body: any HTTPRequestBody, to connection: UpstreamConnection, chunked: Bool,
+                        timeouts: Timeouts) async throws(UpstreamError) {
         while true {
             let piece: [UInt8]?
             do { piece = try await body.next() } catch { throw .requestBody(error) }
@@ -104,25 +121,29 @@ public final class UpstreamClient: Sendable {
         if chunked { try await connection.write(ChunkedEncoder.lastChunk, timeout: timeouts.firstByteNanoseconds) }
     }
 
-    private func loopPool(_ loop: EventLoop) -> LoopPool {
-        pools.withLock { pools in
-            if let pool = pools[loop.index] { return pool }
-            let pool = LoopPool()
-            pools[loop.index] = pool
-            return pool
+    /// A new connection to `key`: its addresses in the resolver's order, the next one tried when
+    /// one fails outright (a host whose first address is IPv6 on a network without IPv6 routes),
+    /// never after a timeout. Each attempt gets the connect timeout, cut to the exchange's deadline.
+    private func connect(_ key: UpstreamKey, loop: EventLoop, timeouts: Timeouts) async throws(UpstreamError) -> UpstreamConnection {
+        let candidates = try await addresses.addresses(of: key, loop: loop)
+        var failure = UpstreamError.connectFailed("no address for \(key.host)")
+        for address in candidates.prefix(4) {
+            let timeout = timeouts.cut(now: loop.now).connectNanoseconds
+            if timeout == 0 { throw .connectTimeout }
+            do {
+                return try await UpstreamConnection.open(key, address: address, loop: loop, timeout: timeout)
+            } catch {
+                guard case .connectFailed = error else { throw error }
+                failure = error
+            }
         }
+        throw failure
     }
 
-    /// Resolves once per upstream (getaddrinfo blocks, so the answer is cached).
-    private func resolve(_ key: UpstreamKey) throws(UpstreamError) -> SocketAddress {
-        if let known = addresses.withLock({ $0[key] }) { return known }
-        let resolved: [SocketAddress]
-        do { resolved = try SocketAddress.resolve(host: key.host, port: key.port) } catch {
-            throw .connectFailed("cannot resolve \(key.host): \(error)")
-        }
-        guard let first = resolved.first else { throw .connectFailed("cannot resolve \(key.host)") }
-        addresses.withLock { $0[key] = first }
-        return first
+    /// This client's idle connections on `loop`, kept by the loop itself (`EventLoop.localValue`):
+    /// found without a lock, and gone with the loop.
+    private func loopPool(_ loop: EventLoop) -> LoopPool {
+        loop.localValue(for: ObjectIdentifier(self)) { LoopPool() }
     }
 }
 
@@ -145,14 +166,14 @@ public struct UpstreamRequest: Sendable {
 
     /// The head as sent, encoded in one pass: `Host` for the upstream, the policy's fields, and
     /// framing that matches how the body is relayed (a bodiless POST/PUT/PATCH says `Content-Length: 0`).
-    func encodedHead(bodyFraming body: (any HTTPRequestBody)?) -> [UInt8] {
+    func encodedHead(bodyFraming body: (any HTTPRequestBody)?, defaultPort: Int = 80) -> [UInt8] {
         var bytes: [UInt8] = []
-        encodeHead(bodyFraming: body, into: &bytes)
+        encodeHead(bodyFraming: body, defaultPort: defaultPort, into: &bytes)
         return bytes
     }
 
     /// As `encodedHead`, appended to `bytes`.
-    func encodeHead(bodyFraming body: (any HTTPRequestBody)?, into bytes: inout [UInt8]) {
+    func encodeHead(bodyFraming body: (any HTTPRequestBody)?, defaultPort: Int = 80, into bytes: inout [UInt8]) {
         var contentLength: Int? = nil
         var chunked = false
         if let body {
@@ -162,15 +183,16 @@ public struct UpstreamRequest: Sendable {
                 chunked = true
             }
         }
-        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField, headers: headers,
+        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField(defaultPort: defaultPort), headers: headers,
                                                   contentLength: contentLength, chunked: chunked, into: &bytes)
     }
 
-    /// `Host` for the upstream: the port only when it is not 80, an IPv6 literal in brackets.
-    var hostField: String {
+    /// `Host` for the upstream: the port only when it is not the scheme's (80, or 443 for
+    /// `https://`), an IPv6 literal in brackets.
+    func hostField(defaultPort: Int = 80) -> String {
         // Built from the UTF-8 bytes (no Character iteration or interpolation: this runs per request).
         var field = host.utf8.contains(UInt8(ascii: ":")) ? "[" + host + "]" : host
-        if port != 80 {
+        if port != defaultPort {
             field += ":"
             field += String(port)
         }
@@ -206,6 +228,11 @@ public final class UpstreamResponse: @unchecked Sendable {
 
     /// The next piece of the body, nil at its end.
     public func nextBodyPiece() async throws(UpstreamError) -> [UInt8]? {
+        try await nextBodyPiece(idleTimeout: idleTimeout)
+    }
+
+    /// As `nextBodyPiece()`, failing with `.bodyTimeout` after `idleTimeout` nanoseconds of silence.
+    public func nextBodyPiece(idleTimeout: UInt64) async throws(UpstreamError) -> [UInt8]? {
         if released { return nil }
         do {
             let piece = try await connection.nextBodyPiece(idleTimeout: idleTimeout)
@@ -254,11 +281,18 @@ final class LoopPool: @unchecked Sendable {
 
     private var idle: [UpstreamKey: IdleList] = [:]
 
-    func take(_ key: UpstreamKey) -> UpstreamConnection? {
+    /// The most recently used idle connection to `key`; one idle for more than `maxIdleAge`
+    /// nanoseconds is closed instead (nil: no limit).
+    func take(_ key: UpstreamKey, maxIdleAge: UInt64? = nil) -> UpstreamConnection? {
         guard let list = idle[key] else { return nil }
         while let connection = list.connections.popLast() {
             connection.idleInPool = false
-            if connection.isReusable { return connection }
+            guard connection.isReusable else { continue }
+            if let maxIdleAge, connection.loop.now &- connection.idleSince > maxIdleAge {
+                connection.close()
+                continue
+            }
+            return connection
         }
         return nil
     }
@@ -280,6 +314,7 @@ final class LoopPool: @unchecked Sendable {
             return
         }
         connection.idleInPool = true
+        connection.idleSince = connection.loop.now
         list.connections.append(connection)
     }
 }
@@ -297,13 +332,12 @@ extension UpstreamClient: UpstreamSwitchingTransport {
     /// answer (an upstream may leave it in an unknown state).
     public func switchProtocols(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamSwitch {
         guard let loop = EventLoop.current else { throw .connectFailed("not on an event loop") }
-        let key = UpstreamKey(host: request.host, port: request.port)
-        let address = try resolve(key)
-        let connection = try await UpstreamConnection.open(key, address: address, loop: loop,
-                                                           timeout: timeouts.connectNanoseconds)
+        let key = UpstreamKey(host: request.host, port: request.port, tls: usesTLS)
+        let connection = try await connect(key, loop: loop, timeouts: timeouts)
         connection.uses = 1
         do {
-            try await connection.write(request.encodedHead(bodyFraming: nil), timeout: timeouts.firstByteNanoseconds)
+            try await connection.write(request.encodedHead(bodyFraming: nil, defaultPort: key.defaultPort),
+                                       timeout: timeouts.firstByteNanoseconds)
             let (head, version) = try await connection.readFinalHead(timeout: timeouts.firstByteNanoseconds)
             if head.status == 101 { return .switched(head, connection.detachForTunnel()) }
             let framing = try UpstreamResponseFraming(head, requestMethod: request.method, version: version)

@@ -14,7 +14,7 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidResponse(String)
     case connectionClosed
     case requestBody(HTTPBodyError)
-    /// The request cannot be expressed to the upstream (e.g. a target libcurl's URL parser refuses).
+    /// The request cannot be expressed to the upstream.
     case invalidRequest(String)
 
     public var description: String {
@@ -57,11 +57,16 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     private var timedOut = false
     /// Requests this connection carried; > 0 means it was reused.
     var uses = 0
+    /// When the connection last went idle into a pool (`loop.now`).
+    var idleSince: UInt64 = 0
     /// True while the connection sits idle in a pool (then any readiness means it is unusable).
     var idleInPool = false
     /// True once a byte of the current request has reached the socket (reset per request): until
     /// then the upstream cannot have seen, let alone acted on, the request.
     var wroteRequestBytes = false
+
+    /// The TLS layer of an `https://` connection (`key.tls`), set once the handshake has begun.
+    private var tls: TLSSession?
 
     private enum Wait { case nothing, readable, writable }
 
@@ -73,8 +78,11 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     deinit { input.deallocate() }
 
-    /// Opens a connection, waiting at most `timeout` nanoseconds for the handshake.
+    /// Opens a connection, waiting at most `timeout` nanoseconds for the TCP handshake and, for a
+    /// `key.tls` upstream, the TLS handshake with it (`TLSClientContext`: the server's certificate
+    /// must chain to the system bundle and match `key.host`).
     static func open(_ key: UpstreamKey, address: SocketAddress, loop: EventLoop, timeout: UInt64) async throws(UpstreamError) -> UpstreamConnection {
+        let deadline = loop.now &+ timeout
         let started: (fd: Int32, inProgress: Bool)
         do {
             started = try Sockets.connect(to: address)
@@ -101,7 +109,37 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
             }
         }
         connection.writable = true
+        if key.tls {
+            do throws(UpstreamError) {
+                try await connection.handshake(deadline: deadline)
+            } catch {
+                connection.close()
+                throw error
+            }
+        }
         return connection
+    }
+
+    /// The TLS handshake, driven by readiness until done or `deadline`.
+    private func handshake(deadline: UInt64) async throws(UpstreamError) {
+        let session = try TLSSession(fd: fd, host: key.host, context: try TLSClientContext.current())
+        tls = session
+        while true {
+            let step = session.handshake()
+            let wait: Wait
+            switch step {
+            case .done: return
+            case .wantRead: readable = false; wait = .readable
+            case .wantWrite: writable = false; wait = .writable
+            case .closed: throw .connectFailed("TLS handshake: the server closed the connection")
+            case .failed(let why): throw .connectFailed(why)
+            }
+            let now = loop.now
+            guard now < deadline else { throw .connectTimeout }
+            if !(await self.wait(for: wait, timeout: deadline - now)) {
+                throw timedOut ? .connectTimeout : .connectFailed("TLS handshake: the connection closed")
+            }
+        }
     }
 
     // MARK: Readiness
@@ -173,6 +211,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// An idle pooled connection became readable: the upstream closed it (or sent garbage). Either way
     /// it is no longer reusable.
     private func checkIdleClose() {
+        if let tls {
+            if !tls.idleConnectionStillUsable() { peerClosed = true; close() } else { readable = false }
+            return
+        }
         var byte: UInt8 = 0
         let n = recv(fd, &byte, 1, Int32(MSG_PEEK))
         if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || n > 0 {
@@ -203,6 +245,22 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         if output.isEmpty { output = bytes } else { output.append(contentsOf: bytes) }
         while outputOffset < output.count {
             if closed { throw .connectionClosed }
+            if let tls {
+                let step = output.withUnsafeBytes { raw in
+                    tls.write(raw.baseAddress! + outputOffset, count: raw.count - outputOffset)
+                }
+                switch step {
+                case .done(let n): outputOffset += n; wroteRequestBytes = true; continue
+                case .wantWrite, .wantRead:
+                    let what: Wait = step == .wantRead ? .readable : .writable
+                    if what == .readable { readable = false } else { writable = false }
+                    if !(await wait(for: what, timeout: timeout)) { throw timedOut ? .bodyTimeout : .connectionClosed }
+                    continue
+                case .closed, .failed:
+                    peerClosed = true
+                    throw .connectionClosed
+                }
+            }
             let n = output.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
             }
@@ -242,6 +300,36 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
                 continue
             }
             let space = input.prepareForWrite(minimum: 4096, limit: 1 << 20)
+            if let tls {
+                let step = input.fill(maximum: space) { start, count in
+                    let step = tls.read(into: start, count: count)
+                    if case .done(let n) = step { return (n, step) }
+                    return (0, step)
+                }
+                switch step {
+                case .done: return true
+                case .wantRead:
+                    readable = false
+                    if peerClosed { return false }
+                    if !(await wait(for: .readable, timeout: timeout)) {
+                        if timedOut { throw onTimeout }
+                        if closed { throw .connectionClosed }
+                    }
+                case .wantWrite:
+                    // A TLS 1.3 key update answered while reading: wait until it can be sent.
+                    writable = false
+                    if !(await wait(for: .writable, timeout: timeout)) {
+                        if timedOut { throw onTimeout }
+                        if closed { throw .connectionClosed }
+                    }
+                case .closed:
+                    peerClosed = true; readable = false; return false
+                case .failed(let why):
+                    peerClosed = true; readable = false
+                    throw .invalidResponse(why)
+                }
+                continue
+            }
             let n = input.read(from: fd, maximum: space)
             if n > 0 {
                 // A short read drained the socket; the next edge will announce more.
@@ -389,12 +477,43 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     /// True when the response ended exactly at its framing boundary with nothing extra buffered.
-    var cleanlyFinished: Bool { bodyDone && input.isEmpty && !peerClosed && !closed }
+    /// For TLS, also nothing decrypted and left inside OpenSSL (a record longer than the answer),
+    /// and for either, nothing already waiting in the socket when the last read filled the buffer
+    /// (no readiness edge would announce those bytes before they were read as the next answer).
+    var cleanlyFinished: Bool {
+        guard bodyDone && input.isEmpty && !peerClosed && !closed else { return false }
+        if let tls, tls.hasBufferedBytes { return false }
+        if readable { return !hasBytesWaiting() }
+        return true
+    }
+
+    /// Whether the socket (or the TLS layer) has bytes or an EOF this side has not read: one
+    /// non-blocking peek.
+    private func hasBytesWaiting() -> Bool {
+        if let tls {
+            guard tls.idleConnectionStillUsable() else { return true }
+            readable = false
+            return false
+        }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            readable = false
+            return false
+        }
+        return true
+    }
 
     /// Hands the socket over after a `101`: the connection leaves the loop (and never a pool) and
     /// the endpoint starts with the bytes the upstream sent behind the head.
-    func detachForTunnel() -> SocketEndpoint {
-        let endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable))
+    func detachForTunnel() -> any TunnelEndpoint {
+        let endpoint: any TunnelEndpoint
+        if let tls {
+            endpoint = TLSEndpoint(fd: fd, loop: loop, session: tls, leftover: Array(input.readable))
+            self.tls = nil
+        } else {
+            endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable))
+        }
         input.consume(input.readableCount)
         closed = true
         loop.deregister(fd)
@@ -407,6 +526,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         guard !closed else { return }
         closed = true
         loop.deregister(fd)
+        // close_notify when the exchange ended cleanly (a pooled connection given up); never
+        // waits for the socket.
+        tls?.free(sendCloseNotify: !peerClosed)
+        tls = nil
         Glibc.close(fd)
         if let timer { loop.cancelTimer(timer); self.timer = nil }
         resumeWaiter(false)
@@ -417,4 +540,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 struct UpstreamKey: Hashable, Sendable {
     var host: String
     var port: Int
+    /// `https://`: TLS to `host`, whose certificate must match it.
+    var tls = false
+
+    /// The scheme's port, which `Host` leaves out.
+    var defaultPort: Int { tls ? 443 : 80 }
 }

@@ -1,9 +1,9 @@
 import EventLoops
 import HTTP1
 
-/// One way of reaching upstreams: the pooled `http://` client (`UpstreamClient`) or libcurl for
-/// `https://` (`HTTPSUpstreamClient`, through the gateway's configured adapter). The proxy holds one
-/// per scheme and picks it from the route, so tests can put a fake in place of either.
+/// One way of reaching upstreams: the pooled client (`UpstreamClient`), plain for `http://` and with
+/// TLS for `https://`. The proxy holds one per scheme and picks it from the route, so tests can put
+/// a fake in place of either.
 ///
 /// One protocol call per exchange; the body pieces are read through the answer (`UpstreamAnswer`).
 public protocol UpstreamTransport: Sendable {

@@ -103,6 +103,15 @@ public struct ReadBuffer {
         return n
     }
 
+    /// Lets `body` write into the free space (at most `maximum` bytes; a TLS read, say) and keeps
+    /// the `written` bytes it reports.
+    public mutating func fill<Outcome>(maximum: Int, _ body: (UnsafeMutableRawPointer, Int) -> (written: Int, outcome: Outcome)) -> Outcome {
+        let space = min(maximum, capacity - writeIndex)
+        let (written, outcome) = body(storage + writeIndex, space)
+        writeIndex += max(0, min(written, space))
+        return outcome
+    }
+
     /// Appends bytes (tests and the client).
     public mutating func append(_ bytes: UnsafeRawBufferPointer, limit: Int = .max) {
         _ = prepareForWrite(minimum: bytes.count, limit: Swift.max(limit, writeIndex + bytes.count))

@@ -16,7 +16,7 @@ enum RefreshedClaims {
     /// The claims JSON to store, or nil when they do not change.
     static func resolve(response: TokenResponse, session: Session, clients: ProviderClients,
                         now: Int64) async -> Result<[UInt8]?, Failure> {
-        let stored = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(session.claims))) ?? [:]
+        let stored = (try? JSONValue.parse(session.claims))?.objectValue ?? [:]
         var base = stored
         var changed = false
         if let idToken = response.idToken {
@@ -51,7 +51,7 @@ enum RefreshedClaims {
         guard let token = session.tokens.idToken else { return nil }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { return nil }
-        return try? JSONDecoder().decode([String: JSONValue].self, from: Data(payload))
+        return (try? JSONValue.parse(payload))?.objectValue
     }
 
     private static func encode(_ claims: [String: JSONValue]) -> [UInt8]? {

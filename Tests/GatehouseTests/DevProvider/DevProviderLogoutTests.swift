@@ -100,8 +100,8 @@ struct DevProviderLogoutTests {
     }
 }
 
-@Suite("Development provider: libcurl back-channel delivery")
-struct DevProviderCurlTransportTests {
+@Suite("Development provider: back-channel delivery over FetchClient")
+struct DevProviderFetchTransportTests {
     @Test("An unreachable back-channel logout URI is reported with no status, not a crash")
     func unreachableClient() async {
         let client = DevClient(id: "gatehouse", secret: "s", redirectURIs: [DevProviderFixture.redirectURI],

@@ -169,7 +169,7 @@ struct AuthHardeningTests {
         let configuration = try configuration()
         return GatewayContext(configuration: configuration,
                               provider: ProviderConnection(configuration: configuration,
-                                                           http: CurlProviderClient(timeout: 1), logger: quiet),
+                                                           http: HTTPProviderClient(timeout: 1), logger: quiet),
                               store: store, metrics: GatewayMetrics(), upstream: UpstreamClient(),
                               staticFiles: StaticFiles(root: NSTemporaryDirectory(), logger: quiet), logger: quiet)
     }

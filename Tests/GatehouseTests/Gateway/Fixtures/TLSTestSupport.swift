@@ -1,10 +1,11 @@
 import Crypto
+import EventLoops
 #if canImport(Glibc)
 import Glibc
 #endif
 import Foundation
 import TestSupport
-import Gatehouse
+@testable import Gatehouse
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
@@ -133,10 +134,36 @@ func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBo
     let logger = Logger(label: "gatehouse.test.tls") { _ in SwiftLogNoOpLogHandler() }
     return GatewayContext(configuration: configuration,
                           provider: ProviderConnection(configuration: configuration,
-                                                       http: CurlProviderClient(timeout: 1), logger: logger),
+                                                       http: HTTPProviderClient(timeout: 1), logger: logger),
                           store: InMemorySessionStore(), metrics: GatewayMetrics(), upstream: UpstreamClient(),
                           httpsUpstream: httpsUpstream,
                           staticFiles: StaticFiles(root: configuration.publicDir, logger: logger), logger: logger)
+}
+
+/// The proxy's upstream clients run on an event loop (a handler task's in the gateway); the tests
+/// relay from a loop of their own.
+enum TLSTestLoop {
+    static let loop: EventLoop = {
+        // A test fixture: without a loop no scenario could run at all.
+        let loop = try! EventLoop(index: 95, threadName: "tls-test-loop")
+        loop.start()
+        return loop
+    }()
+
+    static func run<Value: Sendable>(_ body: @escaping @Sendable () async -> Value) async -> Value {
+        await Task(executorPreference: loop) {
+            await loop.hop()
+            return await body()
+        }.value
+    }
+}
+
+/// `UpstreamRelay.forward` on the test loop.
+func relayOnTestLoop(_ request: UpstreamRequest, body: any HTTPRequestBody, via transport: any UpstreamTransport,
+                     context: GatewayContext, writer: any HTTPResponseWriter) async {
+    await TLSTestLoop.run {
+        await UpstreamRelay.forward(request, body: body, via: transport, context: context, writer: writer)
+    }
 }
 
 /// The resident set size of this process, bytes.
@@ -163,6 +190,21 @@ final class RecordingTLSWriter: HTTPResponseWriter, Sendable {
         var finished = false
         var aborted = false
         var peakResident = 0
+
+        /// The status the browser got: a relayed head's, or a whole answer's (an error of the
+        /// gateway's own, or a small upstream answer relayed in one write).
+        var status: Int? { head?.status ?? response?.status }
+        /// The body text the browser got, streamed (`keepText`) or whole.
+        var text: String {
+            pieceTexts.isEmpty ? String(decoding: response?.body ?? [], as: UTF8.self) : pieceTexts.joined()
+        }
+        /// The length the browser was told: the streamed head's, or the whole answer's field.
+        var toldLength: Int? {
+            if head != nil { return contentLength }
+            return response.map { whole in whole.headers["Content-Length"].flatMap { Int($0) } ?? whole.body.count }
+        }
+        /// The answer went out complete: streamed to its end, or written whole.
+        var complete: Bool { head != nil ? finished : response != nil }
     }
 
     let start = ContinuousClock.now
@@ -240,7 +282,12 @@ final class GeneratedTLSBody: HTTPRequestBody, Sendable {
     private let pause: Duration
     private let progress = Mutex((offset: 0, index: 0, peakResident: 0))
 
-    init(size: Int, pieceSize: Int = 64 << 10, declareLength: Bool, pauseEvery: Int = 8, pause: Duration = .milliseconds(2)) {
+    /// GATEHOUSE_MAX_BODY as the server's body reader enforces it (the proxy relays what it reads).
+    private let limit: Int
+
+    init(size: Int, pieceSize: Int = 64 << 10, declareLength: Bool, pauseEvery: Int = 8, pause: Duration = .milliseconds(2),
+         limit: Int = .max) {
+        self.limit = limit
         self.size = size
         self.pieceSize = pieceSize
         self.pauseEvery = pauseEvery
@@ -257,6 +304,8 @@ final class GeneratedTLSBody: HTTPRequestBody, Sendable {
             return (state.offset, state.index)
         }
         guard offset < size else { return nil }
+        if let declaredLength, declaredLength > limit { throw .tooLarge(limit: limit) }
+        if offset + min(pieceSize, size - offset) > limit { throw .tooLarge(limit: limit) }
         if index > 0 && index % pauseEvery == 0 { try? await Task.sleep(for: pause) }
         let piece = Self.piece(index, count: min(pieceSize, size - offset))
         progress.withLock {
@@ -286,7 +335,7 @@ final class GeneratedTLSBody: HTTPRequestBody, Sendable {
 
 /// The JSON object of a recorded answer's body.
 func tlsAnswerJSON(_ record: RecordingTLSWriter.Record) throws -> [String: Any] {
-    let text = record.pieceTexts.joined()
+    let text = record.text
     guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
         throw TLSTestError.setup("not a JSON object: \(text.prefix(200))")
     }

@@ -89,13 +89,13 @@ server.serve_forever()
     }
 }
 
-@Suite("libcurl provider client against a local server", .enabled(if: LocalTestServer.pythonAvailable), .serialized)
-struct CurlProviderClientTests {
+@Suite("Provider client against a local server", .enabled(if: LocalTestServer.pythonAvailable), .serialized)
+struct HTTPProviderClientTests {
     @Test("A POST sends method, headers and body, and returns status, headers and body")
     func postRoundTrip() async throws {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
-        let client = CurlProviderClient(timeout: 5)
+        let client = HTTPProviderClient(timeout: 5)
         let response = try await client.send(ProviderHTTPRequest(
             method: .post, url: server.url("/echo"),
             headers: [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
@@ -108,7 +108,7 @@ struct CurlProviderClientTests {
         #expect(echo["body"] == "grant_type=refresh_token&refresh_token=r")
         #expect(echo["content_type"] == "application/x-www-form-urlencoded")
         #expect(echo["authorization"] == "Basic YTpi")
-        // Named, as URLSession did; no `Accept` the caller did not set (libcurl's `*/*`).
+        // Named, as URLSession did; no `Accept` the caller did not set (no default `*/*`).
         #expect(echo["user_agent"] == "gatehouse")
         #expect(echo["accept"] == .some(nil))
     }
@@ -117,7 +117,7 @@ struct CurlProviderClientTests {
     func noRedirects() async throws {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
-        let response = try await CurlProviderClient(timeout: 5).send(
+        let response = try await HTTPProviderClient(timeout: 5).send(
             ProviderHTTPRequest(method: .post, url: server.url("/redirect"), body: Array("code=secret".utf8)))
         #expect(response.status == 302)
         #expect(response.header("Location") == "/echo")
@@ -128,9 +128,9 @@ struct CurlProviderClientTests {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         await #expect(throws: ProviderTransportError.responseTooLarge(limit: 1 << 20)) {
-            try await CurlProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: server.url(path)))
+            try await HTTPProviderClient(timeout: 5).send(ProviderHTTPRequest(method: .get, url: server.url(path)))
         }
-        let small = CurlProviderClient(timeout: 5, maximumResponseSize: 10)
+        let small = HTTPProviderClient(timeout: 5, maximumResponseSize: 10)
         await #expect(throws: ProviderTransportError.responseTooLarge(limit: 10)) {
             try await small.send(ProviderHTTPRequest(method: .post, url: server.url("/echo"), body: Array("a=b".utf8)))
         }
@@ -140,7 +140,7 @@ struct CurlProviderClientTests {
     func keptConnection() async throws {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
-        let client = CurlProviderClient(timeout: 5)
+        let client = HTTPProviderClient(timeout: 5)
         for round in 0..<3 {
             let response = try await client.send(ProviderHTTPRequest(method: .post, url: server.url("/echo"),
                                                                      body: Array("round=\(round)".utf8)))
@@ -154,7 +154,7 @@ struct CurlProviderClientTests {
         let server = try await offPool { try LocalTestServer() }
         defer { server.stop() }
         await #expect(throws: ProviderTransportError.timeout) {
-            try await CurlProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: server.url("/slow")))
+            try await HTTPProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: server.url("/slow")))
         }
     }
 
@@ -169,7 +169,7 @@ struct CurlProviderClientTests {
     /// Sends `request` and expects no HTTP answer at all: `.unreachable`.
     static func expectUnreachable(_ request: ProviderHTTPRequest, sourceLocation: SourceLocation = #_sourceLocation) async {
         do {
-            let response = try await CurlProviderClient(timeout: 5).send(request)
+            let response = try await HTTPProviderClient(timeout: 5).send(request)
             Issue.record("expected no answer, got \(response.status)", sourceLocation: sourceLocation)
         } catch {
             guard case .unreachable = error else {
@@ -182,7 +182,7 @@ struct CurlProviderClientTests {
     @Test("A URL that is not http(s) is refused without a request")
     func invalidURL() async {
         await #expect(throws: ProviderTransportError.invalidURL("file:///etc/passwd")) {
-            try await CurlProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: "file:///etc/passwd"))
+            try await HTTPProviderClient(timeout: 1).send(ProviderHTTPRequest(method: .get, url: "file:///etc/passwd"))
         }
     }
 }

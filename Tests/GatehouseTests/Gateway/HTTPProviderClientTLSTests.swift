@@ -7,8 +7,8 @@ import TestSupport
 /// The provider client over real TLS, with the same test CA arrangement as `TLSUpstreamTests`: the
 /// trusted case runs this test binary again inside a private mount namespace whose system CA bundle
 /// includes this run's certificate; outside it, the certificate is as unknown as a forged one.
-@Suite("libcurl provider client over TLS")
-struct CurlProviderClientTLSTests {
+@Suite("Provider client over TLS")
+struct HTTPProviderClientTLSTests {
     static let directoryVariable = "GATEHOUSE_PROVIDER_TLS_TEST_DIR"
 
     @Test("a provider whose certificate the system trusts answers over https")
@@ -16,32 +16,32 @@ struct CurlProviderClientTLSTests {
         let certificates = try await TLSTestCertificates.make()
         defer { certificates.remove() }
         try await expectPassesTrustingTestCertificate(certificates, variable: Self.directoryVariable,
-                                                      filter: "CurlProviderClientTLSScenario/", marker: "provider-ran")
+                                                      filter: "HTTPProviderClientTLSScenario/", marker: "provider-ran")
     }
 
     @Test("a provider whose certificate the system does not trust is unreachable, nothing sent")
     func untrusted() async throws {
         try await withUntrustedTLSServer { port in
-            await CurlProviderClientTests.expectUnreachable(ProviderHTTPRequest(
+            await HTTPProviderClientTests.expectUnreachable(ProviderHTTPRequest(
                 method: .post, url: "https://127.0.0.1:\(port)/token", body: Array("code=secret".utf8)))
         }
     }
 }
 
-/// Runs only inside the child process that `CurlProviderClientTLSTests.trusted` starts.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment[CurlProviderClientTLSTests.directoryVariable] != nil))
-struct CurlProviderClientTLSScenario {
+/// Runs only inside the child process that `HTTPProviderClientTLSTests.trusted` starts.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment[HTTPProviderClientTLSTests.directoryVariable] != nil))
+struct HTTPProviderClientTLSScenario {
     @Test func postOverTLS() async throws {
-        let path = try #require(ProcessInfo.processInfo.environment[CurlProviderClientTLSTests.directoryVariable])
+        let path = try #require(ProcessInfo.processInfo.environment[HTTPProviderClientTLSTests.directoryVariable])
         let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
         try Data().write(to: certificates.directory.appendingPathComponent("provider-ran"))
         let server = try TLSTestServer(certificates: certificates)
         defer { server.stop() }
         // The bundle (bind-mounted over the system one) is parsed once for the client, however many
-        // TLS connections it opens (`CurlTrust`).
+        // TLS connections it opens (`TLSClientContext`).
         let opens = try FileOpenWatch(path: certificates.bundle)
         defer { opens.close() }
-        let client = CurlProviderClient(timeout: 5)
+        let client = HTTPProviderClient(timeout: 5)
         let response = try await client.send(ProviderHTTPRequest(
             method: .post, url: "https://127.0.0.1:\(server.port)/token",
             headers: [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded")],

@@ -3,8 +3,8 @@ import GatehouseTime
 import HTTP1
 import HTTPClient
 
-/// ``ProviderHTTPClient`` on libcurl (`CurlFetchClient`: OpenSSL with the system CA bundle, kept
-/// connections, one thread for the process).
+/// ``ProviderHTTPClient`` on the gateway's own HTTP/1.1 client (`FetchClient`: OpenSSL with the
+/// system CA bundle parsed once, kept connections, on the calling request's event loop).
 ///
 /// - Each call is limited to `timeout` seconds (`GATEHOUSE_PROVIDER_TIMEOUT`), connection included.
 /// - Redirects are never followed: a `3xx` is returned as it is, so a token request (with its
@@ -13,14 +13,14 @@ import HTTPClient
 ///   ``ProviderTransportError/responseTooLarge(limit:)``.
 /// - No cookies, no cache, no proxy from the environment, no content decoding.
 ///
-/// For example: `let http = CurlProviderClient(timeout: 10)`.
-public struct CurlProviderClient: ProviderHTTPClient {
-    public static let defaultMaximumResponseSize = CurlFetchClient.defaultMaximumResponseSize
+/// For example: `let http = HTTPProviderClient(timeout: 10)`.
+public struct HTTPProviderClient: ProviderHTTPClient {
+    public static let defaultMaximumResponseSize = FetchClient.defaultMaximumResponseSize
 
     public let timeout: Int
     public let maximumResponseSize: Int
 
-    public init(timeout: Int, maximumResponseSize: Int = CurlProviderClient.defaultMaximumResponseSize) {
+    public init(timeout: Int, maximumResponseSize: Int = HTTPProviderClient.defaultMaximumResponseSize) {
         self.timeout = max(1, timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
     }
@@ -30,9 +30,9 @@ public struct CurlProviderClient: ProviderHTTPClient {
         for header in request.headers { headers.add(header.name, header.value) }
         // URLSession named itself, and some providers' firewalls refuse a request without one.
         if !headers.contains("User-Agent") { headers.add("User-Agent", "gatehouse") }
-        let answer: CurlFetchResponse
+        let answer: FetchResponse
         do {
-            answer = try await CurlFetchClient.shared.fetch(
+            answer = try await FetchClient.shared.fetch(
                 request.method.rawValue, request.url, headers: headers,
                 body: request.method == .post ? request.body : nil,
                 timeoutNanoseconds: TimeUnits.nanoseconds(seconds: timeout), maxResponseBytes: maximumResponseSize)
@@ -44,7 +44,7 @@ public struct CurlProviderClient: ProviderHTTPClient {
                                     body: answer.body)
     }
 
-    private static func transportError(_ error: CurlFetchError, url: String) -> ProviderTransportError {
+    private static func transportError(_ error: FetchError, url: String) -> ProviderTransportError {
         switch error {
         case .invalidURL: .invalidURL(url)
         case .timeout: .timeout

@@ -215,6 +215,23 @@ def main() -> int:
                             " WHERE table_schema = 'public'").stdout.strip()
             assert tables, "no tables in PostgreSQL"
             return "; ".join(answers) + f"; PostgreSQL tables: {tables}"
+
+        @check("the release gateways reuse their PostgreSQL connections: 150 /readyz each (a store round trip "
+               "apiece) all 200, and the pools hold at most 4 connections per gateway")
+        def _():
+            assert all(name in urls for name in gateways), "the gateways did not start"
+            # A release build once lost libpq's function table to the optimiser: every transaction
+            # opened a connection and none was closed, until PostgreSQL refused clients (the debug
+            # build used by the other suites was fine).
+            for name in gateways:
+                statuses = [http_status(urls[name] + "/readyz")[0] for _ in range(150)]
+                assert statuses.count(200) == len(statuses), f"{name}: /readyz answers {sorted(set(statuses))}"
+            environment = environment_of(services["postgres"], variables)
+            held = podman("exec", containers["postgres"], "psql", "-U", environment["POSTGRES_USER"],
+                          "-d", environment["POSTGRES_DB"], "-tAc",
+                          "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'gatehouse'").stdout.strip()
+            assert held.isdigit() and 0 < int(held) <= 4 * len(gateways), f"gateway connections held: {held}"
+            return f"{held} connections held by {len(gateways)} gateways"
     finally:
         for container in containers.values():
             save_logs(container)

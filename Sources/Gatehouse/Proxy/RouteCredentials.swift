@@ -90,6 +90,8 @@ enum RouteCredentials {
             }
             return .signedIn(resolved)
         } catch {
+            // As `/api/user` does: without it an unreachable store showed only as 503s in the access log.
+            context.logger.error("api: session lookup failed", metadata: ["error": "\(error)"])
             return .unavailable
         }
     }

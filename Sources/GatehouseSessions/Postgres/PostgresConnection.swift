@@ -10,6 +10,8 @@ import Glibc
 /// cross threads (`@unchecked Sendable`).
 final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
+    /// libpq's functions (`LibPQ`).
+    private let pq: gatehouse_pq_functions
     /// Removes the URI's passwords from libpq's messages.
     private let scrub: @Sendable (String) -> String
 
@@ -21,8 +23,8 @@ final class PostgresConnection: @unchecked Sendable {
     ///   - defaults: `connect_timeout`, `application_name`…: used unless the URI or a `PG*` variable sets them.
     init(uri: String, defaults: [(String, String)], scrub: @escaping @Sendable (String) -> String) throws(PostgresError) {
         self.scrub = scrub
-        // libpq is loaded with the first connection (CLibPQ): a gateway on SQLite never maps it.
-        if let failure = gatehouse_pq_load() { throw .unavailable(String(cString: failure)) }
+        // libpq is loaded with the first connection (`LibPQ`): a gateway on SQLite never maps it.
+        pq = try LibPQ.shared.get().call
         let pairs = defaults + [("dbname", uri)]
         let keywords = pairs.map { strdup($0.0) } + [nil]
         let values = pairs.map { strdup($0.1) } + [nil]
@@ -32,34 +34,34 @@ final class PostgresConnection: @unchecked Sendable {
         }
         let connection = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keys in
             values.map { UnsafePointer($0) }.withUnsafeBufferPointer { vals in
-                gatehouse_PQconnectdbParams(keys.baseAddress, vals.baseAddress, 1)
+                pq.connectdbParams!(keys.baseAddress, vals.baseAddress, 1)
             }
         }
         guard let connection else { throw .unavailable("out of memory opening a connection") }
-        guard gatehouse_PQstatus(connection) == CONNECTION_OK else {
-            let message = scrub(Self.trimmed(gatehouse_PQerrorMessage(connection)))
-            gatehouse_PQfinish(connection)
+        guard pq.status!(connection) == CONNECTION_OK else {
+            let message = scrub(Self.trimmed(pq.errorMessage!(connection)))
+            pq.finish!(connection)
             throw .unavailable(message.isEmpty ? "cannot connect" : message)
         }
         // Notices (`relation … already exists, skipping`) would go to stderr unformatted: drop them.
-        gatehouse_PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        _ = pq.setNoticeProcessor!(connection, { _, _ in }, nil)
         handle = connection
     }
 
     deinit {
-        if let handle { gatehouse_PQfinish(handle) }
+        if let handle { pq.finish!(handle) }
     }
 
     /// False once the connection broke (server gone, deadline passed): the pool discards it.
     var isUsable: Bool {
         guard let handle else { return false }
-        return gatehouse_PQstatus(handle) == CONNECTION_OK
+        return pq.status!(handle) == CONNECTION_OK
     }
 
     /// True while a transaction is open or failed on the server.
     var isInTransaction: Bool {
         guard let handle else { return false }
-        let status = gatehouse_PQtransactionStatus(handle)
+        let status = pq.transactionStatus!(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
 
@@ -67,7 +69,7 @@ final class PostgresConnection: @unchecked Sendable {
     /// or a migration file. Fails with the first error.
     func executeScript(_ sql: String, deadline: ContinuousClock.Instant, label: String? = nil) throws(PostgresError) {
         let handle = try openHandle(sql: label ?? sql)
-        guard gatehouse_PQsendQuery(handle, sql) == 1 else { throw sendFailure(handle, sql: label ?? sql) }
+        guard pq.sendQuery!(handle, sql) == 1 else { throw sendFailure(handle, sql: label ?? sql) }
         _ = try collect(handle, sql: label ?? sql, deadline: deadline) { _ in }
     }
 
@@ -83,7 +85,7 @@ final class PostgresConnection: @unchecked Sendable {
         let lengths = buffers.map { Int32($0?.count ?? 0) }
         // libpq copies the parameters while sending, so the pointers need only live for the call.
         let sent: Int32 = withPointers(to: buffers) { pointers in
-            gatehouse_PQsendQueryParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
+            pq.sendQueryParams!(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
         }
         guard sent == 1 else { throw sendFailure(handle, sql: sql) }
         return try collect(handle, sql: sql, deadline: deadline, rows: rows)
@@ -91,14 +93,14 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Closes the socket now (after a deadline passed the connection's state is unknown).
     func close() {
-        if let handle { gatehouse_PQfinish(handle) }
+        if let handle { pq.finish!(handle) }
         handle = nil
     }
 
     // MARK: - Waiting for results
 
     private func openHandle(sql: String) throws(PostgresError) -> OpaquePointer {
-        guard let handle, gatehouse_PQstatus(handle) == CONNECTION_OK else {
+        guard let handle, pq.status!(handle) == CONNECTION_OK else {
             throw .unavailable("the connection to PostgreSQL is closed", sql: sql)
         }
         return handle
@@ -112,25 +114,25 @@ final class PostgresConnection: @unchecked Sendable {
         var count = 0
         while true {
             try awaitResult(handle, sql: sql, deadline: deadline)
-            guard let result = gatehouse_PQgetResult(handle) else { break }
-            defer { gatehouse_PQclear(result) }
-            switch gatehouse_PQresultStatus(result) {
+            guard let result = pq.getResult!(handle) else { break }
+            defer { pq.clear!(result) }
+            switch pq.resultStatus!(result) {
             case PGRES_COMMAND_OK:
-                count = Int(String(cString: gatehouse_PQcmdTuples(result))) ?? 0
+                count = pq.cmdTuples!(result).flatMap { Int(String(cString: $0)) } ?? 0
             case PGRES_TUPLES_OK:
-                let rowCount = Int(gatehouse_PQntuples(result))
+                let rowCount = Int(pq.ntuples!(result))
                 count = rowCount
                 guard failure == nil else { continue }
-                let columns = Int(gatehouse_PQnfields(result))
+                let columns = Int(pq.nfields!(result))
                 for r in 0..<Int32(rowCount) {
                     var values: [[UInt8]?] = []
                     values.reserveCapacity(columns)
                     for c in 0..<Int32(columns) {
-                        if gatehouse_PQgetisnull(result, r, c) == 1 {
+                        if pq.getisnull!(result, r, c) == 1 {
                             values.append(nil)
                         } else {
-                            let length = Int(gatehouse_PQgetlength(result, r, c))
-                            let start = UnsafeRawPointer(gatehouse_PQgetvalue(result, r, c)!)
+                            let length = Int(pq.getlength!(result, r, c))
+                            let start = UnsafeRawPointer(pq.getvalue!(result, r, c)!)
                             values.append(Array(UnsafeRawBufferPointer(start: start, count: length)))
                         }
                     }
@@ -148,7 +150,7 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Waits until libpq holds a complete result (or the end of results) without blocking past `deadline`.
     private func awaitResult(_ handle: OpaquePointer, sql: String, deadline: ContinuousClock.Instant) throws(PostgresError) {
-        while gatehouse_PQisBusy(handle) == 1 {
+        while pq.isBusy!(handle) == 1 {
             let remaining = deadline - .now
             guard remaining > .zero else {
                 // The server may still be running it: drop the connection (its statement_timeout ends
@@ -158,14 +160,14 @@ final class PostgresConnection: @unchecked Sendable {
             }
             let millis = max(1, Int32(clamping: remaining.components.seconds * 1_000
                                         + remaining.components.attoseconds / 1_000_000_000_000_000))
-            var descriptor = pollfd(fd: gatehouse_PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            var descriptor = pollfd(fd: pq.socket!(handle), events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, millis)
             if ready < 0 && errno != EINTR {
                 close()
                 throw .unavailable("poll failed (errno \(errno))", sql: sql)
             }
-            if ready > 0 && gatehouse_PQconsumeInput(handle) == 0 {
-                let message = scrub(Self.trimmed(gatehouse_PQerrorMessage(handle)))
+            if ready > 0 && pq.consumeInput!(handle) == 0 {
+                let message = scrub(Self.trimmed(pq.errorMessage!(handle)))
                 close()
                 throw .unavailable(message.isEmpty ? "connection lost" : message, sql: sql)
             }
@@ -173,22 +175,22 @@ final class PostgresConnection: @unchecked Sendable {
     }
 
     private func sendFailure(_ handle: OpaquePointer, sql: String) -> PostgresError {
-        let message = scrub(Self.trimmed(gatehouse_PQerrorMessage(handle)))
-        let broken = gatehouse_PQstatus(handle) != CONNECTION_OK
+        let message = scrub(Self.trimmed(pq.errorMessage!(handle)))
+        let broken = pq.status!(handle) != CONNECTION_OK
         if broken { close() }
         return PostgresError(kind: broken ? .unavailable : .protocolViolation,
                              message: message.isEmpty ? "cannot send the statement" : message, sql: sql)
     }
 
     private func resultError(_ result: OpaquePointer, _ handle: OpaquePointer, sql: String) -> PostgresError {
-        if let state = gatehouse_PQresultErrorField(result, Int32(UInt8(ascii: "C"))) {
+        if let state = pq.resultErrorField!(result, Int32(UInt8(ascii: "C"))) {
             // The primary message only: DETAIL quotes key values (e.g. the duplicate id hash).
-            let primary = gatehouse_PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? ""
+            let primary = pq.resultErrorField!(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? ""
             return PostgresError(kind: .server(sqlState: String(cString: state)), message: scrub(primary), sql: sql)
         }
         // No SQLSTATE: libpq's own error, typically the connection breaking mid-result.
-        let message = scrub(Self.trimmed(gatehouse_PQresultErrorMessage(result)))
-        let broken = gatehouse_PQstatus(handle) != CONNECTION_OK
+        let message = scrub(Self.trimmed(pq.resultErrorMessage!(result)))
+        let broken = pq.status!(handle) != CONNECTION_OK
         return PostgresError(kind: broken ? .unavailable : .protocolViolation,
                              message: message.isEmpty ? "unexpected result" : message, sql: sql)
     }

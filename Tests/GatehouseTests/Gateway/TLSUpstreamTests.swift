@@ -8,9 +8,9 @@ import HTTPServer
 import Testing
 import TestSupport
 
-/// `https://` upstreams (TLSUpstream) against a real TLS server.
+/// `https://` upstreams (the pooled client with TLS, `UpstreamClients.tls`) against a real TLS server.
 ///
-/// libcurl (OpenSSL flavour) trusts the system CA bundle by default, and Gatehouse adds no other, so each
+/// Gatehouse trusts the system CA bundle (`TLSClientContext`) and nothing else, so each
 /// scenario runs this test binary again, filtered to one `TLSUpstreamScenarios` test, inside a
 /// private mount namespace (`unshare --mount`) where a bundle with this run's certificate is
 /// bind-mounted over `/etc/ssl/certs/ca-certificates.crt`. Nothing outside that namespace changes.
@@ -366,6 +366,7 @@ struct TLSUpstreamScenarios {
 
     /// The CA bundle is parsed once for the client, not once per TLS connection (`TLSClientContext`: about
     /// 24 ms of CPU each time): four answers that each close their connection, one open of the file.
+    /// Each connection after the first resumes a session its predecessor was given (`TLSSessionCache`).
     @Test func caBundleReadOnce() async throws {
         let (certificates, server) = try Self.environment(.caBundleReadOnce)
         defer { server.stop() }
@@ -374,14 +375,18 @@ struct TLSUpstreamScenarios {
         let opens = try FileOpenWatch(path: certificates.bundle)
         defer { opens.close() }
         var connections: [Int] = []
+        var resumed: [Bool] = []
         for _ in 0..<4 {
             let writer = RecordingTLSWriter(keepText: true)
             await relayOnTestLoop(Self.request("/close", port: server.port), body: BufferedRequestBody([]),
                                         via: context.httpsUpstream, context: context, writer: writer)
             #expect(writer.snapshot.head?.status == 200)
-            connections.append(try #require(try tlsAnswerJSON(writer.snapshot)["connection"] as? Int))
+            let answer = try tlsAnswerJSON(writer.snapshot)
+            connections.append(try #require(answer["connection"] as? Int))
+            resumed.append(try #require(answer["resumed"] as? Bool))
         }
         #expect(Set(connections).count == 4, "connections used: \(connections)")
+        #expect(resumed == [false, true, true, true], "sessions resumed: \(resumed)")
         let opened = opens.count()
         #expect(opened == 1, "the CA bundle was opened \(opened) times for 4 TLS connections")
     }

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// The proxy reaches upstreams only through the `UpstreamTransport` its context holds: a fake put in
-/// place of libcurl receives the exchange, and its answer (or failure) is relayed by the same code
+/// place of the pooled client receives the exchange, and its answer (or failure) is relayed by the same code
 /// as a real one's.
 @Suite("UpstreamTransport")
 struct UpstreamTransportTests {

@@ -33,7 +33,7 @@ func runTLSTestCommand(_ executable: String, _ arguments: [String],
 
 /// The per-run certificate material: a self-signed certificate for 127.0.0.1 and a CA bundle of the
 /// system's roots plus that certificate (bind-mounted over the system bundle in the child's private
-/// mount namespace: libcurl's default CA file, and Gatehouse configures no other).
+/// mount namespace: the file `TLSClientContext` reads, and Gatehouse trusts no other).
 struct TLSTestCertificates {
     static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
     let directory: URL

@@ -127,7 +127,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["HTTP1", "EventLoops", "GatehouseTime"], path: "Tests/TestSupport",
                 swiftSettings: settings),
         .testTarget(name: "HTTPServerTests",
-                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TestSupport", "GatehouseTime",
+                    dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "COpenSSL", "TestSupport", "GatehouseTime",
                                    .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",

@@ -59,6 +59,21 @@ static inline SSL *gatehouse_tls_client_new(SSL_CTX *ctx, int fd, const char *ho
     return ssl;
 }
 
+/* Client-side session resumption: OpenSSL hands each new session (after a TLS 1.2 handshake, or
+ * with a TLS 1.3 NewSessionTicket) to `on_new_session`, which owns it when it returns 1; nothing is
+ * kept inside OpenSSL. */
+static inline void gatehouse_tls_keep_client_sessions(SSL_CTX *ctx, int (*on_new_session)(SSL *, SSL_SESSION *)) {
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, on_new_session);
+}
+
+/* The connection's owner, for callbacks (OpenSSL's app data slot). */
+static inline void gatehouse_tls_set_owner(SSL *ssl, void *owner) { SSL_set_app_data(ssl, owner); }
+static inline void *gatehouse_tls_owner(const SSL *ssl) { return SSL_get_app_data(ssl); }
+
+/* Whether the handshake just done resumed a session. */
+static inline int gatehouse_tls_resumed(const SSL *ssl) { return SSL_session_reused(ssl); }
+
 /* What an SSL_* call's result means, with errno kept for SSL_ERROR_SYSCALL. */
 enum gatehouse_tls_status {
     GATEHOUSE_TLS_OK = 0,

@@ -122,7 +122,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     /// The TLS handshake, driven by readiness until done or `deadline`.
     private func handshake(deadline: UInt64) async throws(UpstreamError) {
-        let session = try TLSSession(fd: fd, host: key.host, context: try TLSClientContext.current())
+        let session = try TLSSession(fd: fd, host: key.host, port: key.port, context: try TLSClientContext.current())
         tls = session
         while true {
             let step = session.handshake()

@@ -16,10 +16,16 @@ import Synchronization
 ///   address; SNI for names; ALPN offers `http/1.1` only; no renegotiation, no compression.
 /// - The context is rebuilt when it is an hour old, so an updated bundle is used without a restart;
 ///   connections made before keep the context they were made with.
+/// - Sessions are resumed per server (`TLSSessionCache`), never across a bundle change.
 public final class TLSClientContext: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Sessions verified with this context's bundle, to resume (`TLSSessionCache`).
+    let sessions = TLSSessionCache()
 
-    private init(pointer: OpaquePointer) { self.pointer = pointer }
+    private init(pointer: OpaquePointer) {
+        self.pointer = pointer
+        gatehouse_tls_keep_client_sessions(pointer, keepNewSession)
+    }
     deinit { SSL_CTX_free(pointer) }
 
     /// How long a parsed bundle is used before the file is read again.
@@ -51,4 +57,14 @@ public final class TLSClientContext: @unchecked Sendable {
     }
 
     private static let cache = Mutex<(TLSClientContext, UInt64)?>(nil)
+}
+
+/// OpenSSL's new-session callback: the session goes to the cache of the connection's context, under
+/// the connection's server. Runs inside the connection's own `SSL_connect`/`SSL_read`, on its loop,
+/// while its `TLSSession` (the owner) is alive.
+private func keepNewSession(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {
+    guard let ssl, let session, let owner = gatehouse_tls_owner(ssl) else { return 0 }
+    let connection = Unmanaged<TLSSession>.fromOpaque(owner).takeUnretainedValue()
+    connection.context.sessions.keep(session, for: connection.server)
+    return 1
 }

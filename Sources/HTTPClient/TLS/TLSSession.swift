@@ -27,17 +27,27 @@ enum TLSProgress: Equatable {
 final class TLSSession {
     private let ssl: OpaquePointer
     /// Held so the context outlives every connection made with it (OpenSSL counts it too).
-    private let context: TLSClientContext
+    let context: TLSClientContext
+    /// `host:port`: the server whose sessions this connection may resume and keeps.
+    let server: String
     private var freed = false
 
-    /// Starts a client connection for `host` (a name or an IP literal) on the connected socket `fd`.
-    init(fd: Int32, host: String, context: TLSClientContext) throws(UpstreamError) {
+    /// Starts a client connection for `host` (a name or an IP literal) and `port` on the connected
+    /// socket `fd`, offering the session kept for that server if there is one.
+    init(fd: Int32, host: String, port: Int, context: TLSClientContext) throws(UpstreamError) {
         let isIP = SocketAddress(ip: host, port: 0) != nil
         guard let ssl = gatehouse_tls_client_new(context.pointer, fd, host, isIP ? 1 : 0) else {
             throw .connectFailed("TLS: cannot set up a connection for \(host)")
         }
         self.ssl = ssl
         self.context = context
+        server = host + ":" + String(port)
+        // Unretained: OpenSSL calls back only from this object's own calls.
+        gatehouse_tls_set_owner(ssl, Unmanaged.passUnretained(self).toOpaque())
+        if let kept = context.sessions.resumable(for: server) {
+            // OpenSSL takes its own reference; a session the server no longer knows means a full handshake.
+            _ = SSL_set_session(ssl, kept.pointer)
+        }
     }
 
     deinit { free(sendCloseNotify: false) }
@@ -64,6 +74,9 @@ final class TLSSession {
         return n > 0 ? .done(n) : progress(Int32(-n), during: "write")
     }
 
+    /// Whether the finished handshake resumed a kept session.
+    var resumed: Bool { gatehouse_tls_resumed(ssl) == 1 }
+
     /// Plaintext OpenSSL has decrypted and not yet handed over.
     var hasBufferedBytes: Bool { SSL_pending(ssl) > 0 }
 
@@ -78,6 +91,7 @@ final class TLSSession {
     func free(sendCloseNotify: Bool) {
         guard !freed else { return }
         freed = true
+        gatehouse_tls_set_owner(ssl, nil)
         gatehouse_tls_free(ssl, sendCloseNotify ? 1 : 0)
     }
 

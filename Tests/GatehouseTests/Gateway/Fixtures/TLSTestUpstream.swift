@@ -132,7 +132,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         elif path == "/close":
             # Each answer ends its connection: the next request needs a new TCP and TLS connection.
-            self.send_body(200, json.dumps({"connection": self.connection_number}).encode(),
+            self.send_body(200, json.dumps({"connection": self.connection_number,
+                                            "resumed": self.request.session_reused}).encode(),
                            extra=[("Connection", "close")])
             self.close_connection = True
         elif path == "/cookie":

@@ -81,7 +81,8 @@ struct TLSUpstreamTests {
 
 enum TLSScenario: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case serverSentEvents, bigDownload, closedPort, slowFirstByte, redirect, echo, gzip, browserGone, cookies,
-         streamedUpload, chunkedUpload, uploadTooLarge, connectionReuse, upstreamCut, throughGateway, caBundleReadOnce
+         streamedUpload, chunkedUpload, uploadTooLarge, connectionReuse, upstreamCut, throughGateway, caBundleReadOnce,
+         hostMismatch
 
     static let directoryVariable = "GATEHOUSE_TLS_TEST_DIR"
     var testDescription: String { rawValue }
@@ -389,6 +390,39 @@ struct TLSUpstreamScenarios {
         #expect(resumed == [false, true, true, true], "sessions resumed: \(resumed)")
         let opened = opens.count()
         #expect(opened == 1, "the CA bundle was opened \(opened) times for 4 TLS connections")
+    }
+
+    /// The certificate names 127.0.0.1 only: reached as `localhost`, the same trusted server is
+    /// refused (502, nothing relayed), even right after a session was kept for `127.0.0.1` on the
+    /// same port (a resumed session would skip the certificate check: it is never offered to
+    /// another name), and the refused connections never reach the upstream's HTTP handler.
+    @Test func hostMismatch() async throws {
+        let (_, server) = try Self.environment(.hostMismatch)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        let trusted = RecordingTLSWriter(keepText: true)
+        await relayOnTestLoop(Self.request("/close", port: server.port), body: BufferedRequestBody([]),
+                              via: context.httpsUpstream, context: context, writer: trusted)
+        #expect(trusted.snapshot.head?.status == 200)
+        let first = try #require(try tlsAnswerJSON(trusted.snapshot)["connection"] as? Int)
+        for _ in 0..<2 {
+            let writer = RecordingTLSWriter()
+            await relayOnTestLoop(UpstreamRequest(host: "localhost", port: server.port, method: "GET", target: "/close",
+                                                  headers: ["Accept": "*/*"]),
+                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
+            let response = try #require(writer.snapshot.response)
+            #expect(response.status == 502)
+            #expect(response.jsonErrorCode == "upstream_unreachable")
+            #expect(writer.snapshot.head == nil)
+        }
+        // The next trusted connection is the upstream's next request: the refused ones sent none.
+        let again = RecordingTLSWriter(keepText: true)
+        await relayOnTestLoop(Self.request("/close", port: server.port), body: BufferedRequestBody([]),
+                              via: context.httpsUpstream, context: context, writer: again)
+        let answer = try tlsAnswerJSON(again.snapshot)
+        #expect(answer["resumed"] as? Bool == true)
+        // The upstream counts the connections it served: none was served to `localhost`.
+        #expect(answer["connection"] as? Int == first + 1)
     }
 
     /// The whole path: browser → gateway (real server, session, CSRF) → https upstream, so the upload

@@ -12,9 +12,10 @@ enum ContentNegotiation {
     /// lowercased strings was a tenth of the user time.
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
         var preference = GzipPreference()
-        for field in headers where field.name.asciiCaseInsensitiveEquals("Accept-Encoding") {
-            let scanned: Void? = field.value.utf8.withContiguousStorageIfAvailable { preference.scan($0) }
-            if scanned == nil { Array(field.value.utf8).withUnsafeBufferPointer { preference.scan($0) } }
+        headers.forEachValue("Accept-Encoding") { value in
+            let scanned: Void? = value.utf8.withContiguousStorageIfAvailable { preference.scan($0) }
+            if scanned == nil { Array(value.utf8).withUnsafeBufferPointer { preference.scan($0) } }
+            return true
         }
         return preference.accepts
     }

@@ -44,9 +44,7 @@ public enum CookieParser {
     /// Calls `body` with every cookie called `name` across the `Cookie` headers, in order, until it
     /// returns false. Allocates nothing (this runs on every API request).
     public static func forEachValue(named name: String, in headers: HTTPHeaders, _ body: (Substring) -> Bool) {
-        for field in headers where field.name.asciiCaseInsensitiveEquals("Cookie") {
-            guard forEachValue(named: name, inHeader: field.value, body) else { return }
-        }
+        headers.forEachValue("Cookie") { header in forEachValue(named: name, inHeader: header, body) }
     }
 
     /// Scans the bytes once: pairs are split at `;`, names and values trimmed of spaces and tabs,

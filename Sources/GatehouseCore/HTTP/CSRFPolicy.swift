@@ -10,11 +10,13 @@ public enum CSRFPolicy {
     /// True when exactly one `headerName` field is present and its value is exactly `1`.
     public static func check(_ headers: HTTPHeaders, headerName: String) -> Bool {
         var value: String? = nil
-        for field in headers where field.name.asciiCaseInsensitiveEquals(headerName) {
-            guard value == nil else { return false }
-            value = field.value
+        var several = false
+        headers.forEachValue(headerName) { found in
+            several = value != nil
+            value = found
+            return !several
         }
-        guard let value else { return false }
+        guard !several, let value else { return false }
         return value.trimmingASCIIWhitespace().utf8.elementsEqual("1".utf8)
     }
 }

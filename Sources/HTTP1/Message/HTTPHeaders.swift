@@ -29,27 +29,59 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public func makeIterator() -> IndexingIterator<[HTTPField]> { fields.makeIterator() }
 
+    /// The index of the first field called `name` at or after `start`. The fields are read in
+    /// place (a `for field in fields` loop copies each field, retaining and releasing both of its
+    /// strings, and header look-ups scan the list about ten times per proxied request).
+    @inline(__always)
+    private func firstIndex(of name: String, from start: Int = 0) -> Int? {
+        fields.withUnsafeBufferPointer { buffer in
+            var index = start
+            while index < buffer.count {
+                if buffer[index].name.asciiCaseInsensitiveEquals(name) { return index }
+                index += 1
+            }
+            return nil
+        }
+    }
+
     /// The first value of `name`, compared without ASCII case.
     public subscript(name: String) -> String? {
-        for field in fields where field.name.asciiCaseInsensitiveEquals(name) { return field.value }
-        return nil
+        firstIndex(of: name).map { fields[$0].value }
     }
 
     /// Every value of `name`, in arrival order.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.asciiCaseInsensitiveEquals(name) }.map(\.value)
+        var found: [String] = []
+        var next = firstIndex(of: name)
+        while let index = next {
+            found.append(fields[index].value)
+            next = firstIndex(of: name, from: index + 1)
+        }
+        return found
     }
 
     public func contains(_ name: String) -> Bool {
-        fields.contains { $0.name.asciiCaseInsensitiveEquals(name) }
+        firstIndex(of: name) != nil
+    }
+
+    /// Calls `body` with the value of every field called `name` (ASCII case ignored), in arrival
+    /// order, until it returns false; the other fields are not copied.
+    public func forEachValue<Failure: Error>(_ name: String, _ body: (String) throws(Failure) -> Bool) throws(Failure) {
+        var next = firstIndex(of: name)
+        while let index = next {
+            guard try body(fields[index].value) else { return }
+            next = firstIndex(of: name, from: index + 1)
+        }
     }
 
     /// Calls `body` with each comma-separated, trimmed, non-empty element of every `name` field,
     /// as it is spelled (compare without case); `body` returns false to stop. Allocates nothing:
     /// this runs on every proxied request (`Connection` of both sides).
     public func forEachToken(_ name: String, _ body: (Substring) -> Bool) {
-        for field in fields where field.name.asciiCaseInsensitiveEquals(name) {
-            var rest = field.value[...]
+        var next = firstIndex(of: name)
+        while let index = next {
+            next = firstIndex(of: name, from: index + 1)
+            var rest = fields[index].value[...]
             while !rest.isEmpty {
                 let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
                 let element = rest[..<comma].trimmingASCIIWhitespace()

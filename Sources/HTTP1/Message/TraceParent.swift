@@ -72,11 +72,13 @@ public struct TraceParent: Sendable, Equatable {
     /// (§3.2.1: several are invalid), otherwise a fresh one.
     public static func continuing(_ headers: HTTPHeaders) -> TraceParent {
         var found: String? = nil
-        for field in headers where field.name.asciiCaseInsensitiveEquals(headerName) {
-            guard found == nil else { return fresh() }
-            found = field.value
+        var several = false
+        headers.forEachValue(headerName) { value in
+            several = found != nil
+            found = value
+            return !several
         }
-        if let found, let parsed = TraceParent(parsing: found) { return parsed }
+        if !several, let found, let parsed = TraceParent(parsing: found) { return parsed }
         return fresh()
     }
 

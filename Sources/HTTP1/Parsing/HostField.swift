@@ -4,9 +4,10 @@
 enum HostField {
     static func validate(_ head: HTTPRequestHead) throws(HTTPParseError) {
         var found: String?
-        for field in head.headers where field.name.asciiCaseInsensitiveEquals("host") {
+        try head.headers.forEachValue("host") { (value: String) throws(HTTPParseError) -> Bool in
             if found != nil { throw .multipleHost }
-            found = field.value
+            found = value
+            return true
         }
         guard let host = found else {
             if head.version == .http1_0 { return }

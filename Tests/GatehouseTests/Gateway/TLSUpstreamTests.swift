@@ -42,14 +42,7 @@ struct TLSUpstreamTests {
         let server = try await TLSTestServer.start(certificates: certificates)
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)
-        let writer = RecordingTLSWriter()
-        await relayOnTestLoop(UpstreamRequest(host: "127.0.0.1", port: server.port, method: "GET", target: "/echo",
-                                                  headers: ["Accept": "*/*"]),
-                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
-        let response = try #require(writer.snapshot.response)
-        #expect(response.status == 502)
-        #expect(response.jsonErrorCode == "upstream_unreachable")
-        #expect(writer.snapshot.head == nil)
+        try await expectTLSRefused(host: "127.0.0.1", port: server.port, target: "/echo", context: context)
     }
 
     @Test("the answer's framing: its Content-Length, encoded bodies untouched, policy applied")
@@ -406,14 +399,7 @@ struct TLSUpstreamScenarios {
         #expect(trusted.snapshot.head?.status == 200)
         let first = try #require(try tlsAnswerJSON(trusted.snapshot)["connection"] as? Int)
         for _ in 0..<2 {
-            let writer = RecordingTLSWriter()
-            await relayOnTestLoop(UpstreamRequest(host: "localhost", port: server.port, method: "GET", target: "/close",
-                                                  headers: ["Accept": "*/*"]),
-                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
-            let response = try #require(writer.snapshot.response)
-            #expect(response.status == 502)
-            #expect(response.jsonErrorCode == "upstream_unreachable")
-            #expect(writer.snapshot.head == nil)
+            try await expectTLSRefused(host: "localhost", port: server.port, target: "/close", context: context)
         }
         // The next trusted connection is the upstream's next request: the refused ones sent none.
         let again = RecordingTLSWriter(keepText: true)
@@ -472,4 +458,17 @@ struct TLSUpstreamScenarios {
             #expect(Set(connections).count <= HTTPServerConfiguration.coreCount, "TLS connections \(connections)")
         }
     }
+}
+
+/// Sends `GET target` to `https://host:port` through the gateway's relay and expects the TLS
+/// connection refused: `502 upstream_unreachable`, no head of the upstream relayed.
+func expectTLSRefused(host: String, port: Int, target: String, context: GatewayContext,
+                      sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let writer = RecordingTLSWriter()
+    await relayOnTestLoop(UpstreamRequest(host: host, port: port, method: "GET", target: target, headers: ["Accept": "*/*"]),
+                          body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
+    let response = try #require(writer.snapshot.response, sourceLocation: sourceLocation)
+    #expect(response.status == 502, sourceLocation: sourceLocation)
+    #expect(response.jsonErrorCode == "upstream_unreachable", sourceLocation: sourceLocation)
+    #expect(writer.snapshot.head == nil, sourceLocation: sourceLocation)
 }

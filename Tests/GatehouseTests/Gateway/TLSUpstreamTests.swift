@@ -34,6 +34,26 @@ struct TLSUpstreamTests {
         #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
     }
 
+    /// `SSL_CERT_FILE` names the bundle instead of the system's (README "Trusted certificates"): the
+    /// `echo` scenario runs in a child without the private mount, trusting the test certificate
+    /// only through the variable; with the variable naming a missing file, the same trusted
+    /// server is refused (`unreadableBundle`: no readable bundle, no unchecked connection).
+    @Test("SSL_CERT_FILE names the trusted bundle; a bundle that cannot be read refuses every connection")
+    func bundleFromEnvironment() async throws {
+        let certificates = try await TLSTestCertificates.make()
+        defer { certificates.remove() }
+        for (scenario, bundle) in [("echo", certificates.bundle), ("unreadableBundle", certificates.directory.path + "/missing.pem")] {
+            var environment = ProcessInfo.processInfo.environment
+            environment[TLSScenario.directoryVariable] = certificates.directory.path
+            environment["SSL_CERT_FILE"] = bundle
+            let result = try await runTLSTestCommand(CommandLine.arguments[0], [
+                "--testing-library", "swift-testing", "--filter", "TLSUpstreamScenarios/\(scenario)\\("], environment: environment)
+            let ran = FileManager.default.fileExists(atPath: certificates.directory.appendingPathComponent(scenario).path)
+            #expect(ran, "\(scenario) did not run in the child process:\n\(result.output.suffix(3000))")
+            #expect(result.status == 0, "\(scenario) failed in the child process:\n\(result.output.suffix(6000))")
+        }
+    }
+
     @Test("an upstream whose certificate the system does not trust is refused: 502, nothing relayed")
     func untrustedCertificate() async throws {
         // Outside the private mount namespace the test CA is unknown, as a forged certificate would be.
@@ -383,6 +403,18 @@ struct TLSUpstreamScenarios {
         #expect(resumed == [false, true, true, true], "sessions resumed: \(resumed)")
         let opened = opens.count()
         #expect(opened == 1, "the CA bundle was opened \(opened) times for 4 TLS connections")
+    }
+
+    /// Run only by `TLSUpstreamTests.bundleFromEnvironment`, with `SSL_CERT_FILE` naming a missing
+    /// file (not one of `TLSScenario`: under the bind-mounted bundle it would be answered).
+    @Test func unreadableBundle() async throws {
+        let path = try #require(ProcessInfo.processInfo.environment[TLSScenario.directoryVariable])
+        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
+        try Data().write(to: certificates.directory.appendingPathComponent("unreadableBundle"))
+        let server = try TLSTestServer(certificates: certificates)
+        defer { server.stop() }
+        let context = try makeTLSTestContext(upstreamPort: server.port)
+        try await expectTLSRefused(host: "127.0.0.1", port: server.port, target: "/echo", context: context)
     }
 
     /// The certificate names 127.0.0.1 only: reached as `localhost`, the same trusted server is

@@ -1,5 +1,7 @@
+import Dispatch
 import EventLoops
 @testable import HTTPClient
+import Synchronization
 import Testing
 import TestSupport
 
@@ -41,6 +43,44 @@ struct UpstreamAddressTests {
             Issue.record("expected connectFailed, got \(refused)")
             return
         }
+    }
+
+    @Test("Callers asking for the same name while it is looked up share one lookup")
+    func oneLookupForConcurrentCallers() async throws {
+        final class Calls: Sendable { let count = Atomic<Int>(0) }
+        let calls = Calls()
+        let release = DispatchSemaphore(value: 0)
+        let address = try #require(SocketAddress(ip: "127.0.0.1", port: 9))
+        let resolver = ResolvedAddresses { _, _ in
+            calls.count.add(1, ordering: .relaxed)
+            release.wait()
+            return .success([address])
+        }
+        let key = UpstreamKey(host: "shared.invalid", port: 9)
+        let callers = 8
+        async let answers: [[SocketAddress]?] = withTaskGroup(of: [SocketAddress]?.self) { group in
+            for _ in 0..<callers {
+                group.addTask { await TLSTestLoop.run { try? await resolver.addresses(of: key, loop: TLSTestLoop.loop) } }
+            }
+            var all: [[SocketAddress]?] = []
+            for await answer in group { all.append(answer) }
+            return all
+        }
+        // Every caller is waiting before the one lookup answers (bounded: the lookup is released
+        // after 10 s whatever happens, so a failure cannot hang the suite).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while resolver.waitingCount(for: key) < callers && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(resolver.waitingCount(for: key) == callers)
+        release.signal()
+        let all = await answers
+        // The resolver's one answer (a single address) reached every caller.
+        #expect(all.count == callers && all.allSatisfy { $0?.count == 1 })
+        #expect(calls.count.load(ordering: .relaxed) == 1)
+        // Kept: the next caller does not ask the resolver.
+        #expect(await TLSTestLoop.run { try? await resolver.addresses(of: key, loop: TLSTestLoop.loop) }?.count == 1)
+        #expect(calls.count.load(ordering: .relaxed) == 1)
     }
 
     @Test("A name is looked up again once its addresses are a minute old")

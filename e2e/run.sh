@@ -26,6 +26,6 @@ fi
 export E2E_REQUIRE_GATEWAY=1
 mkdir -p "$REPO/test-artifacts"
 "$REPO/.venv/bin/python" -m pytest "$E2E_DIR" -ra -q -p no:cacheprovider \
-  -W ignore::DeprecationWarning --durations=15 \
+  -W ignore::DeprecationWarning --durations=15 --timeout=300 \
   --junitxml="$REPO/test-artifacts/e2e-junit.xml" "$@"
 exit $?

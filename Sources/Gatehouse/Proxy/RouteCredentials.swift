@@ -50,18 +50,18 @@ enum RouteCredentials {
         // Without a refresh token the session ends with its access token (Facebook, Google without
         // offline access): say so instead of forwarding a token the upstream will refuse.
         let now = context.now()
-        if AccessTokenExpiry.hasEnded(resolved.session.tokens, now: now) {
+        if AccessTokenExpiry.hasEnded(resolved.tokens, now: now) {
             let response = await AccessTokenExpiry.end(resolved.session, context: context)
             return required ? .refuse(response) : .forward(authorization: nil)
         }
         // The usual case, a token not yet due: its cached `Authorization` value as it is, without
         // the refresher's call (an async frame and a copy of the session per proxied request).
-        if !context.refresher.needsRefresh(resolved.session.tokens, now: now) {
+        if !context.refresher.needsRefresh(resolved.tokens, now: now) {
             return .forward(authorization: resolved.authorization)
         }
         switch await context.refresher.ensureFresh(resolved.session, now: now) {
         case .fresh(let fresh):
-            return .forward(authorization: fresh.tokens.accessToken == resolved.session.tokens.accessToken
+            return .forward(authorization: fresh.tokens.accessToken == resolved.tokens.accessToken
                 ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)")
         case .ended:
             guard required else { return .forward(authorization: nil) }

@@ -24,29 +24,34 @@ import Synchronization
 /// executor's timeout) and the caller resumes on its own loop.
 public final class SessionCache: Sendable {
     struct Entry {
-        var session: Session
+        /// The session as loaded (or as this process last changed it), shared by reference.
+        var cached: CachedSession
         var loadedAt: UInt64
         /// Idle expiry as slid in memory (≥ the stored one).
         var idleExpiresAt: Int64
         var persistedIdleExpiresAt: Int64
-        /// `Bearer <access token>`, built once per loaded session instead of once per proxied request.
-        var authorization: String
-
-        init(session: Session, loadedAt: UInt64, idleExpiresAt: Int64, persistedIdleExpiresAt: Int64) {
-            self.session = session
-            self.loadedAt = loadedAt
-            self.idleExpiresAt = idleExpiresAt
-            self.persistedIdleExpiresAt = persistedIdleExpiresAt
-            authorization = Self.authorization(for: session)
-        }
-
-        static func authorization(for session: Session) -> String { "Bearer \(session.tokens.accessToken)" }
     }
 
     /// A session found for the proxy, with the `Authorization` value for its access token.
+    ///
+    /// It refers to the cached session instead of holding a copy: a proxied request reads its
+    /// tokens and that one header value, and copying the whole session (a dozen strings and
+    /// arrays, each retained and released) cost more than the rest of the session work.
     public struct Resolved: Sendable {
-        public var session: Session
-        public var authorization: String
+        let cached: CachedSession
+        /// The idle expiry as slid by this request.
+        public let idleExpiresAt: Int64
+
+        /// The session, with the idle expiry slid by this request.
+        public var session: Session {
+            var session = cached.session
+            session.idleExpiresAt = idleExpiresAt
+            return session
+        }
+
+        public var tokens: TokenSet { cached.session.tokens }
+        /// `Bearer <access token>`, built once per loaded session instead of once per request.
+        public var authorization: String { cached.authorization }
     }
 
     private let store: any SessionStore
@@ -177,7 +182,7 @@ public final class SessionCache: Sendable {
             }
             let previous = cache.withLock { $0[idHash] }
             let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
-            entry = Entry(session: loaded, loadedAt: self.clock.monotonicNanoseconds(),
+            entry = Entry(cached: CachedSession(loaded), loadedAt: self.clock.monotonicNanoseconds(),
                           idleExpiresAt: min(slid, loaded.expiresAt), persistedIdleExpiresAt: loaded.idleExpiresAt)
             loadedNow = true
         }
@@ -191,9 +196,10 @@ public final class SessionCache: Sendable {
     private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool) -> Resolved? {
         var entry = entry
         var changed = changed
-        guard now < entry.idleExpiresAt, now < entry.session.expiresAt else { return nil }
+        let expiresAt = entry.cached.session.expiresAt
+        guard now < entry.idleExpiresAt, now < expiresAt else { return nil }
         if slide {
-            let slid = min(now + idleSeconds, entry.session.expiresAt)
+            let slid = min(now + idleSeconds, expiresAt)
             if slid != entry.idleExpiresAt { changed = true }
             entry.idleExpiresAt = slid
             // Persist the slide at most once per interval (the hot path stays write-free), without
@@ -205,25 +211,23 @@ public final class SessionCache: Sendable {
                 entry.persistedIdleExpiresAt = entry.idleExpiresAt
             }
         }
-        var session = entry.session
-        session.idleExpiresAt = entry.idleExpiresAt
+        let resolved = Resolved(cached: entry.cached, idleExpiresAt: entry.idleExpiresAt)
         // Within the same second a cached entry is unchanged: skip the second lock and copy.
-        guard changed else { return Resolved(session: session, authorization: entry.authorization) }
+        guard changed else { return resolved }
         let stored = entry
         cache.withLock { cache in
             // Bounded: entries are only a 0.5 s shortcut, so dropping them all costs one read each.
             if cache.count >= Self.maximumEntries && cache[idHash] == nil { cache.removeAll(keepingCapacity: true) }
             cache[idHash] = stored
         }
-        return Resolved(session: session, authorization: entry.authorization)
+        return resolved
     }
 
     /// Replaces the cached copy after this process changed the session (new tokens).
     func update(_ session: Session) {
         cache.withLock { cache in
             guard var entry = cache[session.idHash] else { return }
-            entry.session = session
-            entry.authorization = Entry.authorization(for: session)
+            entry.cached = CachedSession(session)
             entry.loadedAt = clock.monotonicNanoseconds()
             cache[session.idHash] = entry
         }

@@ -276,10 +276,12 @@ final class LoopPool: @unchecked Sendable {
     /// One list per upstream, as a class so that taking and returning a connection mutates the list
     /// in place (a dictionary value mutated through `idle[key]?` is copied on every request).
     private final class IdleList {
-        var connections: [UpstreamConnection] = []
+        // Unchecked (a runtime call per access on the hot path): only popped, appended to and
+        // filtered by `isReusable`, which reads the connection, never this list.
+        @exclusivity(unchecked) var connections: [UpstreamConnection] = []
     }
 
-    private var idle: [UpstreamKey: IdleList] = [:]
+    @exclusivity(unchecked) private var idle: [UpstreamKey: IdleList] = [:]
 
     /// The most recently used idle connection to `key`; one idle for more than `maxIdleAge`
     /// nanoseconds is closed instead (nil: no limit).

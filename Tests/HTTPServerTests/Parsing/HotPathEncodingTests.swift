@@ -5,6 +5,20 @@ import Testing
 /// The allocation-free helpers of the proxy path behave exactly like the plain definitions they replace.
 @Suite("Hot-path header helpers")
 struct HotPathEncodingTests {
+    @Test("path and query split at the first ?, as the plain UTF8View search does", arguments: [
+        ("/api/hello", "/api/hello", nil), ("/a?b=1", "/a", "b=1"), ("/?", "/", ""), ("?x", "", "x"),
+        ("/a?b?c", "/a", "b?c"), ("/caf%C3%A9;v=1?q=%3F", "/caf%C3%A9;v=1", "q=%3F"), ("/é/ü?ä=ö", "/é/ü", "ä=ö"),
+        ("", "", nil), ("*", "*", nil),
+    ] as [(String, String, String?)])
+    func pathAndQuery(target: String, path: String, query: String?) {
+        let head = HTTPRequestHead(method: "GET", target: target)
+        #expect(head.path == path[...])
+        #expect(head.query.map(String.init) == query)
+        // The reference: the generic search over the view.
+        let q = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        #expect(head.path == (q.map { target[..<$0] } ?? target[...]))
+    }
+
     @Test("server head: handler fields in order, connection fields replaced, length from the body")
     func serverHead() {
         let headers: HTTPHeaders = HTTPHeaders([("Content-Type", "text/plain"), ("connection", "keep-alive"),

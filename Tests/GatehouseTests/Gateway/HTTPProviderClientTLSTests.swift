@@ -32,9 +32,8 @@ struct HTTPProviderClientTLSTests {
 @Suite(.enabled(if: ProcessInfo.processInfo.environment[HTTPProviderClientTLSTests.directoryVariable] != nil))
 struct HTTPProviderClientTLSScenario {
     @Test func postOverTLS() async throws {
-        let path = try #require(ProcessInfo.processInfo.environment[HTTPProviderClientTLSTests.directoryVariable])
-        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
-        try Data().write(to: certificates.directory.appendingPathComponent("provider-ran"))
+        let certificates = try TLSTestCertificates.forChildScenario(variable: HTTPProviderClientTLSTests.directoryVariable,
+                                                                    marker: "provider-ran")
         let server = try TLSTestServer(certificates: certificates)
         defer { server.stop() }
         // The bundle (bind-mounted over the system one) is parsed once for the client, however many

@@ -69,11 +69,8 @@ final class HostileTLSUpstream: Sendable {
        .serialized)
 struct TLSHardeningScenarios {
     private static func environment(_ scenario: TLSHardeningScenario) throws -> (HostileTLSUpstream, GatewayContext) {
-        guard let path = ProcessInfo.processInfo.environment[TLSHardeningScenario.directoryVariable] else {
-            throw TLSTestError.setup("no \(TLSHardeningScenario.directoryVariable)")
-        }
-        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
-        try Data().write(to: certificates.directory.appendingPathComponent(scenario.rawValue))
+        let certificates = try TLSTestCertificates.forChildScenario(variable: TLSHardeningScenario.directoryVariable,
+                                                                    marker: scenario.rawValue)
         let upstream = try HostileTLSUpstream(certificates: certificates)
         return (upstream, try makeTLSTestContext(upstreamPort: upstream.port))
     }

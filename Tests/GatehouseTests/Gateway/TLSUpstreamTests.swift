@@ -106,11 +106,8 @@ enum TLSScenario: String, CaseIterable, Sendable, CustomTestStringConvertible {
        .serialized)
 struct TLSUpstreamScenarios {
     private static func environment(_ scenario: TLSScenario) throws -> (TLSTestCertificates, TLSTestServer) {
-        guard let path = ProcessInfo.processInfo.environment[TLSScenario.directoryVariable] else {
-            throw TLSTestError.setup("no \(TLSScenario.directoryVariable)")
-        }
-        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
-        try Data().write(to: certificates.directory.appendingPathComponent(scenario.rawValue))
+        let certificates = try TLSTestCertificates.forChildScenario(variable: TLSScenario.directoryVariable,
+                                                                    marker: scenario.rawValue)
         return (certificates, try TLSTestServer(certificates: certificates))
     }
 
@@ -408,9 +405,8 @@ struct TLSUpstreamScenarios {
     /// Run only by `TLSUpstreamTests.bundleFromEnvironment`, with `SSL_CERT_FILE` naming a missing
     /// file (not one of `TLSScenario`: under the bind-mounted bundle it would be answered).
     @Test func unreadableBundle() async throws {
-        let path = try #require(ProcessInfo.processInfo.environment[TLSScenario.directoryVariable])
-        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
-        try Data().write(to: certificates.directory.appendingPathComponent("unreadableBundle"))
+        let certificates = try TLSTestCertificates.forChildScenario(variable: TLSScenario.directoryVariable,
+                                                                    marker: "unreadableBundle")
         let server = try TLSTestServer(certificates: certificates)
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port)

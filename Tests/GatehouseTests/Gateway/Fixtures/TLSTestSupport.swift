@@ -59,6 +59,16 @@ struct TLSTestCertificates {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    /// In a child test process: the certificates its parent made, in the folder named by the
+    /// environment `variable`, after leaving the file `marker` there (the parent's proof that the
+    /// scenario ran at all).
+    static func forChildScenario(variable: String, marker: String) throws -> TLSTestCertificates {
+        guard let path = ProcessInfo.processInfo.environment[variable] else { throw TLSTestError.setup("no \(variable)") }
+        let certificates = TLSTestCertificates(directory: URL(fileURLWithPath: path))
+        try Data().write(to: certificates.directory.appendingPathComponent(marker))
+        return certificates
+    }
 }
 
 /// Runs this test binary again, filtered to `filter`, inside a private mount namespace

@@ -281,12 +281,19 @@ final class LoopPool: @unchecked Sendable {
         @exclusivity(unchecked) var connections: [UpstreamConnection] = []
     }
 
-    @exclusivity(unchecked) private var idle: [UpstreamKey: IdleList] = [:]
+    /// One entry per upstream of the configured routes, searched in order: a few string
+    /// comparisons cost less than hashing the key twice per proxied request.
+    @exclusivity(unchecked) private var idle: [(key: UpstreamKey, list: IdleList)] = []
+
+    private func list(for key: UpstreamKey) -> IdleList? {
+        for entry in idle where entry.key == key { return entry.list }
+        return nil
+    }
 
     /// The most recently used idle connection to `key`; one idle for more than `maxIdleAge`
     /// nanoseconds is closed instead (nil: no limit).
     func take(_ key: UpstreamKey, maxIdleAge: UInt64? = nil) -> UpstreamConnection? {
-        guard let list = idle[key] else { return nil }
+        guard let list = list(for: key) else { return nil }
         while let connection = list.connections.popLast() {
             connection.idleInPool = false
             guard connection.isReusable else { continue }
@@ -301,11 +308,11 @@ final class LoopPool: @unchecked Sendable {
 
     func put(_ connection: UpstreamConnection, limit: Int) {
         let list: IdleList
-        if let known = idle[connection.key] {
+        if let known = self.list(for: connection.key) {
             list = known
         } else {
             list = IdleList()
-            idle[connection.key] = list
+            idle.append((connection.key, list))
         }
         // Closed connections are dropped by `take`, and here when the list is full.
         if list.connections.count >= limit {

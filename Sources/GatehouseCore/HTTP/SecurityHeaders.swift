@@ -33,19 +33,31 @@ public enum SecurityHeaders {
         // One copy of a shared list (a static file's cached headers) with room for all of them,
         // instead of a copy and then a regrowth.
         headers.reserveCapacity(headers.count + missing)
-        if !hasTypeOptions { headers.add("X-Content-Type-Options", "nosniff") }
-        if !hasReferrer { headers.add("Referrer-Policy", "no-referrer") }
-        if !hasFrame { headers.add("X-Frame-Options", "DENY") }
-        if !hasCSP { headers.add("Content-Security-Policy", contentSecurityPolicy) }
+        if !hasTypeOptions { headers.add(Fields.typeOptions) }
+        if !hasReferrer { headers.add(Fields.referrer) }
+        if !hasFrame { headers.add(Fields.frame) }
+        if !hasCSP { headers.add(Fields.contentSecurityPolicy) }
         if !hasHSTS, let strictTransportSecurity { headers.add("Strict-Transport-Security", strictTransportSecurity) }
+    }
+
+    /// Checked once (`HTTPField.Checked`), so writing them on every answer is a copy.
+    private enum Fields {
+        static let typeOptions = HTTPField.Checked(name: "X-Content-Type-Options", value: "nosniff")!
+        static let referrer = HTTPField.Checked(name: "Referrer-Policy", value: "no-referrer")!
+        static let frame = HTTPField.Checked(name: "X-Frame-Options", value: "DENY")!
+        static let contentSecurityPolicy = HTTPField.Checked(name: "Content-Security-Policy",
+                                                             value: SecurityHeaders.contentSecurityPolicy)!
     }
 
     /// True when the fields declare an HTML body (`Content-Type: text/html…`, any case).
     public static func isHTML(_ headers: HTTPHeaders) -> Bool {
         guard let type = headers["Content-Type"] else { return false }
-        let prefix = "text/html".utf8
-        return type.utf8.count >= prefix.count && type.utf8.prefix(prefix.count).elementsEqual(prefix) { a, b in
-            (a >= 65 && a <= 90 ? a | 0x20 : a) == b
-        }
+        let prefix = "text/html"
+        let utf8 = type.utf8
+        guard utf8.count >= prefix.utf8.count else { return false }
+        // The prefix as a Substring compared without case: the generic `elementsEqual` over
+        // `prefix(_:)` cost about 500 instructions on every proxied answer.
+        let end = utf8.index(utf8.startIndex, offsetBy: prefix.utf8.count)
+        return type[..<end].asciiCaseInsensitiveEquals(prefix)
     }
 }

@@ -53,12 +53,12 @@ public enum ProxyHeaderPolicy {
         let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
         let csrfHeader = forwarding.csrfHeader
         var out = HTTPHeaders(minimumCapacity: incoming.count + 4)
-        for field in incoming {
+        for (index, field) in incoming.fields.enumerated() {
             let name = field.name
             if dropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
                 || (named?.contains(name) ?? false) { continue }
             if !trace.isReceived, name.asciiCaseInsensitiveEquals(TraceParent.stateHeaderName) { continue }
-            out.add(field.name, field.value)
+            out.add(fieldAt: index, of: incoming)
         }
 
         let peer = IPAddress.unmappedText(peerIP)
@@ -81,9 +81,9 @@ public enum ProxyHeaderPolicy {
     public static func downstreamResponseHeaders(from upstream: HTTPHeaders) -> HTTPHeaders {
         let named = namedInConnection(upstream, keeping: nil)
         var out = HTTPHeaders(minimumCapacity: upstream.count + 4)
-        for field in upstream {
+        for (index, field) in upstream.fields.enumerated() {
             if downstreamDropped.contains(field.name) || (named?.contains(field.name) ?? false) { continue }
-            out.add(field.name, field.value)
+            out.add(fieldAt: index, of: upstream)
         }
         return out
     }

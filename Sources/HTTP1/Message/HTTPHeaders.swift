@@ -2,6 +2,11 @@
 /// them and hide smuggling attempts such as two `Content-Length` fields.
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var fields: [HTTPField]
+    /// Bit `i` set: `fields[i]` is known to be writable as it is (the parser checked the bytes it
+    /// came from, or it was added as an ``HTTPField/Checked``), so the head writer copies it without
+    /// checking it again. Bits past the 64th field are never set; those fields are checked when
+    /// written, as is every field added by name and value.
+    private var checkedFields: UInt64 = 0
 
     public init() { fields = [] }
 
@@ -20,6 +25,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     public var count: Int { fields.count }
+
+    /// The same fields in the same order; which of them were checked is not part of the value.
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        a.fields == b.fields
+    }
+
+    /// True when `fields[index]` is known to be writable as it is (see ``HTTPField/Checked``).
+    @inline(__always)
+    public func isChecked(at index: Int) -> Bool {
+        index < 64 && (checkedFields >> UInt64(index)) & 1 == 1
+    }
 
     /// Room for `capacity` fields in all, so that adding several allocates (or copies a shared
     /// list) once.
@@ -105,6 +121,27 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append(HTTPField(name: name, value: value))
     }
 
+    /// Appends a field checked once for many heads (security headers, cached answers).
+    public mutating func add(_ checked: HTTPField.Checked) {
+        addChecked(checked.field)
+    }
+
+    /// Appends `other`'s field at `index`, still marked checked when it was there (a proxy passing
+    /// the fields of a parsed head on does not check them twice).
+    public mutating func add(fieldAt index: Int, of other: HTTPHeaders) {
+        if other.isChecked(at: index) {
+            addChecked(other.fields[index])
+        } else {
+            fields.append(other.fields[index])
+        }
+    }
+
+    /// For fields whose bytes passed the parser's field-line rules.
+    mutating func addChecked(_ field: HTTPField) {
+        if fields.count < 64 { checkedFields |= 1 << UInt64(fields.count) }
+        fields.append(field)
+    }
+
     /// Replaces every field called `name` with one field.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)
@@ -114,11 +151,21 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public mutating func remove(_ name: String) {
         // Check first: `removeAll` would copy shared storage even when nothing matches.
         guard contains(name) else { return }
-        fields.removeAll { $0.name.asciiCaseInsensitiveEquals(name) }
+        removeAll { $0.name.asciiCaseInsensitiveEquals(name) }
     }
 
     public mutating func removeAll(where predicate: (HTTPField) -> Bool) {
-        fields.removeAll(where: predicate)
+        guard checkedFields != 0 else { return fields.removeAll(where: predicate) }
+        // The marks move with the fields that stay.
+        var kept: [HTTPField] = []
+        kept.reserveCapacity(fields.count)
+        var marks: UInt64 = 0
+        for (index, field) in fields.enumerated() where !predicate(field) {
+            if isChecked(at: index) { marks |= 1 << UInt64(kept.count) }
+            kept.append(field)
+        }
+        fields = kept
+        checkedFields = marks
     }
 
     /// The comma-separated tokens of every `name` field, lowercased (e.g. `Connection: close, Upgrade`).

@@ -1,3 +1,5 @@
+import CByteScan
+
 /// Parses the field lines of a head whose CRLF structure the boundary scanner already checked
 /// (every CR is followed by LF, no bare LF, the region ends with an empty line).
 enum FieldLineParser {
@@ -5,9 +7,15 @@ enum FieldLineParser {
     /// before `end`; `end` is returned if not, which the callers treat as the end of the head).
     @inline(__always)
     static func lineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {
+        guard start < end, let base = bytes.baseAddress else { return end }
+        // The scanner refused every CR or LF not in a CRLF pair, so the first byte at or below CR
+        // that is not an HTAB is this line's CR.
         var i = start
-        while i < end, bytes[i] != ASCII.cr { i += 1 }
-        return i
+        while true {
+            i = gatehouse_find_control(base.assumingMemoryBound(to: UInt8.self), i, end)
+            if i >= end || bytes[i] == ASCII.cr { return i }
+            i += 1
+        }
     }
 
     /// Parses `field-line CRLF` lines from `start` up to the empty line.
@@ -38,10 +46,10 @@ enum FieldLineParser {
             } else {
                 if headers == nil {
                     var fresh = HTTPHeaders(minimumCapacity: max(expectedCount, index + 1))
-                    for field in known[..<index] { fresh.add(field.name, field.value) }
+                    for reused in 0..<index { fresh.add(fieldAt: reused, of: previous) }
                     headers = fresh
                 }
-                headers!.add(line.name(in: bytes), line.value(in: bytes))
+                headers!.addChecked(HTTPField(name: line.name(in: bytes), value: line.value(in: bytes)))
             }
             lineStart = cr + 2
             lineNumber += 1
@@ -50,7 +58,7 @@ enum FieldLineParser {
         // Every line matched: the same list unless `previous` had more fields.
         if index == known.count { return previous }
         var prefix = HTTPHeaders(minimumCapacity: index)
-        for field in known[..<index] { prefix.add(field.name, field.value) }
+        for reused in 0..<index { prefix.add(fieldAt: reused, of: previous) }
         return prefix
     }
 
@@ -79,9 +87,7 @@ enum FieldLineParser {
             let utf8 = text.utf8
             guard utf8.count == end - start else { return false }
             return utf8.withContiguousStorageIfAvailable { stored in
-                var i = 0
-                while i < stored.count, stored[i] == bytes[start + i] { i += 1 }
-                return i == stored.count
+                stored.isEmpty || gatehouse_bytes_equal(stored.baseAddress!, bytes.baseAddress! + start, stored.count) != 0
             } ?? utf8.elementsEqual(bytes[start..<end])
         }
     }
@@ -98,20 +104,23 @@ enum FieldLineParser {
                           lineNumber: Int) throws(HTTPParseError) -> LineRanges {
         // RFC 9112 §5.2: obs-fold is refused; so is whitespace before the first field (§2.2).
         if ASCII.isWhitespace(bytes[start]) { throw .obsoleteLineFolding(line: lineNumber) }
-        var colon = start
-        while colon < end, bytes[colon] != ASCII.colon { colon += 1 }
-        guard colon < end else { throw .missingColon(line: lineNumber) }
-        guard colon > start else { throw .invalidFieldName(line: lineNumber) }
-        // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ... A server
-        // MUST reject ... with a response status code of 400".
-        if ASCII.isWhitespace(bytes[colon - 1]) { throw .whitespaceBeforeColon(line: lineNumber) }
-        for i in start..<colon where !ASCII.isTokenChar(bytes[i]) {
+        let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        // The name is the run of tchar at the start; a valid line has its colon right after it.
+        var colon = start + gatehouse_token_prefix(base + start, end - start)
+        if colon == end || bytes[colon] != ASCII.colon {
+            // Which rule the line breaks, in the order RFC 9112 §5 reads.
+            while colon < end, bytes[colon] != ASCII.colon { colon += 1 }
+            guard colon < end else { throw .missingColon(line: lineNumber) }
+            // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ... A
+            // server MUST reject ... with a response status code of 400".
+            if colon > start, ASCII.isWhitespace(bytes[colon - 1]) { throw .whitespaceBeforeColon(line: lineNumber) }
             throw .invalidFieldName(line: lineNumber)
         }
+        guard colon > start else { throw .invalidFieldName(line: lineNumber) }
         var first = colon + 1, last = end
         while first < last, ASCII.isWhitespace(bytes[first]) { first += 1 }
         while last > first, ASCII.isWhitespace(bytes[last - 1]) { last -= 1 }
-        for i in first..<last where !ASCII.isFieldValueChar(bytes[i]) {
+        guard gatehouse_is_field_value(base + first, last - first) != 0 else {
             throw .invalidFieldValue(name: FieldText.ascii(UnsafeRawBufferPointer(rebasing: bytes[start..<colon])))
         }
         return LineRanges(nameStart: start, nameEnd: colon, valueStart: first, valueEnd: last)

@@ -1,3 +1,5 @@
+import CByteScan
+
 /// Finds where a head ends (the empty line after the field lines), resumably.
 ///
 /// It remembers the offset and line state it reached, so a client that sends its head one byte per
@@ -77,6 +79,11 @@ struct HeadBoundaryScanner: Sendable {
         if bytes.count < offset { reset() }
         let limit = min(bytes.count, max(0, limits.maxHeadBytes))
         var i = offset
+        guard i < limit, let start = bytes.baseAddress else {
+            if bytes.count > limits.maxHeadBytes { throw .headTooLarge(limit: limits.maxHeadBytes) }
+            return nil
+        }
+        let base = start.assumingMemoryBound(to: UInt8.self)
         defer {
             scannedByteCount &+= i - offset
             offset = i
@@ -87,8 +94,7 @@ struct HeadBoundaryScanner: Sendable {
             case .inLine:
                 // Hot loop: most bytes are line content; skip them without the state switch.
                 if b > ASCII.cr {
-                    i += 1
-                    while i < limit, bytes[i] > ASCII.cr { i += 1 }
+                    i = gatehouse_find_control(base, i + 1, limit)
                     continue
                 }
                 if b == ASCII.cr {

@@ -1,0 +1,167 @@
+import CByteScan
+import Testing
+@testable import HTTP1
+
+/// The C scans (`CByteScan`) that parse and write every head agree with the plain Swift byte
+/// classes they stand in for, at every length and position: the vector steps take 16 bytes at a
+/// time, so a wrong byte at the end of a step, or in the tail after the last one, must still count.
+@Suite("Byte scans")
+struct ByteScanTests {
+    /// A fixed pseudo-random sequence (SplitMix64): the same bytes on every run.
+    struct Bytes {
+        var state: UInt64
+        mutating func next() -> UInt8 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+        }
+        /// `count` bytes drawn from `allowed`.
+        mutating func run(_ count: Int, from allowed: [UInt8]) -> [UInt8] {
+            (0..<count).map { _ in allowed[Int(next()) % allowed.count] }
+        }
+    }
+
+    static let tokenBytes = (0...255).map(UInt8.init).filter(ASCII.isTokenChar)
+    static let valueBytes = (0...255).map(UInt8.init).filter(ASCII.isFieldValueChar)
+
+    @Test("each byte's class is the same in C and in Swift")
+    func classes() {
+        for byte in 0...255 {
+            let b = UInt8(byte)
+            #expect((gatehouse_is_tchar(b) != 0) == ASCII.isTokenChar(b), "tchar \(b)")
+            #expect((gatehouse_is_field_value([b], 1) != 0) == ASCII.isFieldValueChar(b), "field value \(b)")
+            #expect((gatehouse_is_ascii([b], 1) != 0) == (b < 0x80), "ascii \(b)")
+            #expect((gatehouse_find_control([b], 0, 1) == 0) == (b <= 0x0D), "control \(b)")
+        }
+    }
+
+    @Test("field values: one bad byte anywhere in 0 to 70 bytes is found", arguments: [0x00, 0x0A, 0x0D, 0x1F, 0x7F] as [UInt8])
+    func fieldValues(bad: UInt8) {
+        var random = Bytes(state: UInt64(bad))
+        for count in 0...70 {
+            let good = random.run(count, from: Self.valueBytes)
+            #expect(gatehouse_is_field_value(good, count) != 0, "\(count) good bytes")
+            for position in 0..<count {
+                var spoiled = good
+                spoiled[position] = bad
+                #expect(gatehouse_is_field_value(spoiled, count) == 0, "\(bad) at \(position) of \(count)")
+            }
+        }
+    }
+
+    @Test("controls: the first byte at or below CR is found from any start")
+    func controls() {
+        var random = Bytes(state: 7)
+        let visible = (0x0E...0xFF).map(UInt8.init)
+        for count in 0...70 {
+            let line = random.run(count, from: visible)
+            #expect(gatehouse_find_control(line, 0, count) == count)
+            for position in 0..<count {
+                for control in [0x09, 0x0A, 0x0D] as [UInt8] {
+                    var marked = line
+                    marked[position] = control
+                    for start in [0, position / 2, position] {
+                        #expect(gatehouse_find_control(marked, start, count) == position, "\(control) at \(position) of \(count) from \(start)")
+                    }
+                    #expect(gatehouse_find_control(marked, position + 1, count) == count)
+                }
+            }
+        }
+    }
+
+    @Test("tokens and ASCII: the prefix ends at the first byte outside the class")
+    func tokensAndASCII() {
+        var random = Bytes(state: 11)
+        for count in 0...40 {
+            let name = random.run(count, from: Self.tokenBytes)
+            #expect(gatehouse_token_prefix(name, count) == count)
+            #expect(gatehouse_is_ascii(name, count) != 0)
+            for position in 0..<count {
+                for other in [0x20, 0x3A, 0x22, 0x80, 0x00] as [UInt8] {
+                    var broken = name
+                    broken[position] = other
+                    #expect(gatehouse_token_prefix(broken, count) == position)
+                    #expect((gatehouse_is_ascii(broken, count) != 0) == (other < 0x80))
+                }
+            }
+        }
+    }
+
+    @Test("bytes_equal compares exactly the given length")
+    func equalBytes() {
+        let a = Array("Accept-Encoding: gzip, deflate, br".utf8)
+        var b = a
+        #expect(gatehouse_bytes_equal(a, b, a.count) != 0)
+        b[a.count - 1] ^= 0x20
+        #expect(gatehouse_bytes_equal(a, b, a.count) == 0)
+        #expect(gatehouse_bytes_equal(a, b, a.count - 1) != 0)
+        #expect(gatehouse_bytes_equal(a, b, 0) != 0)
+    }
+}
+
+/// Fields the parser checked, or that were added as `HTTPField.Checked`, are written without a
+/// second check; every other field is still checked (and dropped when unsafe) when written.
+@Suite("Checked header fields")
+struct CheckedFieldTests {
+    static func parsed(_ text: String) throws -> HTTPHeaders {
+        var parser = RequestHeadParser()
+        let bytes = wire(text)
+        let result = try bytes.withUnsafeBytes { raw throws(HTTPParseError) in try parser.parse(raw) }
+        guard case .complete(let head, _) = result else { Issue.record("incomplete"); return HTTPHeaders() }
+        return head.headers
+    }
+
+    @Test("parsed fields are marked; fields added by name and value are not")
+    func marks() throws {
+        var headers = try Self.parsed("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: caf\u{e9}\r\n\r\n")
+        #expect((0..<3).allSatisfy(headers.isChecked(at:)))
+        headers.add("X-C", "3")
+        #expect(!headers.isChecked(at: 3))
+        headers.add(HTTPField.Checked(name: "X-D", value: "4")!)
+        #expect(headers.isChecked(at: 4))
+        #expect(!HTTPHeaders([("Host", "a")]).isChecked(at: 0))
+    }
+
+    @Test("the marks move with their fields: copied one by one, removed, replaced")
+    func marksFollowFields() throws {
+        let source = try Self.parsed("GET / HTTP/1.1\r\nHost: a\r\nCookie: c=1\r\nX-A: 1\r\n\r\n")
+        var copy = HTTPHeaders()
+        copy.add("X-Unchecked", "0")
+        for index in 0..<source.count { copy.add(fieldAt: index, of: source) }
+        #expect(copy.fields.map(\.name) == ["X-Unchecked", "Host", "Cookie", "X-A"])
+        #expect([false, true, true, true] == (0..<4).map(copy.isChecked(at:)))
+        copy.remove("Cookie")
+        #expect(copy.fields.map(\.name) == ["X-Unchecked", "Host", "X-A"])
+        #expect([false, true, true] == (0..<3).map(copy.isChecked(at:)))
+        copy.set("Host", "b")
+        #expect(copy.fields.map(\.name) == ["X-Unchecked", "X-A", "Host"])
+        #expect([false, true, false] == (0..<3).map(copy.isChecked(at:)))
+    }
+
+    @Test("equality is about the fields, not the marks")
+    func equality() throws {
+        #expect(try Self.parsed("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\r\n") == HTTPHeaders([("Host", "a"), ("X-A", "1")]))
+    }
+
+    @Test("only writable fields can be made Checked", arguments: [
+        ("Bad Name", "v"), ("", "v"), ("X-Evil", "a\r\nSet-Cookie: x=1"), ("X-Nul", "a\u{0}b"), ("X-Del", "\u{7f}"),
+    ])
+    func refused(name: String, value: String) {
+        #expect(HTTPField.Checked(name: name, value: value) == nil)
+    }
+
+    @Test("fields past the 64th are checked when written")
+    func manyFields() {
+        var headers = HTTPHeaders()
+        for i in 0..<70 { headers.add(HTTPField.Checked(name: "X-\(i)", value: "\(i)")!) }
+        #expect(headers.isChecked(at: 63) && !headers.isChecked(at: 64) && !headers.isChecked(at: 69))
+        headers.add("X-Evil", "a\r\nb")
+        var bytes: [UInt8] = []
+        ResponseHeadEncoder.encodeServerHead(status: 200, headers: headers, keepContentLength: false, contentLength: 0,
+                                             chunked: false, connection: nil, into: &bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("X-69: 69\r\n") && !text.contains("X-Evil"))
+    }
+}

@@ -1,3 +1,5 @@
+import HTTP1
+
 /// What the proxy says about itself to upstreams, decided once from the configuration: the
 /// browser-facing host and scheme (from `GATEHOUSE_PUBLIC_URL`, never from the request) and whose
 /// forwarding headers are believed (`GATEHOUSE_TRUSTED_PROXIES`).
@@ -15,6 +17,10 @@ public struct ProxyForwarding: Sendable, Equatable {
     public let trustedProxies: [CIDR]
     /// The anti-forgery header, never forwarded.
     public let csrfHeader: String
+    /// `X-Forwarded-Proto` and `X-Forwarded-Host` as added to every forwarded request, checked once
+    /// (nil when they could not be written: then the head writer drops them, as it would anyway).
+    let forwardedProtoField: HTTPField.Checked?
+    let forwardedHostField: HTTPField.Checked?
 
     public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String) {
         self.init(forwardedHost: String(publicURL.origin.utf8.dropFirst(publicURL.scheme.utf8.count + 3))!,
@@ -26,6 +32,8 @@ public struct ProxyForwarding: Sendable, Equatable {
         self.forwardedProto = forwardedProto
         self.trustedProxies = trustedProxies
         self.csrfHeader = csrfHeader
+        forwardedProtoField = HTTPField.Checked(name: "X-Forwarded-Proto", value: forwardedProto)
+        forwardedHostField = HTTPField.Checked(name: "X-Forwarded-Host", value: forwardedHost)
     }
 
     /// True when `peerIP` is one of the trusted proxies.

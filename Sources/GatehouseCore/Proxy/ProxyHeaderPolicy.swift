@@ -68,8 +68,8 @@ public enum ProxyHeaderPolicy {
         } else {
             out.add("X-Forwarded-For", peer)
         }
-        out.add("X-Forwarded-Proto", forwarding.forwardedProto)
-        out.add("X-Forwarded-Host", forwarding.forwardedHost)
+        if let field = forwarding.forwardedProtoField { out.add(field) } else { out.add("X-Forwarded-Proto", forwarding.forwardedProto) }
+        if let field = forwarding.forwardedHostField { out.add(field) } else { out.add("X-Forwarded-Host", forwarding.forwardedHost) }
         if let authorization { out.add("Authorization", authorization) }
         out.add(TraceParent.headerName, trace.headerValue)
         return out

@@ -24,8 +24,8 @@ public enum RequestHeadEncoder {
         HeadWriter.appendVersion(.http1_1, to: &bytes)
         bytes.append(contentsOf: ASCII.crlf)
         HeadWriter.appendField(HTTPField(name: "Host", value: host), to: &bytes)
-        for field in headers.fields where !isUpstreamManaged(field.name) {
-            HeadWriter.appendField(field, to: &bytes)
+        for (index, field) in headers.fields.enumerated() where !isUpstreamManaged(field.name) {
+            HeadWriter.appendField(field, checked: headers.isChecked(at: index), to: &bytes)
         }
         HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
         bytes.append(contentsOf: ASCII.crlf)

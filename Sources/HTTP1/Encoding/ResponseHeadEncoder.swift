@@ -16,8 +16,9 @@ public enum ResponseHeadEncoder {
         bytes.append(ASCII.space)
         for b in HTTPStatus.reason(status).utf8 where ASCII.isFieldValueChar(b) { bytes.append(b) }
         bytes.append(contentsOf: ASCII.crlf)
-        for field in headers.fields where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
-            HeadWriter.appendField(field, to: &bytes)
+        for (index, field) in headers.fields.enumerated()
+        where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
+            HeadWriter.appendField(field, checked: headers.isChecked(at: index), to: &bytes)
         }
         HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
         if let connection {

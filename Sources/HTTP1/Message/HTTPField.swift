@@ -11,7 +11,7 @@ public struct HTTPField: Sendable, Equatable {
     /// A field checked once to be writable as it is (its name a token, its value free of CR, LF,
     /// NUL and the other controls), for fields written on many answers: ``HTTPHeaders`` keeps it
     /// marked as checked, and the head writer then copies it without looking at its bytes again.
-    public struct Checked: Sendable {
+    public struct Checked: Sendable, Equatable {
         public let field: HTTPField
 
         /// Nil when the field could not be written (the writer would drop it).

@@ -22,44 +22,54 @@ enum FieldLineParser {
     ///
     /// - Parameter firstLineNumber: the number of the first field line, for error context (the start
     ///   line is line 1).
-    /// - Parameter previous: the fields of the connection's previous head. A keep-alive client (or
-    ///   upstream) sends mostly the same field lines every time, so a line whose bytes equal the
-    ///   previous head's line at the same position reuses its Strings (a retain instead of an
-    ///   allocation and a copy), and a head equal to the previous one line for line reuses its whole
-    ///   field list. Every line is validated all the same.
+    /// - Parameter repeated: the connection's previous head (`RepeatedFieldLines`). A line with the
+    ///   same bytes as the previous head's line at the same position is that line's field again
+    ///   (its Strings shared, no second check: the same bytes passed the same rules); a head whose
+    ///   lines are all the same shares the previous field list. On success this head becomes the
+    ///   one the next is compared with; after an error it stays as it was.
     static func parseFields(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
                             firstLineNumber: Int = 2, expectedCount: Int = 0,
-                            previous: HTTPHeaders = HTTPHeaders()) throws(HTTPParseError) -> HTTPHeaders {
-        // Built only once a line differs from `previous` (then sized once: the scanner counted the
-        // lines; growing the list field by field cost three or four reallocations per head).
+                            repeated: inout RepeatedFieldLines) throws(HTTPParseError) -> HTTPHeaders {
+        // Built only once a line differs from the previous head (then sized once: the scanner
+        // counted the lines; growing the list field by field cost three or four reallocations).
         var headers: HTTPHeaders? = nil
-        let known = previous.fields
+        guard let base = bytes.baseAddress else { return HTTPHeaders() }
+        repeated.begin(at: start)
         var index = 0
         var lineStart = start
-        var lineNumber = firstLineNumber
         while lineStart < end {
             let cr = lineEnd(bytes, from: lineStart, to: end)
             if cr == lineStart { break }  // the empty line that ends the head
-            let line = try fieldLine(bytes, from: lineStart, to: cr, lineNumber: lineNumber)
-            if headers == nil, index < known.count, line.matches(known[index], in: bytes) {
-                index += 1
-            } else {
+            repeated.note(lineFrom: lineStart, to: cr)
+            let same = index < repeated.count && repeated.isLine(index, equalTo: base + lineStart, length: cr - lineStart)
+            if !same || headers != nil {
                 if headers == nil {
                     var fresh = HTTPHeaders(minimumCapacity: max(expectedCount, index + 1))
-                    for reused in 0..<index { fresh.add(fieldAt: reused, of: previous) }
+                    for reused in 0..<index { fresh.add(fieldAt: reused, of: repeated.fields) }
                     headers = fresh
                 }
-                headers!.addChecked(HTTPField(name: line.name(in: bytes), value: line.value(in: bytes)))
+                if same {
+                    headers!.add(fieldAt: index, of: repeated.fields)
+                } else {
+                    let line = try fieldLine(bytes, from: lineStart, to: cr, lineNumber: firstLineNumber + index)
+                    headers!.addChecked(HTTPField(name: line.name(in: bytes), value: line.value(in: bytes)))
+                }
             }
             lineStart = cr + 2
-            lineNumber += 1
+            index += 1
         }
-        if let headers { return headers }
-        // Every line matched: the same list unless `previous` had more fields.
-        if index == known.count { return previous }
-        var prefix = HTTPHeaders(minimumCapacity: index)
-        for reused in 0..<index { prefix.add(fieldAt: reused, of: previous) }
-        return prefix
+        let fields: HTTPHeaders
+        if let headers {
+            fields = headers
+        } else if index == repeated.fields.count {
+            fields = repeated.fields  // every line the same: the same list
+        } else {
+            var prefix = HTTPHeaders(minimumCapacity: index)
+            for reused in 0..<index { prefix.add(fieldAt: reused, of: repeated.fields) }
+            fields = prefix
+        }
+        repeated.remember(bytes, end: lineStart, fields: fields)
+        return fields
     }
 
     /// Where a validated field line's name and value lie in the head's bytes.
@@ -75,20 +85,6 @@ enum FieldLineParser {
 
         func value(in bytes: UnsafeRawBufferPointer) -> String {
             FieldText.value(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]))
-        }
-
-        /// True when the bytes spell exactly `field` (name spelling included). A value that is not
-        /// UTF-8 never matches: its String (ISO-8859-1 read) has other bytes than the line.
-        func matches(_ field: HTTPField, in bytes: UnsafeRawBufferPointer) -> Bool {
-            Self.equal(bytes, nameStart, nameEnd, field.name) && Self.equal(bytes, valueStart, valueEnd, field.value)
-        }
-
-        private static func equal(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ text: String) -> Bool {
-            let utf8 = text.utf8
-            guard utf8.count == end - start else { return false }
-            return utf8.withContiguousStorageIfAvailable { stored in
-                stored.isEmpty || gatehouse_bytes_equal(stored.baseAddress!, bytes.baseAddress! + start, stored.count) != 0
-            } ?? utf8.elementsEqual(bytes[start..<end])
         }
     }
 

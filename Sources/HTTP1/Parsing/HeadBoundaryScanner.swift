@@ -29,10 +29,10 @@ struct HeadBoundaryScanner: Sendable {
     private var completedLines = 0
     private var leadingEmptyLines = 0
     private var startLine = 0
-    /// The fields of the last complete head, whose Strings the next head reuses where its lines
-    /// are the same (`FieldLineParser.parseFields`). Kept across `reset()`: only a connection's own
+    /// The field lines of the last complete head, which the next head reuses where its lines are
+    /// the same (`FieldLineParser.parseFields`). Kept across `reset()`: only a connection's own
     /// heads are compared with each other.
-    private var previousFields = HTTPHeaders()
+    private var repeated = RepeatedFieldLines()
     /// Bytes examined since creation (tests use it to prove the scan is linear).
     private(set) var scannedByteCount = 0
 
@@ -44,6 +44,11 @@ struct HeadBoundaryScanner: Sendable {
         self.limits = limits
         self.allowedLeadingEmptyLines = allowedLeadingEmptyLines
         self.leadingEmptyLineError = leadingEmptyLineError
+    }
+
+    /// Drops the previous head's lines (an idle connection gives its memory back).
+    mutating func forgetPreviousHead() {
+        repeated.forget()
     }
 
     mutating func reset() {
@@ -67,8 +72,7 @@ struct HeadBoundaryScanner: Sendable {
         let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
         let startLine = try parseStartLine(bytes, boundary.startLine, lineEnd)
         let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
-                                                      expectedCount: boundary.lineCount - 1, previous: previousFields)
-        previousFields = headers
+                                                      expectedCount: boundary.lineCount - 1, repeated: &repeated)
         return (startLine, headers, boundary.end)
     }
 

@@ -49,6 +49,12 @@ public struct RequestHeadParser: Sendable {
         return .complete(head, consumed: consumed)
     }
 
+    /// Drops what it kept of the previous head to recognise repeated field lines (an idle
+    /// connection gives its memory back); the next head is parsed from scratch.
+    public mutating func forgetPreviousHead() {
+        scanner.forgetPreviousHead()
+    }
+
     /// Forgets a partial head (e.g. after a timeout), ready to parse from offset 0 again.
     public mutating func reset() {
         scanner.reset()

@@ -157,6 +157,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         guard idleBuffers.sweep(idle: idle) else { return 0 }
         var released = input.allocatedCapacity
         input.releaseIfEmpty()
+        parser.forgetPreviousHead()
         if output.capacity > Self.retainedOutputCapacity {
             released += output.capacity
             output = []

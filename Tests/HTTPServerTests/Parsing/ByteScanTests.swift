@@ -124,6 +124,21 @@ struct CheckedFieldTests {
         #expect(!HTTPHeaders([("Host", "a")]).isChecked(at: 0))
     }
 
+    @Test("a connection's next head keeps the marks: repeated, changed, added and missing lines")
+    func marksOnRepeatedHeads() throws {
+        var parser = ResponseHeadParser()
+        func parse(_ date: String, _ extra: String = "") throws -> HTTPHeaders {
+            let bytes = wire("HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: \(date)\r\nContent-Type: application/json\r\n\(extra)Content-Length: 2\r\n\r\n")
+            let result = try bytes.withUnsafeBytes { raw throws(HTTPParseError) in try parser.parse(raw) }
+            parser.reset()
+            guard case .complete(let head, _) = result else { Issue.record("incomplete"); return HTTPHeaders() }
+            return head.headers
+        }
+        for headers in [try parse("one"), try parse("one"), try parse("two"), try parse("two", "X-A: 1\r\n"), try parse("three")] {
+            #expect((0..<headers.count).allSatisfy(headers.isChecked(at:)), "\(headers.fields)")
+        }
+    }
+
     @Test("the marks move with their fields: copied one by one, removed, replaced")
     func marksFollowFields() throws {
         let source = try Self.parsed("GET / HTTP/1.1\r\nHost: a\r\nCookie: c=1\r\nX-A: 1\r\n\r\n")

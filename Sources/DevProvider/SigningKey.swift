@@ -13,7 +13,10 @@ struct SigningKey: Sendable {
     private let collection: Task<JWTKeyCollection, any Error>
 
     init() {
-        let privateKey = P256.Signing.PrivateKey()
+        // Not "compact representable" (swift-crypto's default): that draws keys until the public
+        // key has an x-only form (draft-jivsov-ecc-compact), a random number of tries at start-up,
+        // and a JWS key needs no such form.
+        let privateKey = P256.Signing.PrivateKey(compactRepresentable: false)
         // The raw public key is the affine point `x || y`, 32 bytes each (RFC 7518 §6.2.1.2).
         let point = Array(privateKey.publicKey.rawRepresentation)
         let x = Base64URL.encode(point.prefix(32)), y = Base64URL.encode(point.suffix(32))

@@ -97,24 +97,76 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         var next = firstIndex(of: name)
         while let index = next {
             next = firstIndex(of: name, from: index + 1)
-            var rest = fields[index].value[...]
-            while !rest.isEmpty {
-                let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
-                let element = rest[..<comma].trimmingASCIIWhitespace()
-                if !element.isEmpty, !body(element) { return }
-                rest = comma < rest.endIndex ? rest[rest.utf8.index(after: comma)...] : rest[rest.endIndex...]
-            }
+            let value = fields[index].value
+            let utf8 = value.utf8
+            // Elements end at ASCII commas and are trimmed of ASCII blanks, so their offsets always
+            // fall between Unicode scalars.
+            let go = utf8.withContiguousStorageIfAvailable { bytes in
+                Self.forEachElement(of: bytes) { start, end in
+                    let lower = utf8.index(utf8.startIndex, offsetBy: start)
+                    return body(value[lower..<utf8.index(lower, offsetBy: end - start)])
+                }
+            } ?? Self.forEachElement(of: value[...], body)
+            if !go { return }
         }
     }
 
     /// True when a `name` field lists `token` (ASCII case ignored), e.g. `hasToken("Connection", "close")`.
     public func hasToken(_ name: String, _ token: String) -> Bool {
-        var found = false
-        forEachToken(name) { element in
-            if element.asciiCaseInsensitiveEquals(token) { found = true }
-            return !found
+        var next = firstIndex(of: name)
+        while let index = next {
+            next = firstIndex(of: name, from: index + 1)
+            // On the bytes: `Connection` is asked about on every request and every upstream answer.
+            let found = fields[index].value.utf8.withContiguousStorageIfAvailable { bytes in
+                token.utf8.withContiguousStorageIfAvailable { wanted in
+                    !Self.forEachElement(of: bytes) { start, end in
+                        !(end - start == wanted.count
+                          && String.asciiFoldedEqual(UnsafeBufferPointer(rebasing: bytes[start..<end]), wanted))
+                    }
+                }
+            } ?? nil
+            if let found {
+                if found { return true }
+                continue
+            }
+            var listed = false
+            _ = Self.forEachElement(of: fields[index].value[...]) { element in
+                listed = element.asciiCaseInsensitiveEquals(token)
+                return !listed
+            }
+            if listed { return true }
         }
-        return found
+        return false
+    }
+
+    /// Calls `body` with the offsets `[start, end)` of each comma-separated element of `bytes`,
+    /// trimmed of spaces and tabs, skipping empty ones, until it returns false; false if it did.
+    @inline(__always)
+    private static func forEachElement(of bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, Int) -> Bool) -> Bool {
+        var start = 0
+        let count = bytes.count
+        while start < count {
+            var end = start
+            while end < count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+            var first = start, last = end
+            while first < last, bytes[first] == 0x20 || bytes[first] == 0x09 { first += 1 }
+            while last > first, bytes[last - 1] == 0x20 || bytes[last - 1] == 0x09 { last -= 1 }
+            if first < last, !body(first, last) { return false }
+            start = end + 1
+        }
+        return true
+    }
+
+    /// The same over a string without contiguous UTF-8 (not met on Linux, where every String is native).
+    private static func forEachElement(of value: Substring, _ body: (Substring) -> Bool) -> Bool {
+        var rest = value
+        while !rest.isEmpty {
+            let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            let element = rest[..<comma].trimmingASCIIWhitespace()
+            if !element.isEmpty, !body(element) { return false }
+            rest = comma < rest.endIndex ? rest[rest.utf8.index(after: comma)...] : rest[rest.endIndex...]
+        }
+        return true
     }
 
     public mutating func add(_ name: String, _ value: String) {

@@ -19,6 +19,28 @@ struct HotPathEncodingTests {
         #expect(head.path == (q.map { target[..<$0] } ?? target[...]))
     }
 
+    @Test("list elements: split at commas, trimmed, empty ones skipped, as the plain Substring split does",
+          arguments: ["keep-alive", "close", " Upgrade ,\tkeep-alive ", ",,a,, b ,", "", " ", "caf\u{e9}, \u{fc}ber ,x",
+                      "TE, Trailers,X-Custom", "a\t,\t\tb"])
+    func listElements(value: String) {
+        let headers = HTTPHeaders([("Connection", value), ("Other", "z"), ("connection", "last")])
+        var seen: [String] = []
+        headers.forEachToken("Connection") { seen.append(String($0)); return true }
+        // The reference: split every value at "," and trim spaces and tabs.
+        let expected = [value, "last"].flatMap { text in
+            text.split(separator: ",", omittingEmptySubsequences: false)
+                .map { String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()) }
+                .filter { !$0.isEmpty }
+        }
+        #expect(seen == expected)
+        for token in expected + ["KEEP-ALIVE", "missing", "last"] {
+            #expect(headers.hasToken("Connection", token) == expected.contains { $0.lowercased() == token.lowercased() }, "\(token)")
+        }
+        var first: String?
+        headers.forEachToken("Connection") { first = String($0); return false }
+        #expect(first == expected.first)
+    }
+
     @Test("server head: handler fields in order, connection fields replaced, length from the body")
     func serverHead() {
         let headers: HTTPHeaders = HTTPHeaders([("Content-Type", "text/plain"), ("connection", "keep-alive"),

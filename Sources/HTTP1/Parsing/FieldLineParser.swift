@@ -34,14 +34,14 @@ enum FieldLineParser {
         // counted the lines; growing the list field by field cost three or four reallocations).
         var headers: HTTPHeaders? = nil
         guard let base = bytes.baseAddress else { return HTTPHeaders() }
-        repeated.begin(at: start)
+        repeated.begin()
         var index = 0
         var lineStart = start
         while lineStart < end {
             let cr = lineEnd(bytes, from: lineStart, to: end)
             if cr == lineStart { break }  // the empty line that ends the head
-            repeated.note(lineFrom: lineStart, to: cr)
-            let same = index < repeated.count && repeated.isLine(index, equalTo: base + lineStart, length: cr - lineStart)
+            let same = index < repeated.fields.count
+                && repeated.nextLineEquals(base + lineStart, length: cr - lineStart)
             if !same || headers != nil {
                 if headers == nil {
                     var fresh = HTTPHeaders(minimumCapacity: max(expectedCount, index + 1))
@@ -68,7 +68,7 @@ enum FieldLineParser {
             for reused in 0..<index { prefix.add(fieldAt: reused, of: repeated.fields) }
             fields = prefix
         }
-        repeated.remember(bytes, end: lineStart, fields: fields)
+        repeated.remember(bytes, from: start, to: lineStart, fields: fields)
         return fields
     }
 

@@ -6,47 +6,59 @@ import CByteScan
 /// bytes equal the previous head's line at the same position parses to the same field, which the
 /// same rules already accepted: it is neither checked nor turned into Strings again (one byte
 /// comparison instead of about 300 instructions of checks and String work a line).
+///
+/// One buffer per connection (the lines with their CRLFs, about the size of a head), walked in step
+/// with the new head; the server's idle sweep gives it back (`forget`). It is made from a
+/// connection's second head on: a connection that sends one request and then idles (most of a
+/// thousand held open) keeps nothing more than before; a small buffer made while its first request
+/// is parsed kept a heap page of about one in four such connections from being given back.
 struct RepeatedFieldLines: Sendable {
     /// The previous head's field lines, each followed by its CRLF.
     private var bytes: [UInt8] = []
-    /// Where each of those lines starts and ends (its CR) in `bytes`.
-    private var lines: [Range<Int>] = []
     /// The fields parsed from them, one per line, in order.
     private(set) var fields = HTTPHeaders()
-    /// The current head's lines while it is parsed (swapped in once it parsed without error).
-    private var pending: [Range<Int>] = []
-    private var pendingStart = 0
+    /// Where the previous head's line matching the current line starts in `bytes`.
+    private var cursor = 0
+    /// Whether a head was parsed before (since the last `forget`).
+    private var sawHead = false
 
-    var count: Int { lines.count }
+    /// Starts comparing a new head with the previous one from its first line.
+    mutating func begin() {
+        cursor = 0
+    }
 
-    /// True when the line at `index` of the previous head is exactly the `length` bytes at `line`.
+    /// True when the previous head's next line is exactly the `length` bytes at `line`. Moves on
+    /// to the line after it either way (the heads are compared line by line, position by position).
     @inline(__always)
-    func isLine(_ index: Int, equalTo line: UnsafeRawPointer, length: Int) -> Bool {
-        let range = lines[index]
-        guard range.count == length else { return false }
+    mutating func nextLineEquals(_ line: UnsafeRawPointer, length: Int) -> Bool {
+        guard cursor < bytes.count else { return false }
+        let start = cursor
         return bytes.withUnsafeBytes { stored in
-            length == 0 || gatehouse_bytes_equal(stored.baseAddress! + range.lowerBound, line, length) != 0
+            let base = stored.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let count = stored.count
+            if start + length + 1 < count, base[start + length] == ASCII.cr, base[start + length + 1] == ASCII.lf,
+               gatehouse_bytes_equal(base + start, line, length) != 0 {
+                cursor = start + length + 2
+                return true
+            }
+            // Not the same: skip to the end of the previous line (its CR; CR LF end every line).
+            var cr = start
+            while true {
+                cr = gatehouse_find_control(base, cr, count)
+                if cr >= count || base[cr] == ASCII.cr { break }
+                cr += 1
+            }
+            cursor = min(cr + 2, count)
+            return false
         }
     }
 
-    /// Starts collecting the lines of a head whose field lines begin at `start` of its buffer.
-    mutating func begin(at start: Int) {
-        pending.removeAll(keepingCapacity: true)
-        pendingStart = start
-    }
-
-    /// Notes the next line of the head being parsed, `[start, cr)` of its buffer.
-    @inline(__always)
-    mutating func note(lineFrom start: Int, to cr: Int) {
-        pending.append((start - pendingStart)..<(cr - pendingStart))
-    }
-
-    /// The head parsed without error: its lines (`[pendingStart, end)` of `buffer`) and fields are
-    /// the ones the next head is compared with.
-    mutating func remember(_ buffer: UnsafeRawBufferPointer, end: Int, fields: HTTPHeaders) {
+    /// The head parsed without error: its field lines (`[start, end)` of `buffer`, each with its
+    /// CRLF) and fields are the ones the next head is compared with.
+    mutating func remember(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int, fields: HTTPHeaders) {
         bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[pendingStart..<end]))
-        swap(&lines, &pending)
+        if sawHead { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start..<end])) }
+        sawHead = true
         self.fields = fields
     }
 

@@ -5,7 +5,9 @@ import TestSupport
 /// A parser reuses the Strings (and, for an identical head, the whole field list) of the previous
 /// head it parsed: keep-alive clients and upstreams repeat most field lines. Reuse must never
 /// change what a head parses to; a line is checked unless its bytes are those of a line that
-/// passed the same checks in the previous head.
+/// passed the same checks in the previous head. The bytes of a connection's heads are kept from
+/// its second head on (`RepeatedFieldLines`), so reuse shows from the third: the tests parse a
+/// first head before the ones they compare.
 @Suite("Field lines reused from the previous head")
 struct HeadFieldReuseTests {
     private static let cookie = "gatehouse=0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"
@@ -37,6 +39,7 @@ struct HeadFieldReuseTests {
     func identicalHead() throws {
         var parser = RequestHeadParser()
         let bytes = request("Cookie: \(Self.cookie)\r\nX-CSRF: 1\r\n")
+        _ = try parse(bytes, with: &parser)
         let first = try #require(try parse(bytes, with: &parser))
         let second = try #require(try parse(bytes, with: &parser))
         #expect(first == second)
@@ -48,6 +51,7 @@ struct HeadFieldReuseTests {
     @Test("a changed line gets its own String; the unchanged ones are reused")
     func changedLine() throws {
         var parser = RequestHeadParser()
+        _ = try parse(request("Cookie: \(Self.cookie)\r\nX-Request: one-long-value-of-the-first\r\n"), with: &parser)
         let first = try #require(try parse(request("Cookie: \(Self.cookie)\r\nX-Request: one-long-value-of-the-first\r\n"),
                                            with: &parser))
         let second = try #require(try parse(request("Cookie: \(Self.cookie)\r\nX-Request: two-long-value-of-the-second\r\n"),
@@ -70,6 +74,7 @@ struct HeadFieldReuseTests {
           ])
     func variations(_ fields: String) throws {
         var parser = RequestHeadParser()
+        _ = try parse(request("Cookie: \(Self.cookie)\r\nX-CSRF: 1\r\n"), with: &parser)
         _ = try parse(request("Cookie: \(Self.cookie)\r\nX-CSRF: 1\r\n"), with: &parser)
         let reused = try parse(request(fields), with: &parser)
         var fresh = RequestHeadParser()
@@ -99,6 +104,7 @@ struct HeadFieldReuseTests {
           ])
     func malformedAfterGoodHead(_ fields: String, _ error: HTTPParseError) throws {
         var parser = RequestHeadParser()
+        _ = try parse(request("X-CSRF: 1\r\nX-Ctl: ab\r\n"), with: &parser)
         _ = try parse(request("X-CSRF: 1\r\nX-Ctl: ab\r\n"), with: &parser)
         #expect(throws: error) { _ = try parse(request(fields), with: &parser) }
         // And the parser still works (and compares with the last good head) afterwards.
@@ -135,6 +141,7 @@ struct HeadFieldReuseTests {
             case .incomplete: return nil
             }
         }
+        _ = try parse("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:31 GMT\r\nContent-Length: 2\r\n\r\n")
         let a = try #require(try parse("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:32 GMT\r\nContent-Length: 2\r\n\r\n"))
         let b = try #require(try parse("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nDate: Tue, 24 Nov 2026 22:45:33 GMT\r\nContent-Length: 2\r\n\r\n"))
         #expect(b.status == 404)

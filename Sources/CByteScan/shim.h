@@ -64,6 +64,14 @@ static inline size_t gatehouse_find_control(const uint8_t *p, size_t from, size_
     return from;
 }
 
+// The offset of the first `byte` in [from, to), or `to` (the C library's memchr, which reads a
+// vector at a time).
+static inline size_t gatehouse_find_byte(const uint8_t *p, size_t from, size_t to, uint8_t byte) {
+    if (from >= to) return to;
+    const void *found = __builtin_memchr(p + from, byte, to - from);
+    return found ? (size_t)((const uint8_t *)found - p) : to;
+}
+
 // 1 when [a, a+n) and [b, b+n) hold the same bytes.
 static inline int gatehouse_bytes_equal(const void *a, const void *b, size_t n) {
     return __builtin_memcmp(a, b, n) == 0;

@@ -191,7 +191,7 @@ public struct UpstreamRequest: Sendable {
     /// `https://`), an IPv6 literal in brackets.
     func hostField(defaultPort: Int = 80) -> String {
         // Built from the UTF-8 bytes (no Character iteration or interpolation: this runs per request).
-        var field = host.utf8.contains(UInt8(ascii: ":")) ? "[" + host + "]" : host
+        var field = host.containsASCII(UInt8(ascii: ":")) ? "[" + host + "]" : host
         if port != defaultPort {
             field += ":"
             field += String(port)

@@ -63,10 +63,8 @@ public enum CookieParser {
                 var i = from
                 let end = bytes.count
                 while i < end {
-                    var pairEnd = i
-                    while pairEnd < end && bytes[pairEnd] != UInt8(ascii: ";") { pairEnd += 1 }
-                    var eq = i
-                    while eq < pairEnd && bytes[eq] != UInt8(ascii: "=") { eq += 1 }
+                    let pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: i, to: end)
+                    let eq = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: bytes, from: i, to: pairEnd)
                     if eq < pairEnd {
                         let (keyStart, keyEnd) = trimmed(bytes, i, eq)
                         if keyEnd - keyStart == name.utf8.count,

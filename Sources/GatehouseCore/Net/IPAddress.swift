@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTP1
 
 /// Textual IP addresses to bytes through `inet_pton`, so Gatehouse accepts exactly what the C
 /// library accepts (no octal or shortened IPv4 forms, which have fooled allow-lists before).
@@ -40,7 +41,7 @@ enum IPAddress {
     static func unmappedText(_ text: String) -> String {
         // On the bytes: `contains(":")` went through Foundation's string search (and bridged the
         // text to an NSString) on every proxied request.
-        guard text.utf8.contains(UInt8(ascii: ":")), let bytes = parse(text), let v4 = unmapIPv4(bytes) else { return text }
+        guard text.containsASCII(UInt8(ascii: ":")), let bytes = parse(text), let v4 = unmapIPv4(bytes) else { return text }
         return v4.map(String.init).joined(separator: ".")
     }
 }

@@ -89,6 +89,29 @@ struct ByteScanTests {
         }
     }
 
+    @Test("find_byte and ByteSearch: the first occurrence in the range, or its end")
+    func findByte() {
+        var random = Bytes(state: 13)
+        let others = (0...255).map(UInt8.init).filter { $0 != UInt8(ascii: ";") }
+        for count in 0...70 {
+            let line = random.run(count, from: others)
+            line.withUnsafeBufferPointer { bytes in
+                #expect(ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: 0, to: count) == count)
+            }
+            for position in 0..<count {
+                var marked = line
+                marked[position] = UInt8(ascii: ";")
+                marked.withUnsafeBufferPointer { bytes in
+                    #expect(ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: 0, to: count) == position)
+                    #expect(ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: position, to: count) == position)
+                    #expect(ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: 0, to: position) == position)
+                    #expect(ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: position + 1, to: count) == count)
+                }
+            }
+        }
+        #expect(ByteSearch.firstIndex(of: 0x3B, in: UnsafeBufferPointer(start: nil, count: 0), from: 0, to: 0) == 0)
+    }
+
     @Test("bytes_equal compares exactly the given length")
     func equalBytes() {
         let a = Array("Accept-Encoding: gzip, deflate, br".utf8)

@@ -30,7 +30,10 @@ public struct HTTPRequestHead: Sendable, Equatable {
     /// byte, and a proxied request asks for its path several times.
     private var queryMark: String.Index? {
         let utf8 = target.utf8
-        let offset: Int?? = utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: UInt8(ascii: "?")) }
+        let offset: Int?? = utf8.withContiguousStorageIfAvailable { bytes in
+            let found = ByteSearch.firstIndex(of: UInt8(ascii: "?"), in: bytes, from: 0, to: bytes.count)
+            return found < bytes.count ? found : nil
+        }
         switch offset {
         case .some(.some(let found)): return utf8.index(utf8.startIndex, offsetBy: found)
         case .some(.none): return nil

@@ -39,14 +39,17 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     let fd: Int32
     let loop: EventLoop
     let key: UpstreamKey
-    // `@exclusivity(unchecked)` on the per-request state below (not `input` or the parser): each
+    // `@exclusivity(unchecked)` on the per-request state below, `input` and the parser included: each
     // checked access is a runtime call on the proxy's hot path (callgrind, session 9). Safe because
     // no access to one of them overlaps another access to it: single reads and assignments, `output`
     // read by `send`/`SSL_write` inside `withUnsafeBytes` (which call nothing back into this
     // object), and the waiter cleared before it is resumed (`resumeWaiter`), its task then running
-    // later from the loop's queue. Keep it so: an overlapping access is no longer trapped.
-    private var input = ReadBuffer(capacity: 16 * 1024)
-    private var headParser = ResponseHeadParser()
+    // later from the loop's queue; the read buffer is filled by `read(2)` or by `fill`, whose closure
+    // calls only the TLS session, and read and consumed in single statements, its bytes handed to
+    // the head parser and chunked decoder, which call nothing back. Keep it so: an overlapping
+    // access is no longer trapped.
+    @exclusivity(unchecked) private var input = ReadBuffer(capacity: 16 * 1024)
+    @exclusivity(unchecked) private var headParser = ResponseHeadParser()
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var outputOffset = 0
     @exclusivity(unchecked) private var readable = false

@@ -41,11 +41,14 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     // (callgrind, session 9). Safe because no access to one of them overlaps another access to
     // it: they are read or assigned in single statements, `output` is only appended to, encoded
     // into (`into: &output`, by encoders that call nothing back) or read by `send` inside
-    // `withUnsafeBytes`, and continuations are resumed after the property was cleared. Keep it so:
-    // an overlapping access is no longer trapped.
+    // `withUnsafeBytes`, and continuations are resumed after the property was cleared. `input` and
+    // `parser` likewise (session 10): the read buffer is only read, filled by `read(2)` and
+    // consumed in single statements (a pointer to its bytes is handed to the parsers, which call
+    // nothing back), the parser is only called with that pointer. Keep it so: an overlapping
+    // access is no longer trapped.
     @exclusivity(unchecked) private(set) var state: State = .awaitingHead
-    private var input = ReadBuffer(capacity: 8 * 1024)
-    private var parser: RequestHeadParser
+    @exclusivity(unchecked) private var input = ReadBuffer(capacity: 8 * 1024)
+    @exclusivity(unchecked) private var parser: RequestHeadParser
     @exclusivity(unchecked) private var readReady = false
     @exclusivity(unchecked) private var peerClosed = false
     @exclusivity(unchecked) private var output: [UInt8] = []
@@ -55,9 +58,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// When unsent output must have moved by (0: nothing unsent).
     var sendDeadline: UInt64 { deadlines.sendDeadline }
     /// Reading and parsing stopped because too much output is unsent (see the type's comment).
-    private(set) var inputPaused = false
+    @exclusivity(unchecked) private(set) var inputPaused = false
     /// `processInput` is on the stack: the request it just finished needs no scheduled continuation.
-    private var processingInput = false
+    @exclusivity(unchecked) private var processingInput = false
     private var shuttingDown = false
 
     // The exchange in progress.

@@ -93,7 +93,8 @@ public final class Gateway: HTTPHandler {
     // MARK: Fast path (on the event loop, no task)
 
     public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
-        switch OwnPath(head.path) {
+        let path = head.path
+        switch OwnPath(path) {
         case .healthz:
             return healthAnswer
         case .readyz:
@@ -103,7 +104,7 @@ public final class Gateway: HTTPHandler {
         case .login, .callback, .user, .logout, .backchannelLogout:
             return nil
         case nil:
-            guard !routes.covers(path: head.path) else { return nil }
+            guard !routes.covers(path: path) else { return nil }
             if case .response(let response) = context.staticFiles.respond(to: head) {
                 return secured(response)
             }

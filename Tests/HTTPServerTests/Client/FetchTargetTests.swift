@@ -43,5 +43,8 @@ struct FetchTargetTests {
         let plain = UpstreamRequest(host: "::1", port: 80, method: "GET", target: "/", headers: [:])
         #expect(plain.hostField(defaultPort: 80) == "[::1]")
         #expect(plain.hostField(defaultPort: 443) == "[::1]:80")
+        for (port, text) in [(8, "a:8"), (10, "a:10"), (8080, "a:8080"), (65535, "a:65535")] {
+            #expect(UpstreamRequest(host: "a", port: port, method: "GET", target: "/", headers: [:]).hostField() == text)
+        }
     }
 }

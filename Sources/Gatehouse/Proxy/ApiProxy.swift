@@ -21,8 +21,15 @@ struct ApiProxy {
         }
         let route = forward.route
         // The route's `auth=` policy decides whether a session is needed and which bearer goes upstream.
+        // Usually decided without a suspension (a cached session): five async frames fewer.
+        let outcome: RouteCredentials.Outcome
+        if let cached = RouteCredentials.cachedAuthorization(for: route, headers: head.headers, context: context) {
+            outcome = cached
+        } else {
+            outcome = await RouteCredentials.authorization(for: route, headers: head.headers, context: context)
+        }
         let authorization: String?
-        switch await RouteCredentials.authorization(for: route, headers: head.headers, context: context) {
+        switch outcome {
         case .forward(let value): authorization = value
         case .refuse(let response): return await writer.respond(secured(response))
         }

@@ -38,6 +38,24 @@ enum RouteCredentials {
         }
     }
 
+    /// `authorization(for:headers:context:)` when it needs no suspension: a route without a bearer,
+    /// or the user's cached session whose access token is neither ended nor due for a refresh.
+    /// Nil when the async path must decide (a session to load, a refresh, a refusal, a client token).
+    static func cachedAuthorization(for route: UpstreamRoute, headers: HTTPHeaders, context: GatewayContext) -> Outcome? {
+        switch route.auth {
+        case .none:
+            return .forward(authorization: nil)
+        case .user, .optional:
+            let now = context.now()
+            guard let resolved = context.sessions.cachedResolution(in: headers, now: now),
+                  !AccessTokenExpiry.hasEnded(resolved.tokens, now: now),
+                  !context.refresher.needsRefresh(resolved.tokens, now: now) else { return nil }
+            return .forward(authorization: resolved.authorization)
+        case .client:
+            return nil
+        }
+    }
+
     /// The user's access token, refreshed when due. Signed out (no cookie, an unknown session, or a
     /// refresh the provider refused) is `401` when `required`, else a request without a bearer.
     private static func userAuthorization(headers: HTTPHeaders, required: Bool, context: GatewayContext) async -> Outcome {

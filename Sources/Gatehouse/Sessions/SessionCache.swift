@@ -57,7 +57,7 @@ public final class SessionCache: Sendable {
     private let store: any SessionStore
     /// Where store calls run (off the event loops).
     public let executor: StoreExecutor
-    private let cookieName: String
+    let cookieName: String
     private let idleSeconds: Int64
     private let touchInterval: Int64
     private let maximumAgeNanoseconds: UInt64 = 500_000_000
@@ -105,6 +105,13 @@ public final class SessionCache: Sendable {
     /// the caller's `resolve` does the one lookup. Without any live candidate the first
     /// well-formed value is returned (and resolves to nothing).
     public func sessionID(in headers: HTTPHeaders) async -> SessionID? {
+        let (first, several) = wellFormedSessionID(in: headers)
+        guard several else { return first }
+        return await firstLiveCandidate(in: headers) ?? first
+    }
+
+    /// The first well-formed session cookie value's id, and whether there are several.
+    private func wellFormedSessionID(in headers: HTTPHeaders) -> (first: SessionID?, several: Bool) {
         var first: SessionID? = nil
         var several = false
         CookieParser.forEachValue(named: cookieName, in: headers) { value in
@@ -116,8 +123,20 @@ public final class SessionCache: Sendable {
             first = id
             return true
         }
-        guard several else { return first }
-        return await firstLiveCandidate(in: headers) ?? first
+        return (first, several)
+    }
+
+    /// The proxy's usual case without a suspension: the request's one session cookie names a
+    /// session whose cached entry is fresh and still valid; its idle timeout slides as in
+    /// `resolveWithAuthorization`. Nil for everything else (no or several cookies, an entry to
+    /// load, an expired session): the caller then takes the async path, which decides those.
+    func cachedResolution(in headers: HTTPHeaders, now: Int64) -> Resolved? {
+        let (found, several) = wellFormedSessionID(in: headers)
+        guard let id = found, !several else { return nil }
+        let clock = self.clock.monotonicNanoseconds()
+        guard let cached = cache.withLock({ $0[id.hash] }),
+              clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds else { return nil }
+        return settle(cached, idHash: id.hash, now: now, slide: true, changed: false)
     }
 
     /// How many well-formed values of the session cookie are looked up, at most, per request.

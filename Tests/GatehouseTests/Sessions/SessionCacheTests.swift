@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseSessions
+import HTTP1
 import Logging
 import Testing
 import TestSupport
@@ -66,6 +67,31 @@ struct SessionCacheTests {
         let new = try await sessions.createSession(.make(now: now), replacing: old.idHash)
         #expect(try await sessions.resolve(idHash: old.idHash, now: now) == nil)
         #expect(try await sessions.resolve(idHash: new.idHash, now: now) != nil)
+    }
+
+    @Test("The proxy's synchronous lookup answers only what the async one would: a fresh cached session under one cookie")
+    func cachedResolution() async throws {
+        let store = InMemorySessionStore()
+        let clock = ManualClock()
+        let sessions = try Self.cache(over: store, clock: clock)
+        let id = SessionID.generate(), other = SessionID.generate()
+        let session = try store.createSession(.make(idHash: id.hash, now: now))
+        _ = try store.createSession(.make(idHash: other.hash, now: now))
+        let name = sessions.cookieName
+        let one: HTTPHeaders = ["Cookie": "\(name)=\(id.cookieValue)"]
+        #expect(sessions.cachedResolution(in: one, now: now) == nil, "not cached yet: the async path loads it")
+        #expect(try await sessions.resolveWithAuthorization(idHash: id.hash, now: now) != nil)
+        let fast = try #require(sessions.cachedResolution(in: one, now: now + 5))
+        #expect(fast.session.idHash == session.idHash && fast.authorization == "Bearer access-1")
+        #expect(fast.idleExpiresAt == now + 5 + 3_600, "the idle timeout slides as on the async path")
+        _ = try await sessions.resolveWithAuthorization(idHash: other.hash, now: now)
+        let two: HTTPHeaders = ["Cookie": "\(name)=\(id.cookieValue); \(name)=\(other.cookieValue)"]
+        #expect(sessions.cachedResolution(in: two, now: now) == nil, "several cookies: the async path picks the live one")
+        #expect(sessions.cachedResolution(in: ["Cookie": "\(name)=nonsense"], now: now) == nil)
+        #expect(sessions.cachedResolution(in: HTTPHeaders(), now: now) == nil)
+        #expect(sessions.cachedResolution(in: one, now: now + 86_400) == nil, "expired: the async path ends it")
+        clock.advance(seconds: 1)
+        #expect(sessions.cachedResolution(in: one, now: now + 6) == nil, "older than 0.5 s: reloaded on the async path")
     }
 
     @Test("Pending logins pass through the door once")

@@ -19,9 +19,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// - Parameter arguments: the program (looked up in `PATH`) and its arguments.
     public init(_ arguments: [String], environment: [String: String]? = nil,
                 mergeStandardError: Bool = true) throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw RawClientError(what: "pipe", errno: errno) }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let (readEnd, writeEnd) = try SpawnDescriptors.pipe()
+        let fds = [readEnd, writeEnd]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -31,7 +30,7 @@ public final class ChildProcess: @unchecked Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
-        _ = Self.addCloseFrom(&actions, 3)
+        SpawnDescriptors.closeInherited(&actions)
         let environment = environment.map { $0.map { "\($0.key)=\($0.value)" } }
         var spawned: pid_t = 0
         let status = Self.withCStrings(arguments) { argv in
@@ -113,17 +112,5 @@ public final class ChildProcess: @unchecked Sendable {
         pointers.append(nil)
         defer { for pointer in pointers { free(pointer) } }
         return body(pointers)
-    }
-
-    /// glibc ≥ 2.34 has it; Swift's Glibc module does not export it, so it is looked up.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
-            return nil
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
-
-    private static func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32) -> Int32 {
-        closeFrom?(actions, lowest) ?? -1
     }
 }

@@ -217,18 +217,11 @@ public final class PostgresTestServer: Sendable {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw StartError(description: "\(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
-                             + String(decoding: data, as: UTF8.self))
+        // `ChildProcess`, not Foundation's `Process` (see there): its pipe is close-on-exec from the
+        // start and the child inherits nothing else.
+        let (status, output) = try ChildProcess.run(arguments)
+        guard status == 0 else {
+            throw StartError(description: "\(arguments.joined(separator: " ")) failed (\(status)): " + output)
         }
     }
 

@@ -16,6 +16,8 @@ public final class SpawnedDaemon: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_APPEND | O_CREAT, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // A daemon outlives the tests that run meanwhile: it must hold none of their pipes or sockets.
+        SpawnDescriptors.closeInherited(&actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

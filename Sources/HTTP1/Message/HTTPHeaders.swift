@@ -173,7 +173,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append(HTTPField(name: name, value: value))
     }
 
-    /// Appends a field checked once for many heads (security headers, cached answers).
+    /// Appends a field checked once for many heads (the security headers).
     public mutating func add(_ checked: HTTPField.Checked) {
         addChecked(checked.field)
     }

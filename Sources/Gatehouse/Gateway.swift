@@ -76,7 +76,9 @@ public final class Gateway: HTTPHandler {
     public init(context: GatewayContext) {
         self.context = context
         routes = context.configuration.routeTable
-        healthAnswer = Self.secured(OpsEndpoints.health(), strictTransportSecurity: context.configuration.strictTransportSecurity)
+        var health = Self.secured(OpsEndpoints.health(), strictTransportSecurity: context.configuration.strictTransportSecurity)
+        health.headers.checkAll()
+        healthAnswer = health
     }
 
     public func routeClass(of path: Substring) -> RouteClass {

@@ -49,10 +49,12 @@ struct CachedFile: Sendable {
         var plain = Self.validatorHeaders(entityTag: entityTag, lastModified: lastModified, cacheControl: cacheControl,
                                           varyOnEncoding: mayVary, varyOnAccept: false)
         Self.addContentHeaders(&plain, mediaType: mediaType, gzip: false)
+        plain.checkAll()
         answerHeaders = plain
         var gzipped = Self.validatorHeaders(entityTag: gzipEntityTag, lastModified: lastModified, cacheControl: cacheControl,
                                             varyOnEncoding: mayVary, varyOnAccept: false)
         Self.addContentHeaders(&gzipped, mediaType: mediaType, gzip: true)
+        gzipped.checkAll()
         gzipAnswerHeaders = gzipped
     }
 

@@ -188,6 +188,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         }
     }
 
+    /// Checks the fields not yet checked (the first 64) now, so that a list written on many answers
+    /// (a cached file's fields, the health answer) is copied by the head writer instead of checked
+    /// each time. A field that could not be written stays unmarked (the writer drops it).
+    public mutating func checkAll() {
+        for index in 0..<Swift.min(fields.count, 64) where !isChecked(at: index) && HeadWriter.isSafe(fields[index]) {
+            checkedFields |= 1 << UInt64(index)
+        }
+    }
+
     /// For fields whose bytes passed the parser's field-line rules.
     mutating func addChecked(_ field: HTTPField) {
         if fields.count < 64 { checkedFields |= 1 << UInt64(fields.count) }

@@ -190,6 +190,17 @@ struct CheckedFieldTests {
         #expect(HTTPField.Checked(name: name, value: value) == nil)
     }
 
+    @Test("checkAll marks the writable fields of a list built by name and value, and only those")
+    func checkAll() {
+        var headers = HTTPHeaders([("Content-Type", "text/plain"), ("X-Evil", "a\r\nSet-Cookie: x=1"), ("Bad Name", "v"), ("ETag", "\"1\"")])
+        headers.checkAll()
+        #expect([true, false, false, true] == (0..<4).map(headers.isChecked(at:)))
+        var bytes: [UInt8] = []
+        ResponseHeadEncoder.encodeServerHead(status: 200, headers: headers, keepContentLength: false, contentLength: 0,
+                                             chunked: false, connection: nil, into: &bytes)
+        #expect(bytes == wire("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nETag: \"1\"\r\nContent-Length: 0\r\n\r\n"))
+    }
+
     @Test("fields past the 64th are checked when written")
     func manyFields() {
         var headers = HTTPHeaders()

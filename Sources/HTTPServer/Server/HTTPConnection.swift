@@ -400,16 +400,55 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         // A HEAD answer may announce the length the GET would have (RFC 9110 §9.3.2).
         let keepDeclaredLength = bodyAllowed && isHEAD && response.body.isEmpty && response.headers.contains("Content-Length")
         status = response.status
+        let nothingQueued = outputOffset == output.count
         ResponseHeadEncoder.encodeServerHead(status: response.status, headers: response.headers,
                                              keepContentLength: keepDeclaredLength,
                                              contentLength: bodyAllowed && !keepDeclaredLength ? response.body.count : nil,
                                              chunked: false, connection: connectionField(), into: &output)
+        let sentFrom = outputOffset
         if bodyAllowed && !isHEAD {
-            output.append(contentsOf: response.body)
             bytesSent = response.body.count
+            if nothingQueued && response.body.count >= Self.gatherWriteMinimum {
+                sendHeadAndBody(response.body)
+            } else {
+                output.append(contentsOf: response.body)
+            }
         }
-        flush()
+        flush(progressSince: sentFrom)
         exchangeFinished()
+    }
+
+    /// Bodies from this size on (a cached file) go out with their head in one `sendmsg` instead of
+    /// being copied behind it into the output buffer first (for a 12 KiB file the copy was a third
+    /// of the instructions of its answer).
+    static let gatherWriteMinimum = 2048
+
+    /// Sends the head (all of `output` from `outputOffset`: nothing else is queued) and `body` in
+    /// one call; what the socket does not take is queued as usual, for `flush` and the next
+    /// writability. A failure queues the body too: `flush` meets it again and handles it.
+    private func sendHeadAndBody(_ body: [UInt8]) {
+        let headCount = output.count - outputOffset
+        let sent = output.withUnsafeMutableBytes { head in
+            body.withUnsafeBytes { bodyBytes in
+                var parts = (iovec(iov_base: head.baseAddress! + outputOffset, iov_len: headCount),
+                             iovec(iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress!), iov_len: bodyBytes.count))
+                return withUnsafeMutableBytes(of: &parts) { vectors in
+                    var message = msghdr()
+                    message.msg_iov = vectors.baseAddress!.assumingMemoryBound(to: iovec.self)
+                    message.msg_iovlen = 2
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                }
+            }
+        }
+        if sent <= 0 {
+            output.append(contentsOf: body)
+        } else if sent < headCount {
+            outputOffset += sent
+            output.append(contentsOf: body)
+        } else {
+            outputOffset = output.count
+            if sent - headCount < body.count { output.append(contentsOf: body[(sent - headCount)...]) }
+        }
     }
 
     /// The `Connection` field of the answer (nil: none), deciding whether the connection persists.
@@ -630,8 +669,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     // MARK: Writing
 
-    private func flush() {
-        let startOffset = outputOffset
+    /// Sends what is queued. `progressSince`: where the bytes of this answer began when some of them
+    /// already left in `sendHeadAndBody` (a send that then blocks still counts as progress).
+    private func flush(progressSince start: Int? = nil) {
+        let startOffset = start ?? outputOffset
         while outputOffset < output.count {
             let n = output.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))

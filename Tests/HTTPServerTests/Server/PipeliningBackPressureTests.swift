@@ -181,6 +181,17 @@ struct PipeliningBackPressureTests {
         }
     }
 
+    @Test("A large answer sent with its head in one call arrives whole through a small receive window, and the next one after it",
+          arguments: [2048, 300_000, 6_000_000])
+    func gatheredAnswer(size: Int) async throws {
+        try await withServer { server in
+            let socket = try BlockingSocket(port: server.port, receiveBuffer: 4096)
+            try socket.send(get("/big?size=\(size)") + get("/big?size=\(size)"))
+            let problem = await readAnswers(socket, count: 2, bodySize: size)
+            #expect(problem == nil, "\(problem ?? "")")
+        }
+    }
+
     @Test("A paused client that never reads is disconnected by the send-progress timeout")
     func pausedClientIsDisconnected() async throws {
         try await withServer(Self.smallWatermarks(progressTimeout: 1_000_000_000)) { server in

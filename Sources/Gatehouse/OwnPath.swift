@@ -1,3 +1,5 @@
+import HTTP1
+
 /// The paths the gateway answers itself, recognised in one step.
 ///
 /// Every request is classified up to three times (fast path, handler, metrics); a proxied `/api/…`
@@ -30,10 +32,6 @@ enum OwnPath {
     /// answering `/healthz`.
     private static func spells(_ path: Substring, _ spelling: StaticString) -> Bool {
         let bytes = UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount)
-        return path.utf8.withContiguousStorageIfAvailable { stored in
-            guard stored.count == bytes.count else { return false }
-            for i in 0..<bytes.count where stored[i] != bytes[i] { return false }
-            return true
-        } ?? path.utf8.elementsEqual(bytes)
+        return path.utf8.withContiguousStorageIfAvailable { ByteSearch.equal($0, bytes) } ?? path.utf8.elementsEqual(bytes)
     }
 }

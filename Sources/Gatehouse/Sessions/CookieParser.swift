@@ -94,11 +94,7 @@ public enum CookieParser {
 
     /// On contiguous bytes: the generic `elementsEqual` cost about 500 instructions a cookie.
     private static func sameBytes(_ name: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        name.utf8.withContiguousStorageIfAvailable { stored in
-            guard stored.count == bytes.count else { return false }
-            for i in 0..<stored.count where stored[i] != bytes[i] { return false }
-            return true
-        } ?? name.utf8.elementsEqual(bytes)
+        name.utf8.withContiguousStorageIfAvailable { ByteSearch.equal($0, bytes) } ?? name.utf8.elementsEqual(bytes)
     }
 
     private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> (Int, Int) {

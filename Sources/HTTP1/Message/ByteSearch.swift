@@ -1,7 +1,8 @@
 import CByteScan
 
-/// Finding a byte in contiguous bytes, for the parsers outside this module (cookies): the C
-/// library's `memchr` reads a vector at a time where a Swift loop reads a byte.
+/// Finding and comparing bytes in contiguous storage, for the parsers outside this module (cookies,
+/// own paths): the C library's `memchr` and `memcmp` read a vector at a time where a Swift loop reads
+/// a byte, and the generic `elementsEqual` costs a few hundred instructions a call.
 public enum ByteSearch {
     /// The offset of the first `byte` in `bytes[from..<to]`, or `to`.
     @inlinable
@@ -13,5 +14,18 @@ public enum ByteSearch {
     @usableFromInline
     static func find(_ byte: UInt8, _ base: UnsafePointer<UInt8>, _ from: Int, _ to: Int) -> Int {
         gatehouse_find_byte(base, from, to, byte)
+    }
+
+    /// True when `a` and `b` hold the same bytes.
+    @inlinable
+    public static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress, let y = b.baseAddress else { return true }
+        return same(x, y, a.count)
+    }
+
+    @usableFromInline
+    static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        gatehouse_bytes_equal(a, b, count) != 0
     }
 }

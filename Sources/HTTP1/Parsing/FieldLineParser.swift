@@ -88,13 +88,6 @@ enum FieldLineParser {
         }
     }
 
-    /// Parses one `field-name ":" OWS field-value OWS` (RFC 9112 §5) in `[start, end)`.
-    static func parseFieldLine(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
-                               lineNumber: Int) throws(HTTPParseError) -> HTTPField {
-        let line = try fieldLine(bytes, from: start, to: end, lineNumber: lineNumber)
-        return HTTPField(name: line.name(in: bytes), value: line.value(in: bytes))
-    }
-
     /// Validates one field line and finds its name and value (without surrounding OWS).
     static func fieldLine(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,
                           lineNumber: Int) throws(HTTPParseError) -> LineRanges {

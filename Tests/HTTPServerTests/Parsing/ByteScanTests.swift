@@ -121,6 +121,14 @@ struct ByteScanTests {
         #expect(gatehouse_bytes_equal(a, b, a.count) == 0)
         #expect(gatehouse_bytes_equal(a, b, a.count - 1) != 0)
         #expect(gatehouse_bytes_equal(a, b, 0) != 0)
+        a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
+                #expect(!ByteSearch.equal(x, y))
+                #expect(ByteSearch.equal(UnsafeBufferPointer(rebasing: x.dropLast()), UnsafeBufferPointer(rebasing: y.dropLast())))
+                #expect(!ByteSearch.equal(x, UnsafeBufferPointer(rebasing: y.dropLast())))
+                #expect(ByteSearch.equal(UnsafeBufferPointer(start: nil, count: 0), UnsafeBufferPointer(rebasing: y.prefix(0))))
+            }
+        }
     }
 }
 

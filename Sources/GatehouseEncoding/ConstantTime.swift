@@ -14,6 +14,13 @@ public enum ConstantTime {
     /// ``equals(_:_:)`` over the UTF-8 bytes of two strings.
     @inlinable
     public static func equals(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
-        equals(lhs.utf8, rhs.utf8)
+        // Through buffer pointers when both are contiguous (native strings): the same loop over
+        // every byte, without the generic index work of two `UTF8View`s (a tenth of a callback's
+        // string work went there).
+        let contiguous = lhs.utf8.withContiguousStorageIfAvailable { a in
+            rhs.utf8.withContiguousStorageIfAvailable { b in equals(a, b) }
+        }
+        if let contiguous, let result = contiguous { return result }
+        return equals(lhs.utf8, rhs.utf8)
     }
 }

@@ -50,18 +50,29 @@ public enum PercentEncoding {
     }
 
     private static func encode(_ string: String, spaceAsPlus: Bool) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(string.utf8.count)
-        for byte in string.utf8 {
-            if isUnreserved(byte) {
-                output.append(byte)
-            } else if spaceAsPlus && byte == UInt8(ascii: " ") {
-                output.append(UInt8(ascii: "+"))
-            } else {
-                output += [UInt8(ascii: "%"), Hex.uppercaseDigits[Int(byte >> 4)], Hex.uppercaseDigits[Int(byte & 0x0f)]]
+        // Written straight into the new string (at most three bytes per byte): a login encodes a
+        // few hundred bytes of parameters, and an array per escape cost more than the rest.
+        var string = string
+        return string.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: bytes.count * 3) { output in
+                var count = 0
+                for byte in bytes {
+                    if isUnreserved(byte) {
+                        output[count] = byte
+                        count += 1
+                    } else if spaceAsPlus && byte == UInt8(ascii: " ") {
+                        output[count] = UInt8(ascii: "+")
+                        count += 1
+                    } else {
+                        output[count] = UInt8(ascii: "%")
+                        output[count + 1] = Hex.uppercaseDigits[Int(byte >> 4)]
+                        output[count + 2] = Hex.uppercaseDigits[Int(byte & 0x0f)]
+                        count += 3
+                    }
+                }
+                return count
             }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     // MARK: Decoding
@@ -90,6 +101,16 @@ public enum PercentEncoding {
     /// - Returns: the decoded bytes, or nil when an escape is malformed.
     @inlinable
     public static func decode(bytes: some Collection<UInt8>, plusAsSpace: Bool = false) -> [UInt8]? {
+        // Contiguous bytes (every native string's) are read through a buffer pointer: the
+        // generic indexing of a `Substring.UTF8View` slice costs several times the decoding.
+        if let decoded = bytes.withContiguousStorageIfAvailable({ decodeContiguous($0, plusAsSpace: plusAsSpace) }) {
+            return decoded
+        }
+        return decodeContiguous(bytes, plusAsSpace: plusAsSpace)
+    }
+
+    @inlinable
+    static func decodeContiguous(_ bytes: some Collection<UInt8>, plusAsSpace: Bool) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = bytes.startIndex
@@ -113,7 +134,12 @@ public enum PercentEncoding {
 
     /// Decodes to a String; nil when an escape is malformed or the result is not UTF-8.
     public static func decodeString(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String? {
-        guard let bytes = decode(bytes: text.utf8, plusAsSpace: plusAsSpace) else { return nil }
+        decodeString(bytes: text.utf8, plusAsSpace: plusAsSpace)
+    }
+
+    /// As ``decodeString(_:plusAsSpace:)``, from UTF-8 bytes.
+    public static func decodeString(bytes text: some Collection<UInt8>, plusAsSpace: Bool = false) -> String? {
+        guard let bytes = decode(bytes: text, plusAsSpace: plusAsSpace) else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 

@@ -74,8 +74,9 @@ public struct UserInfoClient: Sendable {
             throw .transport(error)
         }
         guard response.status == 200 else { throw .unexpectedStatus(response.status) }
-        let mediaType = (response.header("Content-Type") ?? "").split(separator: ";").first
-            .map { $0.trimmingWhitespace().lowercased() } ?? ""
+        let contentType = response.header("Content-Type") ?? ""
+        let mediaType = contentType[..<(contentType.utf8.firstIndex(of: UInt8(ascii: ";")) ?? contentType.endIndex)]
+            .trimmingWhitespace().lowercased()
         if mediaType == "application/jwt" {
             return try await signedClaims(response.body, expectedSubject: expectedSubject)
         }
@@ -90,7 +91,7 @@ public struct UserInfoClient: Sendable {
     private func signedClaims(_ body: [UInt8], expectedSubject: String) async throws(UserInfoError) -> [String: JSONValue] {
         guard let signed else { throw .signedResponseUnsupported }
         let token = String(decoding: body, as: UTF8.self).trimmingWhitespaceAndNewlines()
-        guard token.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
+        guard Array(token.utf8).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count == 3 else {
             throw .signedResponseUnsupported
         }
         let verified: VerifiedJWS

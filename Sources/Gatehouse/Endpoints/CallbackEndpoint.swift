@@ -146,9 +146,13 @@ struct CallbackEndpoint {
         let config = context.configuration
         let claimsJSON: [UInt8]
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            claimsJSON = Array(try encoder.encode(sessionClaims))
+            if let written = JSONValueWriter.sortedKeys(sessionClaims) {
+                claimsJSON = written
+            } else {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                claimsJSON = Array(try encoder.encode(sessionClaims))
+            }
         } catch {
             return .failure(.storage("claims: \(error)"))
         }

@@ -49,12 +49,13 @@ enum RefreshedClaims {
     /// read back from the sealed session, so its payload is trusted without a second verification.
     private static func idTokenClaims(of session: Session) -> [String: JSONValue]? {
         guard let token = session.tokens.idToken else { return nil }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = Array(token.utf8).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { return nil }
         return (try? JSONValue.parse(payload))?.objectValue
     }
 
     private static func encode(_ claims: [String: JSONValue]) -> [UInt8]? {
+        if let written = JSONValueWriter.sortedKeys(claims) { return written }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(claims)).map(Array.init)

@@ -64,7 +64,7 @@ public final class SessionCache: Sendable {
     static let maximumEntries = 100_000
     private let cache = Mutex<[String: Entry]>([:])
     static let maximumRememberedIDs = 10_000
-    private let idMemo = Mutex<[Substring: SessionID]>([:])
+    private let idMemo = Mutex<[SessionCookieKey: SessionID]>([:])
     private let logger: Logger
     /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
     /// for the age of cached entries.
@@ -163,14 +163,13 @@ public final class SessionCache: Sendable {
     /// remember the ids of recent values. Only values that passed validation are remembered; the
     /// memo is bounded and simply emptied when full (each value then costs one validation again).
     private func knownID(_ cookieValue: Substring) -> SessionID? {
-        // Keyed by Substring so that the lookup needs no copy of the value; a stored key is cut from
-        // its own copy, so the memo never keeps a whole request header alive.
-        if let known = idMemo.withLock({ $0[cookieValue] }) { return known }
-        let value = String(cookieValue)
-        guard let id = SessionID(cookieValue: value) else { return nil }
+        // Keyed by the value's bytes (`SessionCookieKey`): no copy of the value, no String hashing.
+        guard let key = SessionCookieKey(cookieValue) else { return nil }
+        if let known = idMemo.withLock({ $0[key] }) { return known }
+        guard let id = SessionID(cookieValue: String(cookieValue)) else { return nil }
         idMemo.withLock { memo in
             if memo.count >= Self.maximumRememberedIDs { memo.removeAll(keepingCapacity: true) }
-            memo[value[...]] = id
+            memo[key] = id
         }
         return id
     }

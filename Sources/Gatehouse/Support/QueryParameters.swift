@@ -8,12 +8,13 @@ public struct QueryParameters: Sendable {
 
     public init(_ raw: Substring?) {
         guard let raw, !raw.isEmpty else { return }
-        for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
-            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decodeString(String(pieces[0]), plusAsSpace: true) else { continue }
-            let value = pieces.count > 1
-                ? PercentEncoding.decodeString(String(pieces[1]), plusAsSpace: true)
-                : ""
+        // Split on the bytes, as a URL parser does (WHATWG URL §5.1): `&` and `=` are ASCII, and
+        // splitting the text by Characters cost a few hundred instructions a byte of a callback.
+        for part in raw.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = part.firstIndex(of: UInt8(ascii: "="))
+            guard let name = PercentEncoding.decodeString(bytes: part[..<(equals ?? part.endIndex)], plusAsSpace: true)
+            else { continue }
+            let value = equals.map { PercentEncoding.decodeString(bytes: part[part.index(after: $0)...], plusAsSpace: true) } ?? ""
             pairs.append((name, value))
         }
     }

@@ -1,0 +1,42 @@
+/// A well-formed session cookie value (43 bytes of base64url) as six machine words: the key of the
+/// session cache's memo of recent cookie values.
+///
+/// Hashing a `Substring` key checks whether the text is normalised and feeds it to the hasher
+/// through a generic path (about 400 instructions a lookup); six words go to the same seeded
+/// hasher whole. Every byte is hashed: the values are whatever clients send (well-formed, but
+/// chosen by them), so the seeded hash is what keeps them from piling up in one bucket.
+struct SessionCookieKey: Hashable, Sendable {
+    private let words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
+    /// Nil unless `value` is exactly `SessionID.cookieValueLength` (43) bytes long.
+    init?(_ value: Substring) {
+        guard value.utf8.count == 43 else { return nil }
+        var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+        let copied = withUnsafeMutableBytes(of: &words) { target in
+            value.utf8.withContiguousStorageIfAvailable { bytes in
+                target.copyMemory(from: UnsafeRawBufferPointer(bytes))
+                return true
+            } ?? false
+        }
+        if !copied {
+            withUnsafeMutableBytes(of: &words) { target in
+                for (offset, byte) in value.utf8.enumerated() { target[offset] = byte }
+            }
+        }
+        self.words = words
+    }
+
+    static func == (a: SessionCookieKey, b: SessionCookieKey) -> Bool {
+        a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2
+            && a.words.3 == b.words.3 && a.words.4 == b.words.4 && a.words.5 == b.words.5
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+        hasher.combine(words.4)
+        hasher.combine(words.5)
+    }
+}

@@ -183,8 +183,10 @@ public struct UpstreamRequest: Sendable {
                 chunked = true
             }
         }
-        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: hostField(defaultPort: defaultPort), headers: headers,
-                                                  contentLength: contentLength, chunked: chunked, into: &bytes)
+        // `Host` as `hostField(defaultPort:)` spells it, written straight into the head.
+        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, hostName: host,
+                                                 port: port == defaultPort ? nil : port, headers: headers,
+                                                 contentLength: contentLength, chunked: chunked, into: &bytes)
     }
 
     /// `Host` for the upstream: the port only when it is not the scheme's (80, or 443 for

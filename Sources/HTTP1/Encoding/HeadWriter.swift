@@ -26,6 +26,22 @@ enum HeadWriter {
         }
     }
 
+    /// `Host: name\r\n`, `Host: name:port\r\n` or `Host: [v6]:port\r\n`, or nothing when the name
+    /// could not be written as a field value.
+    static func appendHostField(hostName: String, port: Int?, to bytes: inout [UInt8]) {
+        let bracketed = hostName.utf8.contains(UInt8(ascii: ":"))
+        guard !hostName.isEmpty, hostName.utf8.allSatisfy(ASCII.isFieldValueChar) else { return }
+        bytes.append(contentsOf: "Host: ".utf8)
+        if bracketed { bytes.append(UInt8(ascii: "[")) }
+        bytes.append(contentsOf: hostName.utf8)
+        if bracketed { bytes.append(UInt8(ascii: "]")) }
+        if let port {
+            bytes.append(ASCII.colon)
+            appendDecimal(port, to: &bytes)
+        }
+        bytes.append(contentsOf: ASCII.crlf)
+    }
+
     /// True when `field` can be written without changing the message structure.
     static func isSafe(_ field: HTTPField) -> Bool {
         !field.name.isEmpty && field.name.utf8.allSatisfy(ASCII.isTokenChar)

@@ -16,14 +16,30 @@ public enum RequestHeadEncoder {
     /// once it has grown to the usual head size).
     public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
                                              contentLength: Int?, chunked: Bool, into bytes: inout [UInt8]) {
+        appendRequestLine(method: method, target: target, headers: headers, to: &bytes)
+        HeadWriter.appendField(HTTPField(name: "Host", value: host), to: &bytes)
+        appendFields(headers, contentLength: contentLength, chunked: chunked, to: &bytes)
+    }
+
+    /// As above, with `Host` written from the upstream's host name and port (`[…]` around an IPv6
+    /// literal, `:port` unless `port` is nil): no String is put together for it on every request.
+    public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
+                                             headers: HTTPHeaders, contentLength: Int?, chunked: Bool,
+                                             into bytes: inout [UInt8]) {
+        appendRequestLine(method: method, target: target, headers: headers, to: &bytes)
+        HeadWriter.appendHostField(hostName: hostName, port: port, to: &bytes)
+        appendFields(headers, contentLength: contentLength, chunked: chunked, to: &bytes)
+    }
+
+    private static func appendRequestLine(method: String, target: String, headers: HTTPHeaders, to bytes: inout [UInt8]) {
         bytes.reserveCapacity(bytes.count + 96 + target.utf8.count + headers.count * 48)
         HeadWriter.appendPercentEncoded(method.utf8, allowed: ASCII.isTokenChar, to: &bytes)
         bytes.append(ASCII.space)
         HeadWriter.appendPercentEncoded(target.utf8, allowed: ASCII.isVisible, to: &bytes)
-        bytes.append(ASCII.space)
-        HeadWriter.appendVersion(.http1_1, to: &bytes)
-        bytes.append(contentsOf: ASCII.crlf)
-        HeadWriter.appendField(HTTPField(name: "Host", value: host), to: &bytes)
+        bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
+    }
+
+    private static func appendFields(_ headers: HTTPHeaders, contentLength: Int?, chunked: Bool, to bytes: inout [UInt8]) {
         for (index, field) in headers.fields.enumerated() where !isUpstreamManaged(field.name) {
             HeadWriter.appendField(field, checked: headers.isChecked(at: index), to: &bytes)
         }

@@ -58,6 +58,10 @@ struct HeaderNameSetTests {
         #expect(!CSRFPolicy.check(HTTPHeaders([("X-CSRF", "1"), ("X-CSRF", "1")]), headerName: "X-CSRF"))
         #expect(!CSRFPolicy.check(["X-CSRF": "11"], headerName: "X-CSRF"))
         #expect(!CSRFPolicy.check(["X-CSRF": ""], headerName: "X-CSRF"))
+        #expect(CSRFPolicy.check(["X-CSRF": "1"], headerName: "X-CSRF") && CSRFPolicy.check(["X-CSRF": "\t 1 "], headerName: "X-CSRF"))
+        for refused in ["1 1", " ", "true", "1,1", "01", "1\u{301}", "\u{661}", "l"] {
+            #expect(!CSRFPolicy.check(["X-CSRF": refused], headerName: "X-CSRF"), "\(refused)")
+        }
         #expect(!CSRFPolicy.check(HTTPHeaders(), headerName: "X-CSRF"))
     }
 

@@ -47,4 +47,17 @@ struct FetchTargetTests {
             #expect(UpstreamRequest(host: "a", port: port, method: "GET", target: "/", headers: [:]).hostField() == text)
         }
     }
+
+    @Test("The head's Host line, written without building the String, is hostField's value")
+    func hostLine() {
+        for host in ["idp.example", "::1", "127.0.0.1", "a"] {
+            for port in [1, 80, 443, 8080, 65535] {
+                for defaultPort in [80, 443] {
+                    let request = UpstreamRequest(host: host, port: port, method: "GET", target: "/", headers: ["Host": "x"])
+                    let head = String(decoding: request.encodedHead(bodyFraming: nil, defaultPort: defaultPort), as: UTF8.self)
+                    #expect(head == "GET / HTTP/1.1\r\nHost: \(request.hostField(defaultPort: defaultPort))\r\n\r\n", "\(head)")
+                }
+            }
+        }
+    }
 }

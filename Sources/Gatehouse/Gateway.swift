@@ -180,10 +180,18 @@ final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
     var headWritten: Bool { inner.headWritten }
 
     func respond(_ response: HTTPResponse) async {
+        await inner.respond(secured(response))
+    }
+
+    func respondImmediately(_ response: HTTPResponse) -> Bool {
+        inner.respondImmediately(secured(response))
+    }
+
+    private func secured(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
         SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
                               strictTransportSecurity: strictTransportSecurity)
-        await inner.respond(response)
+        return response
     }
 
     func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {

@@ -345,6 +345,13 @@ final class LoopPool: @unchecked Sendable {
 extension UpstreamClient: UpstreamTransport {
     /// A body declared empty is not sent at all (no `Content-Length: 0` on a `GET`).
     public func exchange(_ request: UpstreamRequest, body: any HTTPRequestBody) async throws(UpstreamError) -> any UpstreamAnswer {
+        try await exchangeDirectly(request, body: body)
+    }
+
+    /// `exchange`, called on the client itself rather than through `any UpstreamTransport`: an await
+    /// through a protocol witness is followed by a task switch back to the caller's executor (a
+    /// status-lock lookup of the task's preference), a direct call to this method is not.
+    public func exchangeDirectly(_ request: UpstreamRequest, body: any HTTPRequestBody) async throws(UpstreamError) -> UpstreamResponse {
         try await send(request, body: body.declaredLength == 0 ? nil : body)
     }
 }

@@ -180,7 +180,11 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// Waits for readiness; false on timeout or close.
     private func wait(for what: Wait, timeout: UInt64?) async -> Bool {
         if closed { return false }
-        return await withUnsafeContinuation { continuation in
+        // Without a hop to the caller's isolation before suspending and after resuming (two task
+        // switches, each a status-lock lookup of the executor preference, on every proxied
+        // request): this runs on the loop, and the waiter is resumed on the loop, which the task
+        // prefers, so there is no other executor to hop to.
+        return await _unsafeInheritExecutor_withUnsafeContinuation { continuation in
             waiter = continuation
             waitingFor = what
             timedOut = false

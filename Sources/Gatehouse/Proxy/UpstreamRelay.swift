@@ -11,6 +11,17 @@ enum UpstreamRelay {
     /// security headers (the caller's writer need not add them).
     static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, via transport: any UpstreamTransport,
                         context: GatewayContext, writer: any HTTPResponseWriter) async {
+        // The production transport, called directly (see `UpstreamClient.exchangeDirectly`).
+        if let client = transport as? UpstreamClient {
+            let response: UpstreamResponse
+            do {
+                response = try await client.exchangeDirectly(request, body: body)
+            } catch {
+                return await writer.respond(Gateway.secured(failure(error, context: context),
+                                                            strictTransportSecurity: context.configuration.strictTransportSecurity))
+            }
+            return await relay(response, method: request.method, context: context, writer: writer)
+        }
         let answer: any UpstreamAnswer
         do {
             answer = try await transport.exchange(request, body: body)
@@ -35,7 +46,9 @@ enum UpstreamRelay {
             if method == "HEAD", let length = answer.framing.announcedLength {
                 outgoing.headers.set("Content-Length", String(length))
             }
-            return await writer.respond(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
+            let response = HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body)
+            if writer.respondImmediately(response) { return }
+            return await writer.respond(response)
         }
         await stream(answer, head: outgoing, framing: answer.framing, context: context, writer: writer)
     }

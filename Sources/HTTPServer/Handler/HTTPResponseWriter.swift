@@ -7,6 +7,11 @@ import HTTP1
 public protocol HTTPResponseWriter: AnyObject, Sendable {
     /// Sends a complete response in one write.
     func respond(_ response: HTTPResponse) async
+    /// Does what `respond(_:)` does when it can without suspending (the caller runs on the
+    /// connection's loop) and returns true; false when the caller must `await respond(_:)`. Each
+    /// await that could suspend costs a task switch when it returns (a status-lock lookup of the
+    /// task's executor preference), so the proxy answers through this first.
+    func respondImmediately(_ response: HTTPResponse) -> Bool
     /// Starts a streamed response. `contentLength` nil means chunked (HTTP/1.1) or close-delimited (1.0).
     func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError)
     /// Sends one piece of the body now (each call is a flush point: SSE events leave as they come).
@@ -26,6 +31,8 @@ public protocol HTTPResponseWriter: AnyObject, Sendable {
 }
 
 extension HTTPResponseWriter {
+    public func respondImmediately(_ response: HTTPResponse) -> Bool { false }
+
     public func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
         throw .invalidState("this writer cannot switch protocols")
     }

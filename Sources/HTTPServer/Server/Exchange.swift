@@ -30,6 +30,16 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
 
     func respond(_ response: HTTPResponse) async {
         await connection.loop.hop()
+        respondOnLoop(response)
+    }
+
+    func respondImmediately(_ response: HTTPResponse) -> Bool {
+        guard connection.loop.inEventLoop else { return false }
+        respondOnLoop(response)
+        return true
+    }
+
+    private func respondOnLoop(_ response: HTTPResponse) {
         guard isCurrent, !headWritten else { return }
         headWritten = true
         finished = true
@@ -86,6 +96,18 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
     /// The handler returned: complete whatever it left open.
     func handlerReturned() async {
         await connection.loop.hop()
+        handlerReturnedOnLoop()
+    }
+
+    /// `handlerReturned` without a suspension when the caller is on the loop (the usual case); false
+    /// when it must be awaited.
+    func handlerReturnedImmediately() -> Bool {
+        guard connection.loop.inEventLoop else { return false }
+        handlerReturnedOnLoop()
+        return true
+    }
+
+    private func handlerReturnedOnLoop() {
         guard isCurrent else { return }
         if !headWritten {
             headWritten = true

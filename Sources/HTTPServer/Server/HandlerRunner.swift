@@ -28,7 +28,7 @@ final class HandlerRunner: @unchecked Sendable {
         Task(executorPreference: loop) {
             while let work = await runner.next() {
                 await handler.handle(work.request, writer: work.exchange)
-                await work.exchange.handlerReturned()
+                if !work.exchange.handlerReturnedImmediately() { await work.exchange.handlerReturned() }
             }
         }
         return runner
@@ -60,6 +60,7 @@ final class HandlerRunner: @unchecked Sendable {
             return work
         }
         if closed { return nil }
-        return await withUnsafeContinuation { waiter = $0 }
+        // No hops around the suspension (see `UpstreamConnection.wait`): called and resumed on the loop.
+        return await _unsafeInheritExecutor_withUnsafeContinuation { waiter = $0 }
     }
 }

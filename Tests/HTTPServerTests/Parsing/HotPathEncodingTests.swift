@@ -17,6 +17,10 @@ struct HotPathEncodingTests {
         // The reference: the generic search over the view.
         let q = target.utf8.firstIndex(of: UInt8(ascii: "?"))
         #expect(head.path == (q.map { target[..<$0] } ?? target[...]))
+        // The `?` is found once, at init and when the target changes.
+        var changed = HTTPRequestHead(method: "GET", target: "/other?z")
+        changed.target = target
+        #expect(changed.path == path[...] && changed.query.map(String.init) == query && changed == head)
     }
 
     @Test("list elements: split at commas, trimmed, empty ones skipped, as the plain Substring split does",

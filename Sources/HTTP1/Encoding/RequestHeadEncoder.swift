@@ -16,9 +16,13 @@ public enum RequestHeadEncoder {
     /// once it has grown to the usual head size).
     public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
                                              contentLength: Int?, chunked: Bool, into bytes: inout [UInt8]) {
-        appendRequestLine(method: method, target: target, headers: headers, to: &bytes)
-        HeadWriter.appendField(HTTPField(name: "Host", value: host), to: &bytes)
-        appendFields(headers, contentLength: contentLength, chunked: chunked, to: &bytes)
+        let hostField = HTTPField(name: "Host", value: host)
+        let capacity = size(method: method, target: target, headers: headers) + HeadBuffer.size(of: hostField)
+        HeadBuffer.append(to: &bytes, capacity: capacity) { head in
+            requestLine(method: method, target: target, into: &head)
+            head.field(hostField, checked: false)
+            fields(headers, contentLength: contentLength, chunked: chunked, into: &head)
+        }
     }
 
     /// As above, with `Host` written from the upstream's host name and port (`[…]` around an IPv6
@@ -26,25 +30,36 @@ public enum RequestHeadEncoder {
     public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
                                              headers: HTTPHeaders, contentLength: Int?, chunked: Bool,
                                              into bytes: inout [UInt8]) {
-        appendRequestLine(method: method, target: target, headers: headers, to: &bytes)
-        HeadWriter.appendHostField(hostName: hostName, port: port, to: &bytes)
-        appendFields(headers, contentLength: contentLength, chunked: chunked, to: &bytes)
-    }
-
-    private static func appendRequestLine(method: String, target: String, headers: HTTPHeaders, to bytes: inout [UInt8]) {
-        bytes.reserveCapacity(bytes.count + 96 + target.utf8.count + headers.count * 48)
-        HeadWriter.appendPercentEncoded(method.utf8, allowed: ASCII.isTokenChar, to: &bytes)
-        bytes.append(ASCII.space)
-        HeadWriter.appendPercentEncoded(target.utf8, allowed: ASCII.isVisible, to: &bytes)
-        bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
-    }
-
-    private static func appendFields(_ headers: HTTPHeaders, contentLength: Int?, chunked: Bool, to bytes: inout [UInt8]) {
-        for (index, field) in headers.fields.enumerated() where !isUpstreamManaged(field.name) {
-            HeadWriter.appendField(field, checked: headers.isChecked(at: index), to: &bytes)
+        // "Host: [" name "]:" port CRLF
+        let capacity = size(method: method, target: target, headers: headers) + hostName.utf8.count + 8 + 1 + 20 + 2
+        HeadBuffer.append(to: &bytes, capacity: capacity) { head in
+            requestLine(method: method, target: target, into: &head)
+            HeadWriter.writeHostField(hostName: hostName, port: port, into: &head)
+            fields(headers, contentLength: contentLength, chunked: chunked, into: &head)
         }
-        HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
-        bytes.append(contentsOf: ASCII.crlf)
+    }
+
+    /// At most how long the head is without its `Host` line.
+    private static func size(method: String, target: String, headers: HTTPHeaders) -> Int {
+        var size = method.utf8.count * 3 + 1 + target.utf8.count * 3 + 11 + HeadBuffer.framingSize + 2
+        for field in headers.fields { size += HeadBuffer.size(of: field) }
+        return size
+    }
+
+    private static func requestLine(method: String, target: String, into head: inout HeadBuffer) {
+        head.percentEncoded(method, allowed: ASCII.isTokenChar)
+        head.byte(ASCII.space)
+        head.percentEncoded(target, allowed: ASCII.isVisible)
+        head.text(" HTTP/1.1\r\n")
+    }
+
+    private static func fields(_ headers: HTTPHeaders, contentLength: Int?, chunked: Bool, into head: inout HeadBuffer) {
+        for (index, field) in headers.fields.enumerated() where !isUpstreamManaged(field.name) {
+            head.field(field, checked: headers.isChecked(at: index))
+        }
+        head.framing(contentLength: contentLength, chunked: chunked)
+        head.byte(ASCII.cr)
+        head.byte(ASCII.lf)
     }
 
     private static func isUpstreamManaged(_ name: String) -> Bool {

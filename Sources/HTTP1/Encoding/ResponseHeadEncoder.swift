@@ -10,23 +10,32 @@ public enum ResponseHeadEncoder {
     package static func encodeServerHead(status: Int, headers: HTTPHeaders, keepContentLength: Bool, contentLength: Int?,
                                  chunked: Bool, connection: String?, into bytes: inout [UInt8]) {
         let status = (100...599).contains(status) ? status : 500
-        HeadWriter.appendVersion(.http1_1, to: &bytes)
-        bytes.append(ASCII.space)
-        HeadWriter.appendDecimal(status, to: &bytes)
-        bytes.append(ASCII.space)
-        for b in HTTPStatus.reason(status).utf8 where ASCII.isFieldValueChar(b) { bytes.append(b) }
-        bytes.append(contentsOf: ASCII.crlf)
-        for (index, field) in headers.fields.enumerated()
-        where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
-            HeadWriter.appendField(field, checked: headers.isChecked(at: index), to: &bytes)
+        let reason = HTTPStatus.reason(status)
+        // "HTTP/1.1 " status " " reason CRLF, fields, framing, "Connection: " value CRLF, CRLF
+        var capacity = 9 + 3 + 1 + reason.utf8.count + 2 + HeadBuffer.framingSize + 2
+        if let connection { capacity += 14 + connection.utf8.count }
+        for field in headers.fields { capacity += HeadBuffer.size(of: field) }
+        HeadBuffer.append(to: &bytes, capacity: capacity) { head in
+            head.text("HTTP/1.1 ")
+            head.decimal(status)
+            head.byte(ASCII.space)
+            for b in reason.utf8 where ASCII.isFieldValueChar(b) { head.byte(b) }
+            head.byte(ASCII.cr)
+            head.byte(ASCII.lf)
+            for (index, field) in headers.fields.enumerated()
+            where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
+                head.field(field, checked: headers.isChecked(at: index))
+            }
+            head.framing(contentLength: contentLength, chunked: chunked)
+            if let connection {
+                head.text("Connection: ")
+                head.utf8(connection)
+                head.byte(ASCII.cr)
+                head.byte(ASCII.lf)
+            }
+            head.byte(ASCII.cr)
+            head.byte(ASCII.lf)
         }
-        HeadWriter.appendFraming(contentLength: contentLength, chunked: chunked, to: &bytes)
-        if let connection {
-            bytes.append(contentsOf: "Connection: ".utf8)
-            bytes.append(contentsOf: connection.utf8)
-            bytes.append(contentsOf: ASCII.crlf)
-        }
-        bytes.append(contentsOf: ASCII.crlf)
     }
 
     /// The fields whose meaning belongs to the connection, not the handler.

@@ -79,6 +79,30 @@ struct EncoderTests {
         #expect(bytes == wire("GE%20T /a%20b%0D%0AX:%20y HTTP/1.1\r\nHost: h\r\n\r\n"))
     }
 
+    @Test("heads at the edges of their computed size: every byte escaped, large and many fields, long numbers")
+    func headSizes() {
+        // Every byte of the method and target escaped (three bytes each), after bytes already in the buffer.
+        let target = String(repeating: "\u{7F} \r", count: 2_000)
+        var bytes = wire("kept")
+        RequestHeadEncoder.encodeUpstreamRequest(method: "\u{1}\u{2}", target: target, hostName: "::1", port: Int.max,
+                                                 headers: HTTPHeaders(), contentLength: Int.max, chunked: true, into: &bytes)
+        let escaped = String(repeating: "%7F%20%0D", count: 2_000)
+        #expect(bytes == wire("kept%01%02 \(escaped) HTTP/1.1\r\nHost: [::1]:\(Int.max)\r\n"
+                              + "Content-Length: \(Int.max)\r\nTransfer-Encoding: chunked\r\n\r\n"))
+        // A 60 KB value, a hundred fields, unsafe ones dropped; 0 and a negative length as decimals.
+        var headers = HTTPHeaders()
+        headers.add("Authorization", String(repeating: "b", count: 60_000))
+        for i in 0..<100 { headers.add("X-\(i)", i % 10 == 0 ? "bad\r\nvalue" : "é\(i)") }
+        let expected = "HTTP/1.1 200 OK\r\nAuthorization: \(String(repeating: "b", count: 60_000))\r\n"
+            + (0..<100).filter { $0 % 10 != 0 }.map { "X-\($0): é\($0)\r\n" }.joined()
+            + "Content-Length: 0\r\nConnection: close\r\n\r\n"
+        var response: [UInt8] = []
+        ResponseHeadEncoder.encodeServerHead(status: 200, headers: headers, keepContentLength: false, contentLength: 0,
+                                             chunked: false, connection: "close", into: &response)
+        #expect(response == wire(expected))
+        #expect(upstreamHead(HTTPHeaders(), contentLength: -12) == wire("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: -12\r\n\r\n"))
+    }
+
     @Test("chunk header is hex size and CRLF; empty chunks are not representable (RFC 9112 §7.1)")
     func chunkHeader() {
         #expect(ChunkedEncoder.chunkHeader(255) == wire("ff\r\n"))

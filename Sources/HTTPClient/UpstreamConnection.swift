@@ -242,7 +242,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     // MARK: Writing
 
     /// Where request heads are encoded: kept (with its capacity) for the connection's next request.
-    private var headBuffer: [UInt8] = []
+    /// Unchecked as the state above: emptied, encoded into by an encoder that calls nothing back,
+    /// and passed to `write` by value, each in its own statement.
+    @exclusivity(unchecked) private var headBuffer: [UInt8] = []
 
     /// Encodes a request head with `encode` into the connection's head buffer and sends it. The
     /// buffer is unshared again once `write` returns, so the next head reuses its memory.
@@ -403,11 +405,12 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         }
     }
 
-    /// Body state of the response being read.
-    private var framing: BodyFraming = .none
-    private var remaining = 0
-    private var decoder = ChunkedDecoder()
-    private(set) var bodyDone = true
+    /// Body state of the response being read (unchecked as the state above: single statements, and
+    /// the chunked decoder is handed the read buffer's bytes and calls nothing back).
+    @exclusivity(unchecked) private var framing: BodyFraming = .none
+    @exclusivity(unchecked) private var remaining = 0
+    @exclusivity(unchecked) private var decoder = ChunkedDecoder()
+    @exclusivity(unchecked) private(set) var bodyDone = true
 
     func beginBody(_ framing: BodyFraming) {
         self.framing = framing

@@ -36,9 +36,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     private let server: HTTPServer
     private var config: HTTPServerConfiguration { server.configuration }
 
-    // `@exclusivity(unchecked)` on the properties every request touches (state, output, deadlines
-    // and flags): each checked access is a runtime call, about 2 % of a proxied request together
-    // (callgrind, session 9). Safe because no access to one of them overlaps another access to
+    // `@exclusivity(unchecked)` on the properties every request touches (state, output, deadlines,
+    // flags, and the request's method, path, ids and exchange): each checked access is a runtime
+    // call, about 2 % of a proxied request together (callgrind, sessions 9 and 11). Safe because no access to one of them overlaps another access to
     // it: they are read or assigned in single statements, `output` is only appended to, encoded
     // into (`into: &output`, by encoders that call nothing back) or read by `send` inside
     // `withUnsafeBytes`, and continuations are resumed after the property was cleared. `input` and
@@ -61,34 +61,34 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     @exclusivity(unchecked) private(set) var inputPaused = false
     /// `processInput` is on the stack: the request it just finished needs no scheduled continuation.
     @exclusivity(unchecked) private var processingInput = false
-    private var shuttingDown = false
+    @exclusivity(unchecked) private var shuttingDown = false
 
     // The exchange in progress.
-    private(set) var current: Exchange?
+    @exclusivity(unchecked) private(set) var current: Exchange?
     /// Runs the handler for this connection's requests (created for the first one that needs it).
-    private var runner: HandlerRunner?
+    @exclusivity(unchecked) private var runner: HandlerRunner?
     /// Framing, progress and limit of the current request's body.
     private var requestBody: RequestBodyReader
     /// Unread body discarded after the response (bounded by `maxDrainBytes`).
-    private var drainedBytes = 0
+    @exclusivity(unchecked) private var drainedBytes = 0
     private var bodyFailed: HTTPBodyError?
     private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
     @exclusivity(unchecked) private var drainWaiter: UnsafeContinuation<Bool, Never>?
-    private var expectContinue = false
-    private var continueSent = false
+    @exclusivity(unchecked) private var expectContinue = false
+    @exclusivity(unchecked) private var continueSent = false
     @exclusivity(unchecked) private var keepAlive = true
     @exclusivity(unchecked) private var isHEAD = false
-    private var startTime: UInt64 = 0
-    private var method = ""
-    private var version = HTTPVersion.http1_1
-    private var path: Substring = ""
-    private var requestID = RequestID(loop: 0, number: 0)
+    @exclusivity(unchecked) private var startTime: UInt64 = 0
+    @exclusivity(unchecked) private var method = ""
+    @exclusivity(unchecked) private var version = HTTPVersion.http1_1
+    @exclusivity(unchecked) private var path: Substring = ""
+    @exclusivity(unchecked) private var requestID = RequestID(loop: 0, number: 0)
     /// The request's W3C trace (received or fresh), for the handler and the access log.
-    private var trace: TraceParent?
+    @exclusivity(unchecked) private var trace: TraceParent?
     @exclusivity(unchecked) private var status = 0
     @exclusivity(unchecked) private var bytesSent = 0
-    private var streamingChunked = false
-    private var streamingRemaining: Int?
+    @exclusivity(unchecked) private var streamingChunked = false
+    @exclusivity(unchecked) private var streamingRemaining: Int?
     @exclusivity(unchecked) private var responseStarted = false
 
     init(fd: Int32, peer: PeerAddress, listener: Listener) {

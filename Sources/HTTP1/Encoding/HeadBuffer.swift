@@ -99,12 +99,7 @@ struct HeadBuffer {
         let written = field.name.utf8.withContiguousStorageIfAvailable { name -> Bool in
             field.value.utf8.withContiguousStorageIfAvailable { value -> Bool in
                 guard checked || (HeadWriter.isToken(name) && HeadWriter.isFieldValue(value)) else { return true }
-                bytes(name)
-                byte(ASCII.colon)
-                byte(ASCII.space)
-                bytes(value)
-                byte(ASCII.cr)
-                byte(ASCII.lf)
+                line(name, value)
                 return true
             } ?? false
         } ?? false
@@ -115,6 +110,21 @@ struct HeadBuffer {
         utf8(field.value)
         byte(ASCII.cr)
         byte(ASCII.lf)
+    }
+
+    /// `name: value\r\n`, checked against the capacity once.
+    @inline(__always)
+    private mutating func line(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
+        let total = name.count + value.count + 4
+        precondition(total <= capacity - count, "head larger than its computed size")
+        let start = base + count
+        if let from = name.baseAddress { start.initialize(from: from, count: name.count) }
+        start[name.count] = ASCII.colon
+        start[name.count + 1] = ASCII.space
+        if let from = value.baseAddress { (start + name.count + 2).initialize(from: from, count: value.count) }
+        start[total - 2] = ASCII.cr
+        start[total - 1] = ASCII.lf
+        count += total
     }
 
     /// The framing the connection decided on: `Content-Length: n\r\n` or

@@ -13,34 +13,65 @@ public enum SecurityHeaders {
     /// does not already carry it. The values are prebuilt strings: nothing is formatted per answer.
     public static func apply(to headers: inout HTTPHeaders, html: Bool, strictTransportSecurity: String? = nil) {
         // One pass to see what is there; nothing is added (and the fields not copied) when all are.
-        var hasTypeOptions = false, hasReferrer = false, hasFrame = false, hasCSP = !html
-        var hasHSTS = strictTransportSecurity == nil
-        for field in headers.fields {
-            let name = field.name
-            switch name.utf8.count {
-            case 22: hasTypeOptions = hasTypeOptions || name.asciiCaseInsensitiveEquals("X-Content-Type-Options")
-            case 15:
-                hasReferrer = hasReferrer || name.asciiCaseInsensitiveEquals("Referrer-Policy")
-                hasFrame = hasFrame || name.asciiCaseInsensitiveEquals("X-Frame-Options")
-            case 23: hasCSP = hasCSP || name.asciiCaseInsensitiveEquals("Content-Security-Policy")
-            case 25: hasHSTS = hasHSTS || name.asciiCaseInsensitiveEquals("Strict-Transport-Security")
-            default: break
-            }
-        }
-        let missing = (hasTypeOptions ? 0 : 1) + (hasReferrer ? 0 : 1) + (hasFrame ? 0 : 1) + (hasCSP ? 0 : 1)
-            + (hasHSTS ? 0 : 1)
+        var present = Present(scanning: headers)
+        present.html = html
+        apply(to: &headers, present: present, strictTransportSecurity: strictTransportSecurity)
+    }
+
+    /// As `apply(to:html:strictTransportSecurity:)`, with what the fields hold already noted
+    /// (`Present`, by whoever built them: the proxy notes the upstream's fields as it keeps them,
+    /// instead of a second pass over them and a look-up of `Content-Type`). HTML when `present.html`.
+    public static func apply(to headers: inout HTTPHeaders, present: Present, strictTransportSecurity: String? = nil) {
+        let hasCSP = present.contentSecurityPolicy || !present.html
+        let hasHSTS = present.strictTransportSecurity || strictTransportSecurity == nil
+        let missing = (present.typeOptions ? 0 : 1) + (present.referrer ? 0 : 1) + (present.frame ? 0 : 1)
+            + (hasCSP ? 0 : 1) + (hasHSTS ? 0 : 1)
         guard missing > 0 else { return }
         // One copy of a shared list (a static file's cached headers) with room for all of them,
         // instead of a copy and then a regrowth.
         headers.reserveCapacity(headers.count + missing)
-        if !hasTypeOptions { headers.add(Fields.typeOptions) }
-        if !hasReferrer { headers.add(Fields.referrer) }
-        if !hasFrame { headers.add(Fields.frame) }
+        if !present.typeOptions { headers.add(Fields.typeOptions) }
+        if !present.referrer { headers.add(Fields.referrer) }
+        if !present.frame { headers.add(Fields.frame) }
         if !hasCSP { headers.add(Fields.contentSecurityPolicy) }
         if !hasHSTS, let strictTransportSecurity { headers.add("Strict-Transport-Security", strictTransportSecurity) }
     }
 
-    /// Checked once (`HTTPField.Checked`), so writing them on every answer is a copy.
+    /// Which of the security headers a list of fields has, and whether its (first) `Content-Type`
+    /// is HTML, noted one field at a time.
+    public struct Present: Sendable {
+        var typeOptions = false, referrer = false, frame = false
+        var contentSecurityPolicy = false, strictTransportSecurity = false
+        private var sawContentType = false
+        /// Whether the first `Content-Type` noted is `text/html` (what `isHTML` answers).
+        public internal(set) var html = false
+
+        public init() {}
+
+        init(scanning headers: HTTPHeaders) {
+            for field in headers.fields { note(field) }
+        }
+
+        @inline(__always)
+        public mutating func note(_ field: HTTPField) {
+            let name = field.name
+            switch name.utf8.count {
+            case 12:
+                if !sawContentType && name.asciiCaseInsensitiveEquals("Content-Type") {
+                    sawContentType = true
+                    html = SecurityHeaders.isHTML(contentType: field.value)
+                }
+            case 22: typeOptions = typeOptions || name.asciiCaseInsensitiveEquals("X-Content-Type-Options")
+            case 15:
+                referrer = referrer || name.asciiCaseInsensitiveEquals("Referrer-Policy")
+                frame = frame || name.asciiCaseInsensitiveEquals("X-Frame-Options")
+            case 23: contentSecurityPolicy = contentSecurityPolicy || name.asciiCaseInsensitiveEquals("Content-Security-Policy")
+            case 25: strictTransportSecurity = strictTransportSecurity || name.asciiCaseInsensitiveEquals("Strict-Transport-Security")
+            default: break
+            }
+        }
+    }
+
     private enum Fields {
         static let typeOptions = HTTPField.Checked(name: "X-Content-Type-Options", value: "nosniff")!
         static let referrer = HTTPField.Checked(name: "Referrer-Policy", value: "no-referrer")!
@@ -52,9 +83,14 @@ public enum SecurityHeaders {
     /// True when the fields declare an HTML body (`Content-Type: text/html…`, any case).
     public static func isHTML(_ headers: HTTPHeaders) -> Bool {
         guard let type = headers["Content-Type"] else { return false }
+        return isHTML(contentType: type)
+    }
+
+    /// Whether a `Content-Type` value is `text/html` (any case, any parameters).
+    static func isHTML(contentType type: String) -> Bool {
         // On the contiguous bytes: the generic `elementsEqual` over `prefix(_:)` cost about 500
         // instructions on every proxied answer, a Substring and its comparison about 600.
-        return type.utf8.withContiguousStorageIfAvailable { bytes in
+        type.utf8.withContiguousStorageIfAvailable { bytes in
             let prefix: StaticString = "text/html"
             guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
             for i in 0..<prefix.utf8CodeUnitCount {

@@ -79,11 +79,18 @@ public enum ProxyHeaderPolicy {
     /// named in `Connection`, `Set-Cookie` (the browser's only cookie is Gatehouse's), and
     /// `Content-Length`/`Transfer-Encoding` (the server re-frames the body).
     public static func downstreamResponseHeaders(from upstream: HTTPHeaders) -> HTTPHeaders {
+        var present = SecurityHeaders.Present()
+        return downstreamResponseHeaders(from: upstream, noting: &present)
+    }
+
+    /// As above, noting each kept field in `present` (the security headers then need no second pass).
+    public static func downstreamResponseHeaders(from upstream: HTTPHeaders, noting present: inout SecurityHeaders.Present) -> HTTPHeaders {
         let named = namedInConnection(upstream, keeping: nil)
         var out = HTTPHeaders(minimumCapacity: upstream.count + 4)
         for (index, field) in upstream.fields.enumerated() {
             if downstreamDropped.contains(field.name) || (named?.contains(field.name) ?? false) { continue }
             out.add(fieldAt: index, of: upstream)
+            present.note(field)
         }
         return out
     }

@@ -33,6 +33,29 @@ struct HeaderNameSetTests {
         #expect(down.fields == [HTTPField(name: "X-Public", value: "2")])
     }
 
+    @Test("the relay's one pass (fields noted as they are kept) adds what two passes over the kept fields add")
+    func securityHeadersNotedWhileKept() {
+        let upstreams: [HTTPHeaders] = [
+            ["Content-Type": "text/html", "Server": "x"],
+            HTTPHeaders([("Content-Type", "application/json"), ("Content-Type", "text/html")]),
+            HTTPHeaders([("Connection", "Content-Type, X-Frame-Options"), ("Content-Type", "text/html"),
+                         ("X-Frame-Options", "SAMEORIGIN"), ("Referrer-Policy", "origin")]),
+            HTTPHeaders([("x-content-type-options", "nosniff"), ("content-security-policy", "default-src 'none'"),
+                         ("CONTENT-TYPE", "Text/Html"), ("Strict-Transport-Security", "max-age=5"), ("Set-Cookie", "a=1")]),
+            HTTPHeaders(),
+        ]
+        for upstream in upstreams {
+            for hsts in [nil, "max-age=31536000"] as [String?] {
+                var twoPasses = ProxyHeaderPolicy.downstreamResponseHeaders(from: upstream)
+                SecurityHeaders.apply(to: &twoPasses, html: SecurityHeaders.isHTML(twoPasses), strictTransportSecurity: hsts)
+                var present = SecurityHeaders.Present()
+                var onePass = ProxyHeaderPolicy.downstreamResponseHeaders(from: upstream, noting: &present)
+                SecurityHeaders.apply(to: &onePass, present: present, strictTransportSecurity: hsts)
+                #expect(onePass == twoPasses, "\(upstream.fields)")
+            }
+        }
+    }
+
     @Test("security headers: added once, kept when present, CSP only on HTML of any case")
     func securityHeaders() {
         var html: HTTPHeaders = ["Content-Type": "TEXT/HTML; charset=utf-8", "x-frame-options": "SAMEORIGIN"]

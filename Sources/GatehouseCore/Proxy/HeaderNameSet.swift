@@ -25,6 +25,18 @@ public struct HeaderNameSet: Sendable {
         return false
     }
 
+    /// `contains` for a name given as its bytes.
+    public func contains(bytes name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let length = name.count
+        guard length < byLength.count else { return false }
+        for candidate in byLength[length] {
+            let same = candidate.utf8.withContiguousStorageIfAvailable { ByteSearch.equalIgnoringASCIICase($0, name) }
+                ?? candidate.asciiCaseInsensitiveEquals(String(decoding: name, as: UTF8.self))
+            if same { return true }
+        }
+        return false
+    }
+
     public func union(_ names: some Sequence<String>) -> HeaderNameSet {
         HeaderNameSet(byLength.joined() + Array(names))
     }

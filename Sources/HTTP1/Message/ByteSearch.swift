@@ -24,6 +24,12 @@ public enum ByteSearch {
         return same(x, y, a.count)
     }
 
+    /// True when `a` and `b` are the same bytes but for the case of ASCII letters.
+    @inlinable
+    public static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && String.asciiFoldedEqual(a, b)
+    }
+
     @usableFromInline
     static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         gatehouse_bytes_equal(a, b, count) != 0

@@ -111,6 +111,23 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         }
     }
 
+    /// As `forEachToken`, with each element as the bytes it is spelled with (valid only during the
+    /// call): no Substring is cut for an element the caller only compares.
+    public func forEachTokenBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        var next = firstIndex(of: name)
+        while let index = next {
+            next = firstIndex(of: name, from: index + 1)
+            let value = fields[index].value
+            let go = value.utf8.withContiguousStorageIfAvailable { bytes in
+                Self.forEachElement(of: bytes) { start, end in body(UnsafeBufferPointer(rebasing: bytes[start..<end])) }
+            } ?? Self.forEachElement(of: value[...]) { element in
+                var copy = String(element)
+                return copy.withUTF8 { body($0) }
+            }
+            if !go { return }
+        }
+    }
+
     /// True when a `name` field lists `token` (ASCII case ignored), e.g. `hasToken("Connection", "close")`.
     public func hasToken(_ name: String, _ token: String) -> Bool {
         var next = firstIndex(of: name)

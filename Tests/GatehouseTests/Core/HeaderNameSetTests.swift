@@ -28,6 +28,10 @@ struct HeaderNameSetTests {
         #expect(named?.contains("x-private") == true)
         let kept = ProxyHeaderPolicy.namedInConnection(["Connection": "Content-Length"], keeping: "content-length")
         #expect(kept == nil)
+        #expect(ProxyHeaderPolicy.namedInConnection(["Connection": "Keep-Alive, CLOSE, upgrade,te"], keeping: nil) == nil)
+        let several = ProxyHeaderPolicy.namedInConnection(HTTPHeaders([("Connection", "x-a, closed"), ("connection", " X-B ")]),
+                                                          keeping: "x-a")
+        #expect(several?.contains("closed") == true && several?.contains("x-b") == true && several?.contains("x-a") == false)
         let down = ProxyHeaderPolicy.downstreamResponseHeaders(from: HTTPHeaders([("Connection", "X-Private"),
                                                                                   ("X-Private", "1"), ("X-Public", "2")]))
         #expect(down.fields == [HTTPField(name: "X-Public", value: "2")])

@@ -94,6 +94,12 @@ struct HotPathEncodingTests {
         var first: [String] = []
         headers.forEachToken("CONNECTION") { first.append(String($0)); return false }
         #expect(first == ["keep-alive"])
+        var bytes: [String] = []
+        headers.forEachTokenBytes("Connection") { bytes.append(String(decoding: $0, as: UTF8.self)); return true }
+        #expect(bytes == seen)
+        var firstBytes: [String] = []
+        headers.forEachTokenBytes("connection") { firstBytes.append(String(decoding: $0, as: UTF8.self)); return false }
+        #expect(firstBytes == first)
         #expect(headers.hasToken("Connection", "close"))
         #expect(headers.hasToken("connection", "x-drop"))
         #expect(!headers.hasToken("Connection", "upgrade"))

@@ -10,6 +10,8 @@ import EventLoops
 @main
 enum GatehouseMain {
     static func main() {
+        // Before any other thread exists, so that all of them inherit it (`ShutdownSignals`).
+        ShutdownSignals.blockForLongRunningCommand(CommandLine.arguments)
         let completion = CommandCompletion()
         // Detached: a task created here would inherit the main actor, whose queue no one drains.
         Task.detached {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
         let config = try loadConfiguration(requireSecretKey: true)
         LogBootstrap.bootstrap(level: config.logLevel, format: config.logFormat)
         let logger = Logger(label: "gatehouse")
-        // Before the listener opens: a SIGTERM sent as soon as /healthz answers must not be lost.
+        // Before the listener opens (the signals are blocked since the process began: `ShutdownSignals`).
         let signals = ShutdownSignals()
         let runtime: GatewayRuntime
         do {
@@ -78,37 +77,5 @@ enum ServeStop: Sendable, CustomStringConvertible {
         }
         for await reason in reasons { return reason }
         return .none
-    }
-}
-
-/// SIGTERM and SIGINT, delivered through Dispatch (so no work happens in a signal handler), caught
-/// from the moment this is created: a signal that arrives after `SIG_IGN` but before Dispatch has
-/// registered its source is dropped, so create it before announcing readiness.
-final class ShutdownSignals: Sendable {
-    private let stream: AsyncStream<String>
-
-    init() {
-        stream = AsyncStream<String> { continuation in
-            let box = SignalSources()
-            for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { continuation.yield(name) }
-                source.resume()
-                box.sources.append(source)
-            }
-            continuation.onTermination = { _ in box.cancel() }
-        }
-    }
-
-    /// The first signal's name ("end" if the sources were cancelled). Call once.
-    func wait() async -> String {
-        for await name in stream { return name }
-        return "end"
-    }
-
-    private final class SignalSources: @unchecked Sendable {
-        var sources: [any DispatchSourceSignal] = []
-        func cancel() { sources.forEach { $0.cancel() } }
     }
 }

@@ -41,13 +41,16 @@ public struct UpstreamResponseFraming: Sendable, Equatable {
         }
         var lengths = 0, codings = 0
         var lastLength: String? = nil
-        for field in head.headers {
-            let name = field.name
-            if name.utf8.count == 14, name.asciiCaseInsensitiveEquals("Content-Length") {
-                lengths += 1
-                lastLength = field.value
-            } else if name.utf8.count == 17, name.asciiCaseInsensitiveEquals("Transfer-Encoding") {
-                codings += 1
+        // Read in place: a `for field in` loop copies each field (a retain and release of each string).
+        head.headers.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let name = fields[index].name
+                if name.utf8.count == 14, name.asciiCaseInsensitiveEquals("Content-Length") {
+                    lengths += 1
+                    lastLength = fields[index].value
+                } else if name.utf8.count == 17, name.asciiCaseInsensitiveEquals("Transfer-Encoding") {
+                    codings += 1
+                }
             }
         }
         if lengths > 0 && codings > 0 { throw .invalidResponse("both Content-Length and Transfer-Encoding") }

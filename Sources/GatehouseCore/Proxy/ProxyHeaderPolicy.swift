@@ -53,12 +53,15 @@ public enum ProxyHeaderPolicy {
         let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
         let csrfHeader = forwarding.csrfHeader
         var out = HTTPHeaders(minimumCapacity: incoming.count + 4)
-        for (index, field) in incoming.fields.enumerated() {
-            let name = field.name
-            if dropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
-                || (named?.contains(name) ?? false) { continue }
-            if !trace.isReceived, name.asciiCaseInsensitiveEquals(TraceParent.stateHeaderName) { continue }
-            out.add(fieldAt: index, of: incoming)
+        // Read in place: a `for field in` loop copies each field (a retain and release of each string).
+        incoming.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let name = fields[index].name
+                if dropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
+                    || (named?.contains(name) ?? false) { continue }
+                if !trace.isReceived, name.asciiCaseInsensitiveEquals(TraceParent.stateHeaderName) { continue }
+                out.add(fieldAt: index, of: incoming)
+            }
         }
 
         let peer = IPAddress.unmappedText(peerIP)
@@ -87,10 +90,13 @@ public enum ProxyHeaderPolicy {
     public static func downstreamResponseHeaders(from upstream: HTTPHeaders, noting present: inout SecurityHeaders.Present) -> HTTPHeaders {
         let named = namedInConnection(upstream, keeping: nil)
         var out = HTTPHeaders(minimumCapacity: upstream.count + 4)
-        for (index, field) in upstream.fields.enumerated() {
-            if downstreamDropped.contains(field.name) || (named?.contains(field.name) ?? false) { continue }
-            out.add(fieldAt: index, of: upstream)
-            present.note(field)
+        upstream.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let name = fields[index].name
+                if downstreamDropped.contains(name) || (named?.contains(name) ?? false) { continue }
+                out.add(fieldAt: index, of: upstream)
+                present.note(fields[index])
+            }
         }
         return out
     }

@@ -75,12 +75,20 @@ struct FramingFields {
     var lastLength: String?
 
     init(_ headers: HTTPHeaders) {
-        for field in headers {
-            if field.name.asciiCaseInsensitiveEquals("Content-Length") {
-                lengths += 1
-                lastLength = field.value
-            } else if field.name.asciiCaseInsensitiveEquals("Transfer-Encoding") {
-                codings += 1
+        // Read in place (a `for field in headers` loop copies each field, retaining and releasing
+        // its strings), lengths first: every request and answer passes here.
+        headers.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let name = fields[index].name
+                switch name.utf8.count {
+                case 14 where name.asciiCaseInsensitiveEquals("Content-Length"):
+                    lengths += 1
+                    lastLength = fields[index].value
+                case 17 where name.asciiCaseInsensitiveEquals("Transfer-Encoding"):
+                    codings += 1
+                default:
+                    break
+                }
             }
         }
     }

@@ -17,8 +17,7 @@ enum UpstreamRelay {
             do {
                 response = try await client.exchangeDirectly(request, body: body)
             } catch {
-                return await writer.respond(Gateway.secured(failure(error, context: context),
-                                                            strictTransportSecurity: context.configuration.strictTransportSecurity))
+                return await answerFailure(error, context: context, writer: writer)
             }
             return await relay(response, method: request.method, context: context, writer: writer)
         }
@@ -26,10 +25,14 @@ enum UpstreamRelay {
         do {
             answer = try await transport.exchange(request, body: body)
         } catch {
-            return await writer.respond(Gateway.secured(failure(error, context: context),
-                                                        strictTransportSecurity: context.configuration.strictTransportSecurity))
+            return await answerFailure(error, context: context, writer: writer)
         }
         await relay(answer, method: request.method, context: context, writer: writer)
+    }
+
+    private static func answerFailure(_ error: UpstreamError, context: GatewayContext, writer: any HTTPResponseWriter) async {
+        await writer.respond(Gateway.secured(failure(error, context: context),
+                                             strictTransportSecurity: context.configuration.strictTransportSecurity))
     }
 
     static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,

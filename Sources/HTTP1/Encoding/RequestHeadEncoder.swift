@@ -1,32 +1,20 @@
 /// Serialises request heads for an upstream (the field checks are `HeadWriter`'s): a field that
 /// our own parser would refuse is dropped, so no header value can split the forwarded request.
 public enum RequestHeadEncoder {
-    /// A request head for an upstream, written in one pass: the request line, `Host: host`, the given
-    /// fields except `Host`, `Content-Length` and `Transfer-Encoding`, then the framing of the body
-    /// as it will be relayed (`Content-Length: n` or `Transfer-Encoding: chunked`).
-    public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
-                                             contentLength: Int?, chunked: Bool) -> [UInt8] {
+    /// A request head for an upstream, written in one pass: the request line, `Host` (`hostName`,
+    /// in `[…]` when it is an IPv6 literal, then `:port` unless `port` is nil), the given fields
+    /// except `Host`, `Content-Length` and `Transfer-Encoding`, then the framing of the body as it
+    /// will be relayed (`Content-Length: n` or `Transfer-Encoding: chunked`).
+    public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
+                                             headers: HTTPHeaders, contentLength: Int?, chunked: Bool) -> [UInt8] {
         var bytes: [UInt8] = []
-        encodeUpstreamRequest(method: method, target: target, host: host, headers: headers,
+        encodeUpstreamRequest(method: method, target: target, hostName: hostName, port: port, headers: headers,
                               contentLength: contentLength, chunked: chunked, into: &bytes)
         return bytes
     }
 
     /// As above, appended to `bytes` (a connection's reused head buffer: no allocation per request
-    /// once it has grown to the usual head size).
-    public static func encodeUpstreamRequest(method: String, target: String, host: String, headers: HTTPHeaders,
-                                             contentLength: Int?, chunked: Bool, into bytes: inout [UInt8]) {
-        let hostField = HTTPField(name: "Host", value: host)
-        let capacity = size(method: method, target: target, headers: headers) + HeadBuffer.size(of: hostField)
-        HeadBuffer.append(to: &bytes, capacity: capacity) { head in
-            requestLine(method: method, target: target, into: &head)
-            head.field(hostField, checked: false)
-            fields(headers, contentLength: contentLength, chunked: chunked, into: &head)
-        }
-    }
-
-    /// As above, with `Host` written from the upstream's host name and port (`[…]` around an IPv6
-    /// literal, `:port` unless `port` is nil): no String is put together for it on every request.
+    /// once it has grown to the usual head size). No String is put together for `Host`.
     public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
                                              headers: HTTPHeaders, contentLength: Int?, chunked: Bool,
                                              into bytes: inout [UInt8]) {

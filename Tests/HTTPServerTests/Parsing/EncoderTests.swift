@@ -11,10 +11,10 @@ struct EncoderTests {
         return bytes
     }
 
-    private func upstreamHead(method: String = "GET", target: String = "/", host: String = "h",
+    private func upstreamHead(method: String = "GET", target: String = "/", host: String = "h", port: Int? = nil,
                               _ headers: HTTPHeaders, contentLength: Int? = nil, chunked: Bool = false) -> [UInt8] {
-        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, host: host, headers: headers,
-                                                  contentLength: contentLength, chunked: chunked)
+        RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, hostName: host, port: port, headers: headers,
+                                                 contentLength: contentLength, chunked: chunked)
     }
 
     @Test("response head: status line, fields in order, empty line (RFC 9112 §4)")
@@ -66,7 +66,7 @@ struct EncoderTests {
         let head = HTTPRequestHead(method: "POST", target: "/v1/items?x=%20", version: .http1_1,
                                    headers: HTTPHeaders([("Host", "up:9000"), ("Authorization", "Bearer t"),
                                                          ("Transfer-Encoding", "chunked")]))
-        let bytes = upstreamHead(method: "POST", target: "/v1/items?x=%20", host: "up:9000",
+        let bytes = upstreamHead(method: "POST", target: "/v1/items?x=%20", host: "up", port: 9000,
                                  ["Authorization": "Bearer t"], chunked: true)
         #expect(bytes == wire("POST /v1/items?x=%20 HTTP/1.1\r\nHost: up:9000\r\nAuthorization: Bearer t\r\nTransfer-Encoding: chunked\r\n\r\n"))
         var parser = RequestHeadParser()

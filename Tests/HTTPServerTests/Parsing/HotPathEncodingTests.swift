@@ -77,11 +77,11 @@ struct HotPathEncodingTests {
     func upstreamRequest() {
         let fields = HTTPHeaders([("host", "evil.example"), ("Accept", "*/*"), ("content-length", "5"),
                                   ("Transfer-Encoding", "gzip"), ("X-Evil", "a\nb"), ("Authorization", "Bearer t")])
-        let fixed = RequestHeadEncoder.encodeUpstreamRequest(method: "POST", target: "/v1/x?q=1 2", host: "api:8080",
-                                                              headers: fields, contentLength: 5, chunked: false)
+        let fixed = RequestHeadEncoder.encodeUpstreamRequest(method: "POST", target: "/v1/x?q=1 2", hostName: "api", port: 8080,
+                                                             headers: fields, contentLength: 5, chunked: false)
         #expect(fixed == wire("POST /v1/x?q=1%202 HTTP/1.1\r\nHost: api:8080\r\nAccept: */*\r\nAuthorization: Bearer t\r\nContent-Length: 5\r\n\r\n"))
-        let streamed = RequestHeadEncoder.encodeUpstreamRequest(method: "PUT", target: "/", host: "[::1]:9",
-                                                                 headers: HTTPHeaders(), contentLength: nil, chunked: true)
+        let streamed = RequestHeadEncoder.encodeUpstreamRequest(method: "PUT", target: "/", hostName: "::1", port: 9,
+                                                                headers: HTTPHeaders(), contentLength: nil, chunked: true)
         #expect(streamed == wire("PUT / HTTP/1.1\r\nHost: [::1]:9\r\nTransfer-Encoding: chunked\r\n\r\n"))
     }
 

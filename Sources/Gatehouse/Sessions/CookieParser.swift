@@ -54,42 +54,59 @@ public enum CookieParser {
         // Offsets found on the contiguous bytes (integer indexing, no String.Index arithmetic), then
         // the matching values are cut out of the header as Substrings: nothing is allocated.
         var header = header
-        var matches: (Int, Int)? = nil
         var from = 0
         while true {
-            matches = nil
-            var next = 0
-            header.withUTF8 { bytes in
-                var i = from
-                let end = bytes.count
-                while i < end {
-                    let pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: i, to: end)
-                    let eq = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: bytes, from: i, to: pairEnd)
-                    if eq < pairEnd {
-                        let (keyStart, keyEnd) = trimmed(bytes, i, eq)
-                        if keyEnd - keyStart == name.utf8.count,
-                           sameBytes(name, UnsafeBufferPointer(rebasing: bytes[keyStart..<keyEnd])) {
-                            var (valueStart, valueEnd) = trimmed(bytes, eq + 1, pairEnd)
-                            if valueEnd - valueStart >= 2, bytes[valueStart] == UInt8(ascii: "\""),
-                               bytes[valueEnd - 1] == UInt8(ascii: "\"") {
-                                valueStart += 1
-                                valueEnd -= 1
-                            }
-                            matches = (valueStart, valueEnd)
-                            next = pairEnd + 1
-                            return
-                        }
+            guard let match = header.withUTF8({ nextValue(named: name, in: $0, from: from) }) else { return true }
+            let utf8 = header.utf8
+            let lower = utf8.index(utf8.startIndex, offsetBy: match.start)
+            let upper = utf8.index(lower, offsetBy: match.end - match.start)
+            guard body(Substring(utf8[lower..<upper])) else { return false }
+            from = match.next
+        }
+    }
+
+    /// As `forEachValue(named:in:)`, each value as its bytes (valid only during the call): the
+    /// session lookup on every proxied request needs no Substring of the header.
+    public static func forEachValueBytes(named name: String, in headers: HTTPHeaders,
+                                         _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        headers.forEachValue("Cookie") { header in
+            var header = header
+            return header.withUTF8 { bytes in
+                var from = 0
+                while let match = nextValue(named: name, in: bytes, from: from) {
+                    guard body(UnsafeBufferPointer(rebasing: bytes[match.start..<match.end])) else { return false }
+                    from = match.next
+                }
+                return true
+            }
+        }
+    }
+
+    /// The first value of cookie `name` in `bytes` at or after `from`: its offsets (quotes
+    /// removed) and where the next pair starts; nil when there is none.
+    private static func nextValue(named name: String, in bytes: UnsafeBufferPointer<UInt8>,
+                                  from: Int) -> (start: Int, end: Int, next: Int)? {
+        var i = from
+        let end = bytes.count
+        while i < end {
+            let pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: ";"), in: bytes, from: i, to: end)
+            let eq = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: bytes, from: i, to: pairEnd)
+            if eq < pairEnd {
+                let (keyStart, keyEnd) = trimmed(bytes, i, eq)
+                if keyEnd - keyStart == name.utf8.count,
+                   sameBytes(name, UnsafeBufferPointer(rebasing: bytes[keyStart..<keyEnd])) {
+                    var (valueStart, valueEnd) = trimmed(bytes, eq + 1, pairEnd)
+                    if valueEnd - valueStart >= 2, bytes[valueStart] == UInt8(ascii: "\""),
+                       bytes[valueEnd - 1] == UInt8(ascii: "\"") {
+                        valueStart += 1
+                        valueEnd -= 1
                     }
-                    i = pairEnd + 1
+                    return (valueStart, valueEnd, pairEnd + 1)
                 }
             }
-            guard let (start, end) = matches else { return true }
-            let utf8 = header.utf8
-            let lower = utf8.index(utf8.startIndex, offsetBy: start)
-            let upper = utf8.index(lower, offsetBy: end - start)
-            guard body(Substring(utf8[lower..<upper])) else { return false }
-            from = next
+            i = pairEnd + 1
         }
+        return nil
     }
 
     /// On contiguous bytes: the generic `elementsEqual` cost about 500 instructions a cookie.

@@ -114,8 +114,8 @@ public final class SessionCache: Sendable {
     private func wellFormedSessionID(in headers: HTTPHeaders) -> (first: SessionID?, several: Bool) {
         var first: SessionID? = nil
         var several = false
-        CookieParser.forEachValue(named: cookieName, in: headers) { value in
-            guard value.utf8.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
+        CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
+            guard value.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
             guard first == nil else {
                 several = true
                 return false
@@ -146,8 +146,8 @@ public final class SessionCache: Sendable {
     /// which also leaves the live one cached for the caller's `resolve`.
     private func firstLiveCandidate(in headers: HTTPHeaders) async -> SessionID? {
         var candidates: [SessionID] = []
-        CookieParser.forEachValue(named: cookieName, in: headers) { value in
-            guard value.utf8.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
+        CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
+            guard value.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
             candidates.append(id)
             return candidates.count < Self.maximumCookieCandidates
         }
@@ -162,11 +162,11 @@ public final class SessionCache: Sendable {
     /// rest of a proxied request's session work, and a browser sends the same value every time:
     /// remember the ids of recent values. Only values that passed validation are remembered; the
     /// memo is bounded and simply emptied when full (each value then costs one validation again).
-    private func knownID(_ cookieValue: Substring) -> SessionID? {
-        // Keyed by the value's bytes (`SessionCookieKey`): no copy of the value, no String hashing.
+    private func knownID(_ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
+        // Keyed by the value's bytes (`SessionCookieKey`): no String of the value, no String hashing.
         guard let key = SessionCookieKey(cookieValue) else { return nil }
         if let known = idMemo.withLock({ $0[key] }) { return known }
-        guard let id = SessionID(cookieValue: String(cookieValue)) else { return nil }
+        guard let id = SessionID(cookieValue: String(decoding: cookieValue, as: UTF8.self)) else { return nil }
         idMemo.withLock { memo in
             if memo.count >= Self.maximumRememberedIDs { memo.removeAll(keepingCapacity: true) }
             memo[key] = id

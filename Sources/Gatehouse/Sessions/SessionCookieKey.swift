@@ -9,20 +9,10 @@ struct SessionCookieKey: Hashable, Sendable {
     private let words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
 
     /// Nil unless `value` is exactly `SessionID.cookieValueLength` (43) bytes long.
-    init?(_ value: Substring) {
-        guard value.utf8.count == 43 else { return nil }
+    init?(_ value: UnsafeBufferPointer<UInt8>) {
+        guard value.count == 43 else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
-        let copied = withUnsafeMutableBytes(of: &words) { target in
-            value.utf8.withContiguousStorageIfAvailable { bytes in
-                target.copyMemory(from: UnsafeRawBufferPointer(bytes))
-                return true
-            } ?? false
-        }
-        if !copied {
-            withUnsafeMutableBytes(of: &words) { target in
-                for (offset, byte) in value.utf8.enumerated() { target[offset] = byte }
-            }
-        }
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(value)) }
         self.words = words
     }
 

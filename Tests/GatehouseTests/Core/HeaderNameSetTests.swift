@@ -101,5 +101,14 @@ struct HeaderNameSetTests {
         #expect(firstOnly == ["first"])
         #expect(CookieParser.values(named: "GH", in: headers).isEmpty)
         #expect(CookieParser.values(named: "gh", in: ["Cookie": "gh=é=x; gh=\""]) == ["é=x", "\""])
+        // The bytes form finds the same values, and stops where asked.
+        for list in [headers, ["Cookie": "gh=é=x; gh=\""], ["Cookie": "x=1"], HTTPHeaders()] as [HTTPHeaders] {
+            var bytes: [String] = []
+            CookieParser.forEachValueBytes(named: "gh", in: list) { bytes.append(String(decoding: $0, as: UTF8.self)); return true }
+            #expect(bytes == CookieParser.values(named: "gh", in: list))
+        }
+        var firstBytes: [String] = []
+        CookieParser.forEachValueBytes(named: "gh", in: headers) { firstBytes.append(String(decoding: $0, as: UTF8.self)); return false }
+        #expect(firstBytes == ["first"])
     }
 }

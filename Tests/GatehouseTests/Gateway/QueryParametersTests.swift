@@ -32,13 +32,14 @@ struct QueryParametersTests {
 struct SessionCookieKeyTests {
     @Test("43 bytes only; equal exactly when the bytes are; usable as a dictionary key")
     func key() throws {
+        func key(_ text: String) -> SessionCookieKey? { Array(text.utf8).withUnsafeBufferPointer { SessionCookieKey($0) } }
         let value = String(repeating: "A", count: 42) + "E"
-        let a = try #require(SessionCookieKey(Substring(value)))
-        let b = try #require(SessionCookieKey(("x" + value).dropFirst()))
-        let c = try #require(SessionCookieKey(Substring(String(repeating: "A", count: 42) + "I")))
+        let a = try #require(key(value))
+        let b = try #require(key(String(("x" + value).dropFirst())))
+        let c = try #require(key(String(repeating: "A", count: 42) + "I"))
         #expect(a == b && a != c)
-        #expect(SessionCookieKey(Substring(String(value.dropLast()))) == nil)
-        #expect(SessionCookieKey(Substring(value + "A")) == nil)
+        #expect(key(String(value.dropLast())) == nil)
+        #expect(key(value + "A") == nil)
         var seen: [SessionCookieKey: Int] = [a: 1]
         seen[c] = 2
         #expect(seen[b] == 1 && seen.count == 2)

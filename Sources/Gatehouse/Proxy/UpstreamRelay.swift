@@ -37,15 +37,11 @@ enum UpstreamRelay {
 
     static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,
                               writer: any HTTPResponseWriter) async {
-        // The browser's head (`BrowserAnswerHead`'s policy), the security headers noted as the fields
-        // are kept and added here, while this function owns the only copy of the fields: the
-        // secured writer then finds them present and adds (and copies) nothing.
-        var present = SecurityHeaders.Present()
-        var outgoing = HTTPResponseHead(status: answer.head.status,
-                                        headers: ProxyHeaderPolicy.downstreamResponseHeaders(from: answer.head.headers,
-                                                                                             noting: &present))
-        SecurityHeaders.apply(to: &outgoing.headers, present: present,
-                              strictTransportSecurity: context.configuration.strictTransportSecurity)
+        // The security headers are added here, while this function owns the only copy of the
+        // fields: the secured writer then finds them present and adds (and copies) nothing.
+        var outgoing = BrowserAnswerHead.make(status: answer.head.status, upstreamHeaders: answer.head.headers,
+                                              framing: answer.framing,
+                                              strictTransportSecurity: context.configuration.strictTransportSecurity).head
         // Small answers usually arrive whole with their head: relay them in one write. The client
         // decided the framing and the length to announce (for HEAD, what GET would send).
         if let body = answer.wholeBodyIfBuffered() {

@@ -68,12 +68,16 @@ struct TLSUpstreamTests {
     @Test("the answer's framing: its Content-Length, encoded bodies untouched, policy applied")
     func framing() throws {
         let encodedHeaders = HTTPHeaders([("Content-Encoding", "gzip"), ("Content-Length", "120"), ("Content-Type", "text/plain")])
-        let encoded = BrowserAnswerHead.make(status: 200, upstreamHeaders: encodedHeaders,
-                                           framing: try UpstreamResponseFraming(HTTPResponseHead(status: 200, headers: encodedHeaders),
-                                                                                requestMethod: "GET", version: .http1_1))
+        let encodedFraming = try UpstreamResponseFraming(HTTPResponseHead(status: 200, headers: encodedHeaders),
+                                                         requestMethod: "GET", version: .http1_1)
+        let encoded = BrowserAnswerHead.make(status: 200, upstreamHeaders: encodedHeaders, framing: encodedFraming)
         #expect(encoded.contentLength == 120)
         #expect(encoded.head.headers["Content-Encoding"] == "gzip")
         #expect(encoded.head.headers["Content-Type"] == "text/plain")
+        #expect(encoded.head.headers["X-Content-Type-Options"] == "nosniff" && !encoded.head.headers.contains("Strict-Transport-Security"))
+        let strict = BrowserAnswerHead.make(status: 200, upstreamHeaders: encodedHeaders, framing: encodedFraming,
+                                            strictTransportSecurity: "max-age=60")
+        #expect(strict.head.headers["Strict-Transport-Security"] == "max-age=60")
 
         let plainHeaders = HTTPHeaders([("Content-Length", "42"), ("Set-Cookie", "a=1"), ("Connection", "close")])
         let plain = BrowserAnswerHead.make(status: 200, upstreamHeaders: plainHeaders,

@@ -40,23 +40,21 @@ public struct UpstreamResponseFraming: Sendable, Equatable {
             throw .invalidResponse("101 Switching Protocols, but no protocol switch was asked for")
         }
         var lengths = 0, codings = 0
-        var lastLength: String? = nil
-        // Read in place: a `for field in` loop copies each field (a retain and release of each string).
-        head.headers.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                let name = fields[index].name
-                if name.utf8.count == 14, name.asciiCaseInsensitiveEquals("Content-Length") {
-                    lengths += 1
-                    lastLength = fields[index].value
-                } else if name.utf8.count == 17, name.asciiCaseInsensitiveEquals("Transfer-Encoding") {
-                    codings += 1
-                }
+        var lastLength: Int? = nil
+        // Read as bytes: every upstream answer passes here.
+        head.headers.forEachField { index, name, _ in
+            if name.count == 14, ByteSearch.equalIgnoringASCIICase(name, "Content-Length") {
+                lengths += 1
+                lastLength = index
+            } else if name.count == 17, ByteSearch.equalIgnoringASCIICase(name, "Transfer-Encoding") {
+                codings += 1
             }
+            return true
         }
         if lengths > 0 && codings > 0 { throw .invalidResponse("both Content-Length and Transfer-Encoding") }
         var length: Int? = nil
         if lengths == 1, let lastLength {
-            length = try Self.parseLength(lastLength)
+            length = try Self.parseLength(head.headers.value(at: lastLength))
         } else if lengths > 1 {
             for value in head.headers.values("Content-Length") {
                 let n = try Self.parseLength(value)

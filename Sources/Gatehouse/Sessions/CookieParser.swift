@@ -20,7 +20,7 @@ public enum CookieParser {
     /// Allocates nothing: the router asks this on every API request.
     public static func isPresent(named name: String, in headers: HTTPHeaders) -> Bool {
         var found = false
-        forEachValue(named: name, in: headers) { _ in
+        forEachValueBytes(named: name, in: headers) { _ in
             found = true
             return false
         }
@@ -69,16 +69,13 @@ public enum CookieParser {
     /// session lookup on every proxied request needs no Substring of the header.
     public static func forEachValueBytes(named name: String, in headers: HTTPHeaders,
                                          _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
-        headers.forEachValue("Cookie") { header in
-            var header = header
-            return header.withUTF8 { bytes in
-                var from = 0
-                while let match = nextValue(named: name, in: bytes, from: from) {
-                    guard body(UnsafeBufferPointer(rebasing: bytes[match.start..<match.end])) else { return false }
-                    from = match.next
-                }
-                return true
+        headers.forEachValueBytes("Cookie") { bytes in
+            var from = 0
+            while let match = nextValue(named: name, in: bytes, from: from) {
+                guard body(UnsafeBufferPointer(rebasing: bytes[match.start..<match.end])) else { return false }
+                from = match.next
             }
+            return true
         }
     }
 

@@ -49,24 +49,28 @@ public enum SecurityHeaders {
         public init() {}
 
         init(scanning headers: HTTPHeaders) {
-            for field in headers.fields { note(field) }
+            headers.forEachField { _, name, value in
+                note(name: name, value: value)
+                return true
+            }
         }
 
+        /// Notes one field, given as its name and value bytes.
         @inline(__always)
-        public mutating func note(_ field: HTTPField) {
-            let name = field.name
-            switch name.utf8.count {
+        public mutating func note(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+            switch name.count {
             case 12:
-                if !sawContentType && name.asciiCaseInsensitiveEquals("Content-Type") {
+                if !sawContentType && ByteSearch.equalIgnoringASCIICase(name, "Content-Type") {
                     sawContentType = true
-                    html = SecurityHeaders.isHTML(contentType: field.value)
+                    html = SecurityHeaders.isHTML(contentType: value)
                 }
-            case 22: typeOptions = typeOptions || name.asciiCaseInsensitiveEquals("X-Content-Type-Options")
+            case 22: typeOptions = typeOptions || ByteSearch.equalIgnoringASCIICase(name, "X-Content-Type-Options")
             case 15:
-                referrer = referrer || name.asciiCaseInsensitiveEquals("Referrer-Policy")
-                frame = frame || name.asciiCaseInsensitiveEquals("X-Frame-Options")
-            case 23: contentSecurityPolicy = contentSecurityPolicy || name.asciiCaseInsensitiveEquals("Content-Security-Policy")
-            case 25: strictTransportSecurity = strictTransportSecurity || name.asciiCaseInsensitiveEquals("Strict-Transport-Security")
+                referrer = referrer || ByteSearch.equalIgnoringASCIICase(name, "Referrer-Policy")
+                frame = frame || ByteSearch.equalIgnoringASCIICase(name, "X-Frame-Options")
+            case 23: contentSecurityPolicy = contentSecurityPolicy || ByteSearch.equalIgnoringASCIICase(name, "Content-Security-Policy")
+            case 25: strictTransportSecurity = strictTransportSecurity
+                || ByteSearch.equalIgnoringASCIICase(name, "Strict-Transport-Security")
             default: break
             }
         }
@@ -88,16 +92,13 @@ public enum SecurityHeaders {
 
     /// Whether a `Content-Type` value is `text/html` (any case, any parameters).
     static func isHTML(contentType type: String) -> Bool {
-        // On the contiguous bytes: the generic `elementsEqual` over `prefix(_:)` cost about 500
-        // instructions on every proxied answer, a Substring and its comparison about 600.
-        type.utf8.withContiguousStorageIfAvailable { bytes in
-            let prefix: StaticString = "text/html"
-            guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
-            for i in 0..<prefix.utf8CodeUnitCount {
-                let b = bytes[i]
-                if (b >= 65 && b <= 90 ? b | 0x20 : b) != prefix.utf8Start[i] { return false }
-            }
-            return true
-        } ?? type.lowercased().hasPrefix("text/html")
+        var type = type
+        return type.withUTF8 { isHTML(contentType: $0) }
+    }
+
+    static func isHTML(contentType bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let prefix: StaticString = "text/html"
+        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+        return ByteSearch.equalIgnoringASCIICase(UnsafeBufferPointer(rebasing: bytes[..<prefix.utf8CodeUnitCount]), prefix)
     }
 }

@@ -2,42 +2,54 @@ import HTTP1
 
 /// A fixed set of header names, looked up without regard to ASCII case and without allocating.
 ///
-/// The proxy classifies every header field of every request and answer; lowercasing each name to
-/// probe a `Set<String>` costs an allocation per long name. Names are grouped by length instead,
-/// so a lookup compares bytes against the few names of the same length.
+/// The proxy classifies every header field of every request and answer. Names are grouped by
+/// length and kept in lowercase bytes, so a lookup compares the few names of the same length,
+/// byte by byte, folding only the name looked up.
 public struct HeaderNameSet: Sendable {
-    private let byLength: [[String]]
+    /// `byLength[n]`: the names of `n` bytes, lowercase, one after the other.
+    private let byLength: [[UInt8]]
 
     public init(_ names: some Sequence<String>) {
-        var table: [[String]] = []
+        var table: [[UInt8]] = []
         for name in names {
-            let length = name.utf8.count
+            let lower = Array(name.lowercased().utf8)
+            let length = lower.count
+            guard length > 0 else { continue }
             if table.count <= length { table.append(contentsOf: repeatElement([], count: length + 1 - table.count)) }
-            if !table[length].contains(where: { $0.asciiCaseInsensitiveEquals(name) }) { table[length].append(name) }
+            let present = stride(from: 0, to: table[length].count, by: length).contains { Array(table[length][$0..<$0 + length]) == lower }
+            if !present { table[length] += lower }
         }
         byLength = table
     }
 
     public func contains(_ name: some StringProtocol) -> Bool {
-        let length = name.utf8.count
-        guard length < byLength.count else { return false }
-        for candidate in byLength[length] where candidate.asciiCaseInsensitiveEquals(name) { return true }
-        return false
+        var text = String(name)
+        return text.withUTF8 { contains(bytes: $0) }
     }
 
     /// `contains` for a name given as its bytes.
     public func contains(bytes name: UnsafeBufferPointer<UInt8>) -> Bool {
         let length = name.count
-        guard length < byLength.count else { return false }
-        for candidate in byLength[length] {
-            let same = candidate.utf8.withContiguousStorageIfAvailable { ByteSearch.equalIgnoringASCIICase($0, name) }
-                ?? candidate.asciiCaseInsensitiveEquals(String(decoding: name, as: UTF8.self))
-            if same { return true }
+        guard length < byLength.count, let base = name.baseAddress else { return false }
+        return byLength[length].withUnsafeBufferPointer { candidates in
+            guard let first = candidates.baseAddress else { return false }
+            var offset = 0
+            while offset < candidates.count {
+                if ByteSearch.equalToLowercase(base, first + offset, count: length) { return true }
+                offset += length
+            }
+            return false
         }
-        return false
+    }
+
+    /// The names, each as it is kept (lowercase).
+    private var names: [String] {
+        byLength.enumerated().flatMap { length, bytes in
+            length == 0 ? [] : stride(from: 0, to: bytes.count, by: length).map { String(decoding: bytes[$0..<$0 + length], as: UTF8.self) }
+        }
     }
 
     public func union(_ names: some Sequence<String>) -> HeaderNameSet {
-        HeaderNameSet(byLength.joined() + Array(names))
+        HeaderNameSet(self.names + Array(names))
     }
 }

@@ -52,15 +52,16 @@ public enum ProxyHeaderPolicy {
         let trusted = forwarding.trusts(peerIP: peerIP)
         let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
         let csrfHeader = forwarding.csrfHeader
-        var out = HTTPHeaders(minimumCapacity: incoming.count + 4)
-        // Read in place: a `for field in` loop copies each field (a retain and release of each string).
-        incoming.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                let name = fields[index].name
-                if dropped.contains(name) || name.asciiCaseInsensitiveEquals(csrfHeader)
-                    || (named?.contains(name) ?? false) { continue }
-                if !trace.isReceived, name.asciiCaseInsensitiveEquals(TraceParent.stateHeaderName) { continue }
-                out.add(fieldAt: index, of: incoming)
+        // The fields added below: the forwarding ones, the bearer and the trace (with room to spare).
+        let added = 320 + (authorization?.utf8.count ?? 0) + forwarding.forwardedHost.utf8.count
+        var out = HTTPHeaders(minimumCapacity: incoming.count + 5, bytes: incoming.encodedSize + added)
+        // On the names' bytes: no String per field.
+        var csrf = csrfHeader
+        csrf.withUTF8 { csrf in
+            out.append(fieldsOf: incoming) { _, name, _ in
+                if dropped.contains(bytes: name) || ByteSearch.equalIgnoringASCIICase(name, csrf)
+                    || (named?.contains(bytes: name) ?? false) { return false }
+                return trace.isReceived || !ByteSearch.equalIgnoringASCIICase(name, "tracestate")
             }
         }
 
@@ -89,14 +90,12 @@ public enum ProxyHeaderPolicy {
     /// As above, noting each kept field in `present` (the security headers then need no second pass).
     public static func downstreamResponseHeaders(from upstream: HTTPHeaders, noting present: inout SecurityHeaders.Present) -> HTTPHeaders {
         let named = namedInConnection(upstream, keeping: nil)
-        var out = HTTPHeaders(minimumCapacity: upstream.count + 4)
-        upstream.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                let name = fields[index].name
-                if downstreamDropped.contains(name) || (named?.contains(name) ?? false) { continue }
-                out.add(fieldAt: index, of: upstream)
-                present.note(fields[index])
-            }
+        // Room for the security headers the caller adds.
+        var out = HTTPHeaders(minimumCapacity: upstream.count + 6, bytes: upstream.encodedSize + 1024)
+        out.append(fieldsOf: upstream) { _, name, value in
+            if downstreamDropped.contains(bytes: name) || (named?.contains(bytes: name) ?? false) { return false }
+            present.note(name: name, value: value)
+            return true
         }
         return out
     }

@@ -25,10 +25,6 @@ struct HeadBuffer {
         self.capacity = capacity
     }
 
-    /// The most bytes a field can take: `name: value\r\n`.
-    @inline(__always)
-    static func size(of field: HTTPField) -> Int { field.name.utf8.count + field.value.utf8.count + 4 }
-
     @inline(__always)
     mutating func byte(_ value: UInt8) {
         precondition(count < capacity, "head larger than its computed size")
@@ -92,40 +88,6 @@ struct HeadBuffer {
 
     @inline(__always)
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x41 + nibble - 10 }
-
-    /// `name: value\r\n` (at most `size(of: field)` bytes), or nothing when the field is not safe
-    /// to write (`HeadWriter.isSafe`); a field already `checked` is copied as it is.
-    mutating func field(_ field: HTTPField, checked: Bool) {
-        let written = field.name.utf8.withContiguousStorageIfAvailable { name -> Bool in
-            field.value.utf8.withContiguousStorageIfAvailable { value -> Bool in
-                guard checked || (HeadWriter.isToken(name) && HeadWriter.isFieldValue(value)) else { return true }
-                line(name, value)
-                return true
-            } ?? false
-        } ?? false
-        guard !written, checked || HeadWriter.isSafe(field) else { return }
-        utf8(field.name)
-        byte(ASCII.colon)
-        byte(ASCII.space)
-        utf8(field.value)
-        byte(ASCII.cr)
-        byte(ASCII.lf)
-    }
-
-    /// `name: value\r\n`, checked against the capacity once.
-    @inline(__always)
-    private mutating func line(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
-        let total = name.count + value.count + 4
-        precondition(total <= capacity - count, "head larger than its computed size")
-        let start = base + count
-        if let from = name.baseAddress { start.initialize(from: from, count: name.count) }
-        start[name.count] = ASCII.colon
-        start[name.count + 1] = ASCII.space
-        if let from = value.baseAddress { (start + name.count + 2).initialize(from: from, count: value.count) }
-        start[total - 2] = ASCII.cr
-        start[total - 1] = ASCII.lf
-        count += total
-    }
 
     /// The framing the connection decided on: `Content-Length: n\r\n` or
     /// `Transfer-Encoding: chunked\r\n`, or nothing (at most `framingSize` bytes).

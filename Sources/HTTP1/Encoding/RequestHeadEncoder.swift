@@ -29,9 +29,7 @@ public enum RequestHeadEncoder {
 
     /// At most how long the head is without its `Host` line.
     private static func size(method: String, target: String, headers: HTTPHeaders) -> Int {
-        var size = method.utf8.count * 3 + 1 + target.utf8.count * 3 + 11 + HeadBuffer.framingSize + 2
-        for field in headers.fields { size += HeadBuffer.size(of: field) }
-        return size
+        method.utf8.count * 3 + 1 + target.utf8.count * 3 + 11 + HeadBuffer.framingSize + 2 + headers.encodedSize
     }
 
     private static func requestLine(method: String, target: String, into head: inout HeadBuffer) {
@@ -42,19 +40,17 @@ public enum RequestHeadEncoder {
     }
 
     private static func fields(_ headers: HTTPHeaders, contentLength: Int?, chunked: Bool, into head: inout HeadBuffer) {
-        for (index, field) in headers.fields.enumerated() where !isUpstreamManaged(field.name) {
-            head.field(field, checked: headers.isChecked(at: index))
-        }
+        headers.write(into: &head, skipping: isUpstreamManaged)
         head.framing(contentLength: contentLength, chunked: chunked)
         head.byte(ASCII.cr)
         head.byte(ASCII.lf)
     }
 
-    private static func isUpstreamManaged(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 4: name.asciiCaseInsensitiveEquals("Host")
-        case 14: name.asciiCaseInsensitiveEquals("Content-Length")
-        case 17: name.asciiCaseInsensitiveEquals("Transfer-Encoding")
+    private static func isUpstreamManaged(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch name.count {
+        case 4: ByteSearch.equalIgnoringASCIICase(name, "Host")
+        case 14: ByteSearch.equalIgnoringASCIICase(name, "Content-Length")
+        case 17: ByteSearch.equalIgnoringASCIICase(name, "Transfer-Encoding")
         default: false
         }
     }

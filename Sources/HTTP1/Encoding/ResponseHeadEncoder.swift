@@ -14,7 +14,7 @@ public enum ResponseHeadEncoder {
         // "HTTP/1.1 " status " " reason CRLF, fields, framing, "Connection: " value CRLF, CRLF
         var capacity = 9 + 3 + 1 + reason.utf8.count + 2 + HeadBuffer.framingSize + 2
         if let connection { capacity += 14 + connection.utf8.count }
-        for field in headers.fields { capacity += HeadBuffer.size(of: field) }
+        capacity += headers.encodedSize
         HeadBuffer.append(to: &bytes, capacity: capacity) { head in
             head.text("HTTP/1.1 ")
             head.decimal(status)
@@ -22,10 +22,7 @@ public enum ResponseHeadEncoder {
             for b in reason.utf8 where ASCII.isFieldValueChar(b) { head.byte(b) }
             head.byte(ASCII.cr)
             head.byte(ASCII.lf)
-            for (index, field) in headers.fields.enumerated()
-            where !isConnectionManaged(field.name, keepContentLength: keepContentLength) {
-                head.field(field, checked: headers.isChecked(at: index))
-            }
+            headers.write(into: &head) { isConnectionManaged($0, keepContentLength: keepContentLength) }
             head.framing(contentLength: contentLength, chunked: chunked)
             if let connection {
                 head.text("Connection: ")
@@ -39,11 +36,11 @@ public enum ResponseHeadEncoder {
     }
 
     /// The fields whose meaning belongs to the connection, not the handler.
-    private static func isConnectionManaged(_ name: String, keepContentLength: Bool) -> Bool {
-        switch name.utf8.count {
-        case 10: name.asciiCaseInsensitiveEquals("Connection") || name.asciiCaseInsensitiveEquals("Keep-Alive")
-        case 14: !keepContentLength && name.asciiCaseInsensitiveEquals("Content-Length")
-        case 17: name.asciiCaseInsensitiveEquals("Transfer-Encoding")
+    private static func isConnectionManaged(_ name: UnsafeBufferPointer<UInt8>, keepContentLength: Bool) -> Bool {
+        switch name.count {
+        case 10: ByteSearch.equalIgnoringASCIICase(name, "Connection") || ByteSearch.equalIgnoringASCIICase(name, "Keep-Alive")
+        case 14: !keepContentLength && ByteSearch.equalIgnoringASCIICase(name, "Content-Length")
+        case 17: ByteSearch.equalIgnoringASCIICase(name, "Transfer-Encoding")
         default: false
         }
     }

@@ -30,6 +30,43 @@ public enum ByteSearch {
         a.count == b.count && String.asciiFoldedEqual(a, b)
     }
 
+    /// True when the `count` bytes at `a` and `b` are the same but for the case of ASCII letters.
+    @inlinable @inline(__always)
+    public static func equalIgnoringASCIICase(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+        var i = 0
+        while i < count {
+            let x = a[i], y = b[i]
+            if x != y {
+                let fx = x &- 65 < 26 ? x | 0x20 : x
+                let fy = y &- 65 < 26 ? y | 0x20 : y
+                if fx != fy { return false }
+            }
+            i += 1
+        }
+        return true
+    }
+
+    /// True when the `count` bytes at `a` and at `lowercase` (an ASCII name already in lowercase)
+    /// are the same but for the case of ASCII letters in `a`.
+    @inlinable @inline(__always)
+    public static func equalToLowercase(_ a: UnsafePointer<UInt8>, _ lowercase: UnsafePointer<UInt8>, count: Int) -> Bool {
+        var i = 0
+        while i < count {
+            let x = a[i]
+            let folded = x &- 65 < 26 ? x | 0x20 : x
+            if folded != lowercase[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// True when `a` spells `literal` (an ASCII name) but for the case of ASCII letters.
+    @inlinable
+    public static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        a.count == literal.utf8CodeUnitCount
+            && String.asciiFoldedEqual(a, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     @usableFromInline
     static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         gatehouse_bytes_equal(a, b, count) != 0

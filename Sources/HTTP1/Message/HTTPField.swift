@@ -1,4 +1,5 @@
-/// One header field as it arrived: the name keeps its original spelling, lookups ignore ASCII case.
+/// One header field as name and value Strings: the name keeps its original spelling, lookups ignore
+/// ASCII case. (``HTTPHeaders`` keeps its fields as bytes and makes these when asked.)
 public struct HTTPField: Sendable, Equatable {
     public var name: String
     public var value: String
@@ -13,12 +14,17 @@ public struct HTTPField: Sendable, Equatable {
     /// marked as checked, and the head writer then copies it without looking at its bytes again.
     public struct Checked: Sendable, Equatable {
         public let field: HTTPField
+        /// `name: value\r\n`, as it is appended.
+        let line: [UInt8]
+        let nameLength: Int
 
         /// Nil when the field could not be written (the writer would drop it).
         public init?(name: String, value: String) {
             let field = HTTPField(name: name, value: value)
             guard HeadWriter.isSafe(field) else { return nil }
             self.field = field
+            line = Array(name.utf8) + [ASCII.colon, ASCII.space] + Array(value.utf8) + [ASCII.cr, ASCII.lf]
+            nameLength = name.utf8.count
         }
     }
 }

@@ -1,37 +1,74 @@
 /// Header fields in arrival order. Duplicates are kept (RFC 9110 §5.3): a dictionary would lose
 /// them and hide smuggling attempts such as two `Content-Length` fields.
+///
+/// The fields are kept as the bytes they are written with, `name: value\r\n` one after the other,
+/// with where each lies (`FieldSpan`). A proxied request's fields go from the parser through the
+/// header policy to the upstream's head (and the answer's back) as bytes: looked up, filtered and
+/// copied without a String made, retained or released for any of them. A String is made only when
+/// a caller asks for a name or value as one. Values keep their bytes: a value that is not UTF-8
+/// (obs-text, RFC 9110 §5.5) is read as ISO-8859-1 when asked for as a String, and forwarded as the
+/// bytes it arrived with.
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [HTTPField]
-    /// Bit `i` set: `fields[i]` is known to be writable as it is (the parser checked the bytes it
+    /// Every field's line, `name: value\r\n`, in order.
+    private var lines: [UInt8] = []
+    private var spans: [FieldSpan] = []
+    /// Bit `i` set: field `i` is known to be writable as it is (the parser checked the bytes it
     /// came from, or it was added as an ``HTTPField/Checked``), so the head writer copies it without
     /// checking it again. Bits past the 64th field are never set; those fields are checked when
     /// written, as is every field added by name and value.
     private var checkedFields: UInt64 = 0
+    /// Bit `n` set: some field's name is `n` bytes long (`lengthBit`), so a look-up for a name of
+    /// a length no field has answers without reading the fields.
+    private var nameLengths: UInt64 = 0
 
-    public init() { fields = [] }
+    /// Where one field lies in `lines`: its name at `start`, its value after the name's `: `, its
+    /// line `nameLength + valueLength + 4` bytes long.
+    private struct FieldSpan: Sendable, Equatable {
+        var start: UInt32
+        var nameLength: UInt32
+        var valueLength: UInt32
 
-    /// Empty, with room for `capacity` fields (building a head then allocates once).
-    public init(minimumCapacity capacity: Int) {
-        fields = []
-        fields.reserveCapacity(capacity)
+        @inline(__always) var valueStart: Int { Int(start) + Int(nameLength) + 2 }
+        @inline(__always) var lineLength: Int { Int(nameLength) + Int(valueLength) + 4 }
+    }
+
+    public init() {}
+
+    /// Empty, with room for `capacity` fields of `bytes` bytes in all (`name: value\r\n` each):
+    /// building a head then allocates once per list.
+    public init(minimumCapacity capacity: Int, bytes: Int? = nil) {
+        spans.reserveCapacity(capacity)
+        lines.reserveCapacity(bytes ?? capacity * 32)
     }
 
     public init(_ pairs: [(String, String)]) {
-        fields = pairs.map { HTTPField(name: $0.0, value: $0.1) }
+        spans.reserveCapacity(pairs.count)
+        lines.reserveCapacity(pairs.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
+        for (name, value) in pairs { add(name, value) }
     }
 
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }
 
-    public var count: Int { fields.count }
+    public var count: Int { spans.count }
 
-    /// The same fields in the same order; which of them were checked is not part of the value.
-    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
-        a.fields == b.fields
+    /// The bytes of every field's line together: what writing them all takes at most.
+    public var encodedSize: Int { lines.count }
+
+    /// The fields as name and value Strings (made for the call: not for the paths run per request).
+    public var fields: [HTTPField] {
+        (0..<count).map { HTTPField(name: name(at: $0), value: value(at: $0)) }
     }
 
-    /// True when `fields[index]` is known to be writable as it is (see ``HTTPField/Checked``).
+    /// The same names and values in the same order (values compared as the Strings they read as);
+    /// which of them were checked is not part of the value.
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        if a.spans == b.spans && a.lines == b.lines { return true }
+        return a.fields == b.fields
+    }
+
+    /// True when field `index` is known to be writable as it is (see ``HTTPField/Checked``).
     @inline(__always)
     public func isChecked(at index: Int) -> Bool {
         index < 64 && (checkedFields >> UInt64(index)) & 1 == 1
@@ -40,29 +77,105 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Room for `capacity` fields in all, so that adding several allocates (or copies a shared
     /// list) once.
     public mutating func reserveCapacity(_ capacity: Int) {
-        fields.reserveCapacity(capacity)
+        spans.reserveCapacity(capacity)
+    }
+
+    /// Where the fields' bytes live: two lists with the same address share them (a parser hands
+    /// out the previous head's list again for an identical head).
+    var storageAddress: UnsafeRawPointer? {
+        lines.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
     }
 
     public func makeIterator() -> IndexingIterator<[HTTPField]> { fields.makeIterator() }
 
-    /// The index of the first field called `name` at or after `start`. The fields are read in
-    /// place (a `for field in fields` loop copies each field, retaining and releasing both of its
-    /// strings, and header look-ups scan the list about ten times per proxied request).
+    // MARK: Reading fields as bytes
+
+    /// Calls `body` with the index, name and value bytes of each field in order (valid only during
+    /// the call) until it returns false.
     @inline(__always)
-    private func firstIndex(of name: String, from start: Int = 0) -> Int? {
-        fields.withUnsafeBufferPointer { buffer in
-            var index = start
-            while index < buffer.count {
-                if buffer[index].name.asciiCaseInsensitiveEquals(name) { return index }
-                index += 1
+    public func forEachField(_ body: (Int, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Bool) rethrows {
+        try lines.withUnsafeBufferPointer { bytes in
+            try spans.withUnsafeBufferPointer { spans in
+                guard let base = bytes.baseAddress else { return }
+                for index in spans.indices {
+                    let span = spans[index]
+                    let name = UnsafeBufferPointer(start: base + Int(span.start), count: Int(span.nameLength))
+                    let value = UnsafeBufferPointer(start: base + span.valueStart, count: Int(span.valueLength))
+                    if try !body(index, name, value) { return }
+                }
             }
-            return nil
         }
     }
 
+    /// Calls `body` with the name and value bytes of field `index` (valid only during the call).
+    @inline(__always)
+    public func withField<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let span = spans[index]
+        return try lines.withUnsafeBufferPointer { bytes in
+            let base = bytes.baseAddress!
+            return try body(UnsafeBufferPointer(start: base + Int(span.start), count: Int(span.nameLength)),
+                            UnsafeBufferPointer(start: base + span.valueStart, count: Int(span.valueLength)))
+        }
+    }
+
+    /// The name of field `index` as it was spelled.
+    public func name(at index: Int) -> String {
+        withField(at: index) { name, _ in String(decoding: name, as: UTF8.self) }
+    }
+
+    /// The value of field `index`: UTF-8, or each byte as ISO-8859-1 when it is not UTF-8.
+    public func value(at index: Int) -> String {
+        withField(at: index) { _, value in Self.string(value) }
+    }
+
+    static func string(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        if let text = String(validating: value, as: UTF8.self) { return text }
+        var latin1 = String.UnicodeScalarView()
+        for b in value { latin1.append(Unicode.Scalar(b)) }
+        return String(latin1)
+    }
+
+    /// The index of the first field called `name` (ASCII case ignored) at or after `start`.
+    @inline(__always)
+    private func firstIndex(of name: String, from start: Int = 0) -> Int? {
+        var name = name
+        return name.withUTF8 { wanted in firstIndex(ofBytes: wanted, from: start) }
+    }
+
+    private func firstIndex(ofBytes wanted: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        // Most names asked for are absent (`Connection`, `Expect`, `Transfer-Encoding`, ...): their
+        // length usually is too.
+        guard nameLengths & Self.lengthBit(wanted.count) != 0, start < spans.count,
+              let wantedBase = wanted.baseAddress else { return nil }
+        return lines.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                let base = bytes.baseAddress!
+                var index = start
+                while index < spans.count {
+                    let span = spans[index]
+                    if Int(span.nameLength) == wanted.count,
+                       ByteSearch.equalIgnoringASCIICase(base + Int(span.start), wantedBase, count: wanted.count) {
+                        return index
+                    }
+                    index += 1
+                }
+                return nil
+            }
+        }
+    }
+
+    /// The bit of `nameLengths` for names of `length` bytes (the last bit stands for every length
+    /// from 63 on).
+    @inline(__always)
+    private static func lengthBit(_ length: Int) -> UInt64 {
+        1 << UInt64(Swift.min(length, 63))
+    }
+
+    // MARK: Reading fields as Strings
+
     /// The first value of `name`, compared without ASCII case.
     public subscript(name: String) -> String? {
-        firstIndex(of: name).map { fields[$0].value }
+        firstIndex(of: name).map { value(at: $0) }
     }
 
     /// Every value of `name`, in arrival order.
@@ -70,7 +183,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         var found: [String] = []
         var next = firstIndex(of: name)
         while let index = next {
-            found.append(fields[index].value)
+            found.append(value(at: index))
             next = firstIndex(of: name, from: index + 1)
         }
         return found
@@ -81,79 +194,61 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Calls `body` with the value of every field called `name` (ASCII case ignored), in arrival
-    /// order, until it returns false; the other fields are not copied.
+    /// order, until it returns false.
     public func forEachValue<Failure: Error>(_ name: String, _ body: (String) throws(Failure) -> Bool) throws(Failure) {
         var next = firstIndex(of: name)
         while let index = next {
-            guard try body(fields[index].value) else { return }
+            guard try body(value(at: index)) else { return }
+            next = firstIndex(of: name, from: index + 1)
+        }
+    }
+
+    /// As `forEachValue`, with each value as its bytes (valid only during the call): nothing is
+    /// made for a value the caller only reads.
+    public func forEachValueBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        var next = firstIndex(of: name)
+        while let index = next {
+            guard withField(at: index, { _, value in body(value) }) else { return }
             next = firstIndex(of: name, from: index + 1)
         }
     }
 
     /// Calls `body` with each comma-separated, trimmed, non-empty element of every `name` field,
-    /// as it is spelled (compare without case); `body` returns false to stop. Allocates nothing:
-    /// this runs on every proxied request (`Connection` of both sides).
+    /// as it is spelled (compare without case); `body` returns false to stop.
     public func forEachToken(_ name: String, _ body: (Substring) -> Bool) {
-        var next = firstIndex(of: name)
-        while let index = next {
-            next = firstIndex(of: name, from: index + 1)
-            let value = fields[index].value
-            let utf8 = value.utf8
-            // Elements end at ASCII commas and are trimmed of ASCII blanks, so their offsets always
-            // fall between Unicode scalars.
-            let go = utf8.withContiguousStorageIfAvailable { bytes in
+        forEachValue(name) { (value: String) -> Bool in
+            var copy = value
+            return copy.withUTF8 { bytes in
                 Self.forEachElement(of: bytes) { start, end in
+                    let utf8 = value.utf8
+                    // Elements end at ASCII commas and are trimmed of ASCII blanks, so their offsets
+                    // always fall between Unicode scalars.
                     let lower = utf8.index(utf8.startIndex, offsetBy: start)
                     return body(value[lower..<utf8.index(lower, offsetBy: end - start)])
                 }
-            } ?? Self.forEachElement(of: value[...], body)
-            if !go { return }
+            }
         }
     }
 
     /// As `forEachToken`, with each element as the bytes it is spelled with (valid only during the
-    /// call): no Substring is cut for an element the caller only compares.
+    /// call): `Connection` of both sides is read so on every proxied request.
     public func forEachTokenBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
-        var next = firstIndex(of: name)
-        while let index = next {
-            next = firstIndex(of: name, from: index + 1)
-            let value = fields[index].value
-            let go = value.utf8.withContiguousStorageIfAvailable { bytes in
-                Self.forEachElement(of: bytes) { start, end in body(UnsafeBufferPointer(rebasing: bytes[start..<end])) }
-            } ?? Self.forEachElement(of: value[...]) { element in
-                var copy = String(element)
-                return copy.withUTF8 { body($0) }
-            }
-            if !go { return }
+        forEachValueBytes(name) { value in
+            Self.forEachElement(of: value) { start, end in body(UnsafeBufferPointer(rebasing: value[start..<end])) }
         }
     }
 
     /// True when a `name` field lists `token` (ASCII case ignored), e.g. `hasToken("Connection", "close")`.
     public func hasToken(_ name: String, _ token: String) -> Bool {
-        var next = firstIndex(of: name)
-        while let index = next {
-            next = firstIndex(of: name, from: index + 1)
-            // On the bytes: `Connection` is asked about on every request and every upstream answer.
-            let found = fields[index].value.utf8.withContiguousStorageIfAvailable { bytes in
-                token.utf8.withContiguousStorageIfAvailable { wanted in
-                    !Self.forEachElement(of: bytes) { start, end in
-                        !(end - start == wanted.count
-                          && String.asciiFoldedEqual(UnsafeBufferPointer(rebasing: bytes[start..<end]), wanted))
-                    }
-                }
-            } ?? nil
-            if let found {
-                if found { return true }
-                continue
-            }
+        var token = token
+        return token.withUTF8 { wanted in
             var listed = false
-            _ = Self.forEachElement(of: fields[index].value[...]) { element in
-                listed = element.asciiCaseInsensitiveEquals(token)
+            forEachTokenBytes(name) { element in
+                listed = ByteSearch.equalIgnoringASCIICase(element, wanted)
                 return !listed
             }
-            if listed { return true }
+            return listed
         }
-        return false
     }
 
     /// Calls `body` with the offsets `[start, end)` of each comma-separated element of `bytes`,
@@ -174,50 +269,110 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         return true
     }
 
-    /// The same over a string without contiguous UTF-8 (not met on Linux, where every String is native).
-    private static func forEachElement(of value: Substring, _ body: (Substring) -> Bool) -> Bool {
-        var rest = value
-        while !rest.isEmpty {
-            let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
-            let element = rest[..<comma].trimmingASCIIWhitespace()
-            if !element.isEmpty, !body(element) { return false }
-            rest = comma < rest.endIndex ? rest[rest.utf8.index(after: comma)...] : rest[rest.endIndex...]
-        }
-        return true
+    /// The comma-separated tokens of every `name` field, lowercased (e.g. `Connection: close, Upgrade`).
+    public func tokens(_ name: String) -> [String] {
+        var tokens: [String] = []
+        forEachToken(name) { tokens.append($0.lowercased()); return true }
+        return tokens
     }
 
+    // MARK: Adding and removing
+
     public mutating func add(_ name: String, _ value: String) {
-        fields.append(HTTPField(name: name, value: value))
+        var name = name, value = value
+        name.withUTF8 { name in value.withUTF8 { value in append(name: name, value: value, checked: false) } }
     }
 
     /// Appends a field checked once for many heads (the security headers).
     public mutating func add(_ checked: HTTPField.Checked) {
-        addChecked(checked.field)
+        checked.line.withUnsafeBufferPointer { line in
+            appendLine(line, nameLength: checked.nameLength, checked: true)
+        }
     }
 
     /// Appends `other`'s field at `index`, still marked checked when it was there (a proxy passing
-    /// the fields of a parsed head on does not check them twice).
+    /// the fields of a parsed head on does not check them twice): one copy of its line's bytes.
     public mutating func add(fieldAt index: Int, of other: HTTPHeaders) {
-        if other.isChecked(at: index) {
-            addChecked(other.fields[index])
-        } else {
-            fields.append(other.fields[index])
+        let span = other.spans[index]
+        other.lines.withUnsafeBufferPointer { bytes in
+            appendLine(UnsafeBufferPointer(rebasing: bytes[Int(span.start)..<Int(span.start) + span.lineLength]),
+                       nameLength: Int(span.nameLength), checked: other.isChecked(at: index))
         }
+    }
+
+    /// Appends `other`'s fields that `keep` (given each one's index, name and value) returns true
+    /// for, in order, still marked checked where they were: one copy per run of consecutive kept
+    /// fields (the proxy keeps most of a head's fields).
+    public mutating func append(fieldsOf other: HTTPHeaders,
+                                where keep: (Int, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        precondition(lines.count + other.lines.count <= Int(UInt32.max), "header fields larger than 4 GiB")
+        let marks = other.checkedFields
+        other.lines.withUnsafeBufferPointer { bytes in
+            other.spans.withUnsafeBufferPointer { others in
+                guard let base = bytes.baseAddress else { return }
+                var runStart = 0, runEnd = 0
+                for index in others.indices {
+                    let span = others[index]
+                    let start = Int(span.start)
+                    guard keep(index, UnsafeBufferPointer(start: base + start, count: Int(span.nameLength)),
+                               UnsafeBufferPointer(start: base + span.valueStart, count: Int(span.valueLength))) else { continue }
+                    if start != runEnd {
+                        if runEnd > runStart { lines.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+                        runStart = start
+                        runEnd = start
+                    }
+                    // Where the line will be once the runs before it are copied.
+                    let at = lines.count + (runEnd - runStart)
+                    if index < 64, (marks >> UInt64(index)) & 1 == 1, spans.count < 64 { checkedFields |= 1 << UInt64(spans.count) }
+                    spans.append(FieldSpan(start: UInt32(at), nameLength: span.nameLength, valueLength: span.valueLength))
+                    nameLengths |= Self.lengthBit(Int(span.nameLength))
+                    runEnd = start + span.lineLength
+                }
+                if runEnd > runStart { lines.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+            }
+        }
+    }
+
+    /// Appends a field from its name and value bytes; `checked` when they passed the parser's
+    /// field-line rules.
+    mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, checked: Bool) {
+        let length = name.count + value.count + 4
+        precondition(lines.count + length <= Int(UInt32.max), "header fields larger than 4 GiB")
+        if checked, spans.count < 64 { checkedFields |= 1 << UInt64(spans.count) }
+        spans.append(FieldSpan(start: UInt32(lines.count), nameLength: UInt32(name.count), valueLength: UInt32(value.count)))
+        nameLengths |= Self.lengthBit(name.count)
+        // Put together, then appended at once: each append checks the array's uniqueness and room.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { line in
+            let start = line.baseAddress!
+            if let from = name.baseAddress { start.initialize(from: from, count: name.count) }
+            start[name.count] = ASCII.colon
+            start[name.count + 1] = ASCII.space
+            if let from = value.baseAddress { (start + name.count + 2).initialize(from: from, count: value.count) }
+            start[length - 2] = ASCII.cr
+            start[length - 1] = ASCII.lf
+            lines.append(contentsOf: UnsafeBufferPointer(line))
+        }
+    }
+
+    /// Appends a whole `name: value\r\n` line whose name is `nameLength` bytes long.
+    private mutating func appendLine(_ line: UnsafeBufferPointer<UInt8>, nameLength: Int, checked: Bool) {
+        precondition(lines.count + line.count <= Int(UInt32.max), "header fields larger than 4 GiB")
+        if checked, spans.count < 64 { checkedFields |= 1 << UInt64(spans.count) }
+        spans.append(FieldSpan(start: UInt32(lines.count), nameLength: UInt32(nameLength),
+                               valueLength: UInt32(line.count - nameLength - 4)))
+        nameLengths |= Self.lengthBit(nameLength)
+        lines.append(contentsOf: line)
     }
 
     /// Checks the fields not yet checked (the first 64) now, so that a list written on many answers
     /// (a cached file's fields, the health answer) is copied by the head writer instead of checked
     /// each time. A field that could not be written stays unmarked (the writer drops it).
     public mutating func checkAll() {
-        for index in 0..<Swift.min(fields.count, 64) where !isChecked(at: index) && HeadWriter.isSafe(fields[index]) {
-            checkedFields |= 1 << UInt64(index)
+        for index in 0..<Swift.min(count, 64) where !isChecked(at: index) {
+            if withField(at: index, { name, value in HeadWriter.isToken(name) && HeadWriter.isFieldValue(value) }) {
+                checkedFields |= 1 << UInt64(index)
+            }
         }
-    }
-
-    /// For fields whose bytes passed the parser's field-line rules.
-    mutating func addChecked(_ field: HTTPField) {
-        if fields.count < 64 { checkedFields |= 1 << UInt64(fields.count) }
-        fields.append(field)
     }
 
     /// Replaces every field called `name` with one field.
@@ -227,29 +382,60 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     public mutating func remove(_ name: String) {
-        // Check first: `removeAll` would copy shared storage even when nothing matches.
         guard contains(name) else { return }
-        removeAll { $0.name.asciiCaseInsensitiveEquals(name) }
+        var name = name
+        name.withUTF8 { wanted in removeFields { fieldName, _ in ByteSearch.equalIgnoringASCIICase(fieldName, wanted) } }
     }
 
     public mutating func removeAll(where predicate: (HTTPField) -> Bool) {
-        guard checkedFields != 0 else { return fields.removeAll(where: predicate) }
-        // The marks move with the fields that stay.
-        var kept: [HTTPField] = []
-        kept.reserveCapacity(fields.count)
-        var marks: UInt64 = 0
-        for (index, field) in fields.enumerated() where !predicate(field) {
-            if isChecked(at: index) { marks |= 1 << UInt64(kept.count) }
-            kept.append(field)
+        removeFields { name, value in
+            predicate(HTTPField(name: String(decoding: name, as: UTF8.self), value: Self.string(value)))
         }
-        fields = kept
-        checkedFields = marks
     }
 
-    /// The comma-separated tokens of every `name` field, lowercased (e.g. `Connection: close, Upgrade`).
-    public func tokens(_ name: String) -> [String] {
-        var tokens: [String] = []
-        forEachToken(name) { tokens.append($0.lowercased()); return true }
-        return tokens
+    /// Keeps the fields `drop` returns false for, in order, with their marks.
+    private mutating func removeFields(_ drop: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        var kept = HTTPHeaders(minimumCapacity: count, bytes: encodedSize)
+        forEachField { index, name, value in
+            if !drop(name, value) { kept.add(fieldAt: index, of: self) }
+            return true
+        }
+        self = kept
+    }
+
+    // MARK: Writing
+
+    /// Writes each field `skip` returns false for (given its name) as `name: value\r\n`: a checked
+    /// field as its bytes, another only when it is safe to write (`HeadWriter`), else dropped.
+    /// At most `encodedSize` bytes.
+    func write(into head: inout HeadBuffer, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        let marks = checkedFields
+        lines.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                guard let base = bytes.baseAddress else { return }
+                // Runs of consecutive kept, checked lines are copied at once.
+                var runStart = 0, runEnd = 0
+                for index in spans.indices {
+                    let span = spans[index]
+                    let start = Int(span.start)
+                    let name = UnsafeBufferPointer(start: base + start, count: Int(span.nameLength))
+                    if skip(name) { continue }
+                    let line = UnsafeBufferPointer(start: base + start, count: span.lineLength)
+                    let checked = index < 64 && (marks >> UInt64(index)) & 1 == 1
+                    if checked || (HeadWriter.isToken(name)
+                                   && HeadWriter.isFieldValue(UnsafeBufferPointer(start: base + span.valueStart,
+                                                                                  count: Int(span.valueLength)))) {
+                        if start == runEnd {
+                            runEnd = start + line.count
+                        } else {
+                            if runEnd > runStart { head.bytes(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+                            runStart = start
+                            runEnd = start + line.count
+                        }
+                    }
+                }
+                if runEnd > runStart { head.bytes(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+            }
+        }
     }
 }

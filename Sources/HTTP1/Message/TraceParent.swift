@@ -71,15 +71,19 @@ public struct TraceParent: Sendable, Equatable {
     /// The request's trace: the client's `traceparent` when exactly one valid field is present
     /// (§3.2.1: several are invalid), otherwise a fresh one.
     public static func continuing(_ headers: HTTPHeaders) -> TraceParent {
-        var found: String? = nil
-        var several = false
-        headers.forEachValue(headerName) { value in
-            several = found != nil
-            found = value
-            return !several
+        var fields = 0
+        var parsed: TraceParent? = nil
+        headers.forEachValueBytes(headerName) { value in
+            fields += 1
+            // §3.2.1: several are invalid.
+            guard fields == 1 else { parsed = nil; return false }
+            if let found = parse(value) {
+                parsed = TraceParent(traceID: found.traceID, parentID: found.parentID, flags: found.flags,
+                                     received: HTTPHeaders.string(value))
+            }
+            return true
         }
-        if !several, let found, let parsed = TraceParent(parsing: found) { return parsed }
-        return fresh()
+        return parsed ?? fresh()
     }
 
     /// Parses a received value (§3.2.2 for version `00`, §3.2.4 for later versions).

@@ -48,7 +48,7 @@ public enum BodyFramingRules {
         let fields = FramingFields(headers)
         if fields.codings == 0 {
             if fields.lengths == 0 { return absent }
-            if fields.lengths == 1, let value = fields.lastLength { return .contentLength(try ContentLength.parse(value)) }
+            if fields.lengths == 1, let index = fields.lastLength { return .contentLength(try ContentLength.parse(headers.value(at: index))) }
         }
         let transferEncoding = headers.values("Transfer-Encoding")
         let contentLength = headers.values("Content-Length")
@@ -72,24 +72,22 @@ public enum BodyFramingRules {
 struct FramingFields {
     var lengths = 0
     var codings = 0
-    var lastLength: String?
+    /// The index of the last `Content-Length` field.
+    var lastLength: Int?
 
     init(_ headers: HTTPHeaders) {
-        // Read in place (a `for field in headers` loop copies each field, retaining and releasing
-        // its strings), lengths first: every request and answer passes here.
-        headers.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                let name = fields[index].name
-                switch name.utf8.count {
-                case 14 where name.asciiCaseInsensitiveEquals("Content-Length"):
-                    lengths += 1
-                    lastLength = fields[index].value
-                case 17 where name.asciiCaseInsensitiveEquals("Transfer-Encoding"):
-                    codings += 1
-                default:
-                    break
-                }
+        // Read as bytes, lengths first: every request and answer passes here.
+        headers.forEachField { index, name, _ in
+            switch name.count {
+            case 14 where ByteSearch.equalIgnoringASCIICase(name, "Content-Length"):
+                lengths += 1
+                lastLength = index
+            case 17 where ByteSearch.equalIgnoringASCIICase(name, "Transfer-Encoding"):
+                codings += 1
+            default:
+                break
             }
+            return true
         }
     }
 }

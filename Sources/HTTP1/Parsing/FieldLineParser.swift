@@ -44,15 +44,18 @@ enum FieldLineParser {
                 && repeated.nextLineEquals(base + lineStart, length: cr - lineStart)
             if !same || headers != nil {
                 if headers == nil {
-                    var fresh = HTTPHeaders(minimumCapacity: max(expectedCount, index + 1))
-                    for reused in 0..<index { fresh.add(fieldAt: reused, of: repeated.fields) }
+                    // A line is written back at most one byte longer (`name:value` gets its space).
+                    var fresh = HTTPHeaders(minimumCapacity: max(expectedCount, index + 1),
+                                            bytes: end - start + max(expectedCount, index + 1))
+                    fresh.append(fieldsOf: repeated.fields) { reused, _, _ in reused < index }
                     headers = fresh
                 }
                 if same {
                     headers!.add(fieldAt: index, of: repeated.fields)
                 } else {
                     let line = try fieldLine(bytes, from: lineStart, to: cr, lineNumber: firstLineNumber + index)
-                    headers!.addChecked(HTTPField(name: line.name(in: bytes), value: line.value(in: bytes)))
+                    headers!.append(name: line.bytes(in: bytes, line.nameStart, line.nameEnd),
+                                    value: line.bytes(in: bytes, line.valueStart, line.valueEnd), checked: true)
                 }
             }
             lineStart = cr + 2
@@ -64,8 +67,8 @@ enum FieldLineParser {
         } else if index == repeated.fields.count {
             fields = repeated.fields  // every line the same: the same list
         } else {
-            var prefix = HTTPHeaders(minimumCapacity: index)
-            for reused in 0..<index { prefix.add(fieldAt: reused, of: repeated.fields) }
+            var prefix = HTTPHeaders(minimumCapacity: index, bytes: end - start + index)
+            prefix.append(fieldsOf: repeated.fields) { reused, _, _ in reused < index }
             fields = prefix
         }
         repeated.remember(bytes, from: start, to: lineStart, fields: fields)
@@ -79,12 +82,9 @@ enum FieldLineParser {
         var valueStart: Int
         var valueEnd: Int
 
-        func name(in bytes: UnsafeRawBufferPointer) -> String {
-            FieldText.ascii(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd]))
-        }
-
-        func value(in bytes: UnsafeRawBufferPointer) -> String {
-            FieldText.value(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]))
+        @inline(__always)
+        func bytes(in bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(start: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: end - start)
         }
     }
 

@@ -3,17 +3,19 @@
 /// one Host header field line or a Host header field with an invalid field value."
 enum HostField {
     static func validate(_ head: HTTPRequestHead) throws(HTTPParseError) {
-        var found: String?
-        try head.headers.forEachValue("host") { (value: String) throws(HTTPParseError) -> Bool in
-            if found != nil { throw .multipleHost }
-            found = value
-            return true
+        var fields = 0
+        var valid = false
+        head.headers.forEachValueBytes("host") { value in
+            fields += 1
+            valid = isValid(bytes: value)
+            return fields == 1
         }
-        guard let host = found else {
+        if fields > 1 { throw .multipleHost }
+        guard fields == 1 else {
             if head.version == .http1_0 { return }
             throw .missingHost
         }
-        guard isValid(host) else { throw .invalidHost }
+        guard valid else { throw .invalidHost }
     }
 
     /// `uri-host [ ":" port ]` (RFC 3986 §3.2.2): a bracketed IP literal or a reg-name/IPv4 address.

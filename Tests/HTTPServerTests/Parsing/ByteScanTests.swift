@@ -222,3 +222,58 @@ struct CheckedFieldTests {
         #expect(text.contains("X-69: 69\r\n") && !text.contains("X-Evil"))
     }
 }
+
+/// ``HTTPHeaders`` keeps its fields as the bytes of their lines: what that must not change.
+@Suite("Header fields as bytes")
+struct HeaderBytesTests {
+    @Test("a value that is not UTF-8 reads as ISO-8859-1 and is written as the bytes it came with")
+    func obsTextBytes() throws {
+        var bytes = wire("GET / HTTP/1.1\r\nHost: a\r\nX-Name: caf")
+        bytes += [0xE9]
+        bytes += wire("\r\n\r\n")
+        var parser = RequestHeadParser()
+        let result = try bytes.withUnsafeBytes { raw throws(HTTPParseError) in try parser.parse(raw) }
+        guard case .complete(let head, _) = result else { Issue.record("incomplete"); return }
+        #expect(head.headers["X-Name"] == "caf\u{E9}")
+        #expect(head.headers == HTTPHeaders([("Host", "a"), ("X-Name", "caf\u{E9}")]))
+        var out: [UInt8] = []
+        RequestHeadEncoder.encodeUpstreamRequest(method: "GET", target: "/", hostName: "u", port: nil, headers: head.headers,
+                                                 contentLength: nil, chunked: false, into: &out)
+        #expect(out == wire("GET / HTTP/1.1\r\nHost: u\r\nX-Name: caf") + [0xE9] + wire("\r\n\r\n"))
+    }
+
+    @Test("look-ups ignore case, find names of any length, and see fields added, copied and removed")
+    func lookUps() {
+        let long = String(repeating: "x", count: 70)
+        var headers = HTTPHeaders([("Content-Type", "a"), (long, "1"), (long + "y", "2"), ("content-type", "b")])
+        #expect(headers.values("CONTENT-TYPE") == ["a", "b"])
+        #expect(headers[long.uppercased()] == "1" && headers[long + "Y"] == "2")
+        #expect(headers[String(repeating: "x", count: 64)] == nil)
+        #expect(headers["Content-Typf"] == nil && headers["X"] == nil && !headers.contains(""))
+        headers.remove("Content-Type")
+        #expect(headers.fields.map(\.value) == ["1", "2"])
+        var copy = HTTPHeaders()
+        copy.append(fieldsOf: headers) { index, _, _ in index == 1 }
+        #expect(copy.fields == [HTTPField(name: long + "y", value: "2")])
+        #expect(copy[long] == nil)
+        var tokens: [String] = []
+        HTTPHeaders([("Connection", " keep-alive ,, Upgrade"), ("connection", "close")]).forEachTokenBytes("Connection") {
+            tokens.append(String(decoding: $0, as: UTF8.self))
+            return true
+        }
+        #expect(tokens == ["keep-alive", "Upgrade", "close"])
+    }
+
+    @Test("fields copied by runs keep their order, values and marks")
+    func runs() throws {
+        let source = try CheckedFieldTests.parsed("GET / HTTP/1.1\r\nHost: a\r\nCookie: c=1\r\nX-A: 1\r\nX-B: 2\r\nX-C: 3\r\n\r\n")
+        var copy = HTTPHeaders()
+        copy.add("X-First", "0")
+        copy.append(fieldsOf: source) { _, name, _ in !ByteSearch.equalIgnoringASCIICase(name, "cookie") }
+        copy.add("X-Last", "9")
+        #expect(copy.fields.map(\.name) == ["X-First", "Host", "X-A", "X-B", "X-C", "X-Last"])
+        #expect(copy.fields.map(\.value) == ["0", "a", "1", "2", "3", "9"])
+        #expect([false, true, true, true, true, false] == (0..<6).map(copy.isChecked(at:)))
+        #expect(copy.encodedSize == wire("X-First: 0\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\nX-C: 3\r\nX-Last: 9\r\n").count)
+    }
+}

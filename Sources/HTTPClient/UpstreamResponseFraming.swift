@@ -54,7 +54,10 @@ public struct UpstreamResponseFraming: Sendable, Equatable {
         if lengths > 0 && codings > 0 { throw .invalidResponse("both Content-Length and Transfer-Encoding") }
         var length: Int? = nil
         if lengths == 1, let lastLength {
-            length = try Self.parseLength(head.headers.value(at: lastLength))
+            let parsed = head.headers.withField(at: lastLength) { _, value in
+                Result { () throws(UpstreamError) -> Int in try Self.parseLength(bytes: value) }
+            }
+            length = try parsed.get()
         } else if lengths > 1 {
             for value in head.headers.values("Content-Length") {
                 let n = try Self.parseLength(value)
@@ -92,6 +95,12 @@ public struct UpstreamResponseFraming: Sendable, Equatable {
     /// One `Content-Length` field: `1*DIGIT`, or a list whose members are all the same `1*DIGIT`
     /// (RFC 9110 §8.6 lets a recipient accept `42, 42`); at most 2^53.
     static func parseLength(_ value: String) throws(UpstreamError) -> Int {
+        var value = value
+        let parsed = value.withUTF8 { bytes in Result { () throws(UpstreamError) -> Int in try parseLength(bytes: bytes) } }
+        return try parsed.get()
+    }
+
+    static func parseLength(bytes value: UnsafeBufferPointer<UInt8>) throws(UpstreamError) -> Int {
         var agreed: Int? = nil
         var current = 0, digits = 0, sawSpaceAfterDigits = false
         func finishMember() throws(UpstreamError) {
@@ -102,7 +111,7 @@ public struct UpstreamResponseFraming: Sendable, Equatable {
             digits = 0
             sawSpaceAfterDigits = false
         }
-        for byte in value.utf8 {
+        for byte in value {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 guard !sawSpaceAfterDigits else { throw .invalidResponse("malformed Content-Length") }

@@ -16,6 +16,9 @@ public struct ReadBuffer {
     private(set) var capacity = 0
     /// What an allocation starts with.
     private let initialCapacity: Int
+    /// The storage is a slot of `slab` (the server connections' buffers; see `BufferSlab`).
+    private var fromSlab = false
+    private let slab: BufferSlab?
     @usableFromInline var readIndex = 0
     @usableFromInline var writeIndex = 0
 
@@ -28,14 +31,24 @@ public struct ReadBuffer {
     nonisolated(unsafe) private static let unallocated = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
 
     /// - Parameter capacity: what the first read allocates; the buffer grows from there as needed.
-    public init(capacity: Int) {
-        initialCapacity = max(capacity, 1)
+    /// - Parameter slab: where that first allocation comes from when it is the slab's slot size
+    ///   (growth and other sizes come from `malloc`).
+    public init(capacity: Int, slab: BufferSlab? = nil) {
+        let initial = max(capacity, 1)
+        initialCapacity = initial
         storage = Self.unallocated
+        self.slab = slab?.slotSize == initial ? slab : nil
     }
 
     /// Must be called by the owner exactly once.
     public func deallocate() {
-        if capacity > 0 { storage.deallocate() }
+        guard capacity > 0 else { return }
+        if fromSlab, let slab { slab.deallocate(storage, release: false) } else { storage.deallocate() }
+    }
+
+    private mutating func freeStorage(release: Bool) {
+        if fromSlab, let slab { slab.deallocate(storage, release: release) } else { storage.deallocate() }
+        fromSlab = false
     }
 
     /// Gives the storage back if nothing is buffered (an idle connection between requests); the
@@ -43,7 +56,7 @@ public struct ReadBuffer {
     /// resident page or two of it.
     public mutating func releaseIfEmpty() {
         guard isEmpty, capacity > 0 else { return }
-        storage.deallocate()
+        freeStorage(release: true)
         storage = Self.unallocated
         capacity = 0
         readIndex = 0
@@ -73,7 +86,12 @@ public struct ReadBuffer {
     public mutating func prepareForWrite(minimum: Int, limit: Int) -> Int {
         if capacity - writeIndex >= minimum { return capacity - writeIndex }
         if capacity == 0 {
-            storage = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: Self.pageAlignment)
+            if let slab {
+                storage = slab.allocate()
+                fromSlab = true
+            } else {
+                storage = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: Self.pageAlignment)
+            }
             capacity = initialCapacity
             if capacity >= minimum { return capacity }
         }
@@ -87,7 +105,7 @@ public struct ReadBuffer {
             let newCapacity = min(limit, max(capacity * 2, writeIndex + minimum))
             let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: Self.pageAlignment)
             grown.copyMemory(from: storage, byteCount: writeIndex)
-            storage.deallocate()
+            freeStorage(release: false)
             storage = grown
             capacity = newCapacity
         }

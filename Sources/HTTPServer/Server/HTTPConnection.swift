@@ -47,7 +47,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     // nothing back), the parser is only called with that pointer. Keep it so: an overlapping
     // access is no longer trapped.
     @exclusivity(unchecked) private(set) var state: State = .awaitingHead
-    @exclusivity(unchecked) private var input = ReadBuffer(capacity: 8 * 1024)
+    @exclusivity(unchecked) private var input = ReadBuffer(capacity: 8 * 1024, slab: .shared)
     @exclusivity(unchecked) private var parser: RequestHeadParser
     @exclusivity(unchecked) private var readReady = false
     @exclusivity(unchecked) private var peerClosed = false

@@ -225,6 +225,8 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     /// sweep give their buffers back at the same time.
     /// Bytes released by one sweep above which the heap is trimmed.
     static let trimThreshold = 256 * 1024
+    /// Free read buffers kept resident for new connections (per process, 8 KiB each).
+    static let residentFreeBuffers = 16
 
     func startSweeper() {
         loop.scheduleTimer(afterNanoseconds: 250_000_000) { [weak self] in
@@ -239,6 +241,8 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
             // where `free` keeps them; give their pages back to the system (a heap walk, at most
             // four times a second and only after a large release).
             if released >= Self.trimThreshold { malloc_trim(0) }
+            // Read buffers of closed connections: a few stay ready for the next ones.
+            BufferSlab.shared.trim(keeping: Self.residentFreeBuffers)
             self.startSweeper()
         }
     }

@@ -30,6 +30,43 @@ struct IdleConnectionMemoryTests {
         #expect(Array(buffer.readable) == request)
     }
 
+    @Test("Slab buffers: a released slot's pages are given back (zero again), closed ones stay until trimmed")
+    func slabSlots() {
+        let slab = BufferSlab(slotSize: 8 * 1024, slotsPerSlab: 4)
+        var buffer = ReadBuffer(capacity: 8 * 1024, slab: slab)
+        let request: [UInt8] = Array("GET / HTTP/1.1\r\n".utf8)
+        request.withUnsafeBytes { buffer.append($0) }
+        #expect(slab.freeSlotCounts.released == 3, "one slab of four slots mapped, one in use")
+        let used = buffer.readable.baseAddress!
+        buffer.consume(buffer.readableCount)
+        buffer.releaseIfEmpty()
+        #expect(slab.freeSlotCounts == (resident: 0, released: 4))
+        // The slot comes back from the system zeroed: its pages were given back.
+        let again = slab.allocate()
+        #expect(again == UnsafeMutableRawPointer(mutating: used))
+        #expect(UnsafeRawBufferPointer(start: again, count: 8 * 1024).allSatisfy { $0 == 0 })
+        again.storeBytes(of: 7, as: UInt8.self)
+        slab.deallocate(again, release: false)
+        #expect(slab.freeSlotCounts == (resident: 1, released: 3))
+        #expect(slab.trim(keeping: 1) == 0)
+        #expect(slab.trim(keeping: 0) == 8 * 1024)
+        #expect(slab.freeSlotCounts == (resident: 0, released: 4))
+        // A buffer that grows leaves the slab; its larger storage is malloc's.
+        var growing = ReadBuffer(capacity: 8 * 1024, slab: slab)
+        let large = [UInt8](repeating: 0x61, count: 20_000)
+        large.withUnsafeBytes { growing.append($0) }
+        #expect(Array(growing.readable) == large)
+        #expect(slab.freeSlotCounts.released + slab.freeSlotCounts.resident == 4)
+        growing.deallocate()
+        buffer.deallocate()
+        #expect(slab.freeSlotCounts.released + slab.freeSlotCounts.resident == 4)
+        // Another size than the slot's never uses the slab.
+        var other = ReadBuffer(capacity: 4096, slab: slab)
+        request.withUnsafeBytes { other.append($0) }
+        #expect(slab.freeSlotCounts.released + slab.freeSlotCounts.resident == 4)
+        other.deallocate()
+    }
+
     @Test("A released buffer grows past its initial capacity when more is needed at once")
     func releasedBufferGrows() {
         var buffer = ReadBuffer(capacity: 1024)

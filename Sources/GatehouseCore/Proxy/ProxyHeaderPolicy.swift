@@ -75,7 +75,7 @@ public enum ProxyHeaderPolicy {
         if let field = forwarding.forwardedProtoField { out.add(field) } else { out.add("X-Forwarded-Proto", forwarding.forwardedProto) }
         if let field = forwarding.forwardedHostField { out.add(field) } else { out.add("X-Forwarded-Host", forwarding.forwardedHost) }
         if let authorization { out.add("Authorization", authorization) }
-        out.add(TraceParent.headerName, trace.headerValue)
+        out.add(trace)
         return out
     }
 

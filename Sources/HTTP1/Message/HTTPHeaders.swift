@@ -153,6 +153,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The index of the first field called `name` (ASCII case ignored) at or after `start`.
     @inline(__always)
     private func firstIndex(of name: String, from start: Int = 0) -> Int? {
+        if let found = name.utf8.withContiguousStorageIfAvailable({ firstIndex(ofBytes: $0, from: start) }) { return found }
         var name = name
         return name.withUTF8 { wanted in firstIndex(ofBytes: wanted, from: start) }
     }
@@ -255,8 +256,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// True when a `name` field lists `token` (ASCII case ignored), e.g. `hasToken("Connection", "close")`.
     public func hasToken(_ name: String, _ token: String) -> Bool {
-        var token = token
-        return token.withUTF8 { wanted in
+        // Most heads have no such field: no look at the token then.
+        guard contains(name) else { return false }
+        func listed(_ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
             var listed = false
             forEachTokenBytes(name) { element in
                 listed = ByteSearch.equalIgnoringASCIICase(element, wanted)
@@ -264,6 +266,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
             }
             return listed
         }
+        if let found = token.utf8.withContiguousStorageIfAvailable(listed) { return found }
+        var token = token
+        return token.withUTF8(listed)
     }
 
     /// Calls `body` with the offsets `[start, end)` of each comma-separated element of `bytes`,
@@ -294,8 +299,26 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     // MARK: Adding and removing
 
     public mutating func add(_ name: String, _ value: String) {
+        // On the strings' own bytes (every native String has them); a copy only for the others.
+        let added: Bool = name.utf8.withContiguousStorageIfAvailable { name in
+            value.utf8.withContiguousStorageIfAvailable { value in
+                append(name: name, value: value, checked: false)
+                return true
+            } ?? false
+        } ?? false
+        if added { return }
         var name = name, value = value
         name.withUTF8 { name in value.withUTF8 { value in append(name: name, value: value, checked: false) } }
+    }
+
+    /// Appends `traceparent` with `trace`'s value (a fresh trace's written as bytes, checked: hex
+    /// digits and dashes; a received one is checked when written, as any field from a client).
+    public mutating func add(_ trace: TraceParent) {
+        let name: StaticString = "traceparent"
+        let checked = !trace.isReceived
+        trace.withHeaderValue { value in
+            append(name: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value, checked: checked)
+        }
     }
 
     /// Appends a field checked once for many heads (the security headers).

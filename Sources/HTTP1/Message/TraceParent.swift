@@ -54,18 +54,34 @@ public struct TraceParent: Sendable, Equatable {
     public var headerValue: String {
         if let received { return received }
         return String(unsafeUninitializedCapacity: 55) { buffer in
-            buffer[0] = UInt8(ascii: "0")
-            buffer[1] = UInt8(ascii: "0")
-            buffer[2] = UInt8(ascii: "-")
-            Self.writeHex(traceID.high, into: buffer, at: 3)
-            Self.writeHex(traceID.low, into: buffer, at: 19)
-            buffer[35] = UInt8(ascii: "-")
-            Self.writeHex(parentID, into: buffer, at: 36)
-            buffer[52] = UInt8(ascii: "-")
-            buffer[53] = Self.hexDigit(flags >> 4)
-            buffer[54] = Self.hexDigit(flags & 0x0f)
+            writeVersion00(into: buffer.baseAddress!)
             return 55
         }
+    }
+
+    /// Calls `body` with `headerValue`'s bytes (valid only during the call): a fresh trace's value
+    /// is written on the stack, no String made for a header sent once.
+    func withHeaderValue<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if var received { return received.withUTF8(body) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 55) { buffer in
+            writeVersion00(into: buffer.baseAddress!)
+            return body(UnsafeBufferPointer(buffer))
+        }
+    }
+
+    /// The 55 bytes of the version-00 form.
+    private func writeVersion00(into p: UnsafeMutablePointer<UInt8>) {
+        let buffer = UnsafeMutableBufferPointer(start: p, count: 55)
+        buffer[0] = UInt8(ascii: "0")
+        buffer[1] = UInt8(ascii: "0")
+        buffer[2] = UInt8(ascii: "-")
+        Self.writeHex(traceID.high, into: buffer, at: 3)
+        Self.writeHex(traceID.low, into: buffer, at: 19)
+        buffer[35] = UInt8(ascii: "-")
+        Self.writeHex(parentID, into: buffer, at: 36)
+        buffer[52] = UInt8(ascii: "-")
+        buffer[53] = Self.hexDigit(flags >> 4)
+        buffer[54] = Self.hexDigit(flags & 0x0f)
     }
 
     /// The request's trace: the client's `traceparent` when exactly one valid field is present

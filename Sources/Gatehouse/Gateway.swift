@@ -21,6 +21,10 @@ public final class GatewayContext: Sendable {
     public let upstream: any UpstreamTransport
     /// How `https://` upstreams are reached (the pooled client with TLS in production).
     public let httpsUpstream: any UpstreamTransport
+    /// `upstream` and `httpsUpstream` as the pooled client when they are one (production), decided
+    /// once: the relay calls it directly instead of casting the transport on every request.
+    let upstreamClient: UpstreamClient?
+    let httpsUpstreamClient: UpstreamClient?
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
     public let refresher: TokenRefresher
@@ -44,6 +48,8 @@ public final class GatewayContext: Sendable {
         self.metrics = metrics
         self.upstream = upstream
         self.httpsUpstream = httpsUpstream ?? UpstreamClients.tls(configuration)
+        upstreamClient = upstream as? UpstreamClient
+        httpsUpstreamClient = self.httpsUpstream as? UpstreamClient
         self.staticFiles = staticFiles
         self.logger = logger
         self.clock = clock

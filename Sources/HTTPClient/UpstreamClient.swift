@@ -226,7 +226,8 @@ public final class UpstreamResponse: @unchecked Sendable {
     private let pool: LoopPool
     private let maxIdle: Int
     private let idleTimeout: UInt64
-    private var released = false
+    /// Loop-confined like its connection; each access a single statement that calls nothing back.
+    @exclusivity(unchecked) private var released = false
 
     init(head: HTTPResponseHead, framing: UpstreamResponseFraming, connection: UpstreamConnection, keepAlive: Bool, pool: LoopPool,
          maxIdle: Int, idleTimeout: UInt64) {

@@ -75,7 +75,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     @exclusivity(unchecked) var wroteRequestBytes = false
 
     /// The TLS layer of an `https://` connection (`key.tls`), set once the handshake has begun.
-    private var tls: TLSSession?
+    @exclusivity(unchecked) private var tls: TLSSession?
 
     private enum Wait { case nothing, readable, writable }
 

@@ -39,6 +39,9 @@ struct ApiProxy {
                                                                forwarding: context.forwarding, trace: request.trace)
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
                                               target: forward.target, headers: headers)
+        if let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient {
+            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, context: context, writer: writer)
+        }
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
     }

@@ -13,13 +13,7 @@ enum UpstreamRelay {
                         context: GatewayContext, writer: any HTTPResponseWriter) async {
         // The production transport, called directly (see `UpstreamClient.exchangeDirectly`).
         if let client = transport as? UpstreamClient {
-            let response: UpstreamResponse
-            do {
-                response = try await client.exchangeDirectly(request, body: body)
-            } catch {
-                return await answerFailure(error, context: context, writer: writer)
-            }
-            return await relay(response, method: request.method, context: context, writer: writer)
+            return await forward(request, body: body, via: client, context: context, writer: writer)
         }
         let answer: any UpstreamAnswer
         do {
@@ -28,6 +22,18 @@ enum UpstreamRelay {
             return await answerFailure(error, context: context, writer: writer)
         }
         await relay(answer, method: request.method, context: context, writer: writer)
+    }
+
+    /// As above through the pooled client itself (no existential, no cast).
+    static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, via client: UpstreamClient,
+                        context: GatewayContext, writer: any HTTPResponseWriter) async {
+        let response: UpstreamResponse
+        do {
+            response = try await client.exchangeDirectly(request, body: body)
+        } catch {
+            return await answerFailure(error, context: context, writer: writer)
+        }
+        await relay(response, method: request.method, context: context, writer: writer)
     }
 
     private static func answerFailure(_ error: UpstreamError, context: GatewayContext, writer: any HTTPResponseWriter) async {

@@ -68,11 +68,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// Runs the handler for this connection's requests (created for the first one that needs it).
     @exclusivity(unchecked) private var runner: HandlerRunner?
     /// Framing, progress and limit of the current request's body.
-    private var requestBody: RequestBodyReader
+    @exclusivity(unchecked) private var requestBody: RequestBodyReader
     /// Unread body discarded after the response (bounded by `maxDrainBytes`).
     @exclusivity(unchecked) private var drainedBytes = 0
-    private var bodyFailed: HTTPBodyError?
-    private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
+    @exclusivity(unchecked) private var bodyFailed: HTTPBodyError?
+    @exclusivity(unchecked) private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
     @exclusivity(unchecked) private var drainWaiter: UnsafeContinuation<Bool, Never>?
     @exclusivity(unchecked) private var expectContinue = false
     @exclusivity(unchecked) private var continueSent = false
@@ -149,7 +149,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// The output capacity an idle connection keeps (larger is freed by the sweep).
     static let retainedOutputCapacity = 4 * 1024
 
-    private var idleBuffers = IdleBufferRelease()
+    @exclusivity(unchecked) private var idleBuffers = IdleBufferRelease()
 
     /// Called by the server's deadline sweep: a connection idle for a whole sweep interval gives
     /// its read buffer back (allocated again by the next read) and keeps at most
@@ -198,7 +198,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         peerShutdownSeen = true
     }
 
-    private var peerShutdownSeen = false
+    @exclusivity(unchecked) private var peerShutdownSeen = false
 
     // MARK: Reading
 

@@ -278,7 +278,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
     }
 
-    private func begin(_ head: HTTPRequestHead) {
+    private func begin(_ head: consuming HTTPRequestHead) {
         idleBuffers.requestBegan()
         let framing: BodyFraming
         do {

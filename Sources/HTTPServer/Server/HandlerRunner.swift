@@ -35,7 +35,7 @@ final class HandlerRunner: @unchecked Sendable {
     }
 
     /// Hands the next request to the task (it runs once the previous handler run has returned).
-    func submit(_ request: HTTPRequest, _ exchange: Exchange) {
+    func submit(_ request: consuming HTTPRequest, _ exchange: Exchange) {
         if let waiter {
             self.waiter = nil
             waiter.resume(returning: (request, exchange))

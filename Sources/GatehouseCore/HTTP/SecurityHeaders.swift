@@ -30,9 +30,13 @@ public enum SecurityHeaders {
         // One copy of a shared list (a static file's cached headers) with room for all of them,
         // instead of a copy and then a regrowth.
         headers.reserveCapacity(headers.count + missing)
-        if !present.typeOptions { headers.add(Fields.typeOptions) }
-        if !present.referrer { headers.add(Fields.referrer) }
-        if !present.frame { headers.add(Fields.frame) }
+        if !present.typeOptions && !present.referrer && !present.frame {
+            headers.add(Fields.usual)  // the three every answer gets, unless it has them: one copy
+        } else {
+            if !present.typeOptions { headers.add(Fields.typeOptions) }
+            if !present.referrer { headers.add(Fields.referrer) }
+            if !present.frame { headers.add(Fields.frame) }
+        }
         if !hasCSP { headers.add(Fields.contentSecurityPolicy) }
         if !hasHSTS, let strictTransportSecurity { headers.add("Strict-Transport-Security", strictTransportSecurity) }
     }
@@ -80,6 +84,7 @@ public enum SecurityHeaders {
         static let typeOptions = HTTPField.Checked(name: "X-Content-Type-Options", value: "nosniff")!
         static let referrer = HTTPField.Checked(name: "Referrer-Policy", value: "no-referrer")!
         static let frame = HTTPField.Checked(name: "X-Frame-Options", value: "DENY")!
+        static let usual = HTTPField.CheckedGroup([typeOptions, referrer, frame])
         static let contentSecurityPolicy = HTTPField.Checked(name: "Content-Security-Policy",
                                                              value: SecurityHeaders.contentSecurityPolicy)!
     }

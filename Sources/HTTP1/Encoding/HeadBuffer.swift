@@ -55,11 +55,15 @@ struct HeadBuffer {
             if value == 0 { byte(UInt8(ascii: "0")) } else { utf8(String(value)) }
             return
         }
-        var digits = 0
-        var rest = value
-        while rest > 0 { digits += 1; rest /= 10 }
+        // Digits counted by comparison (a division per digit was counted twice).
+        var digits = 1
+        var power = 10
+        while digits < 19 && value >= power {
+            digits += 1
+            power &*= 10
+        }
         precondition(digits <= capacity - count, "head larger than its computed size")
-        rest = value
+        var rest = value
         for position in stride(from: count + digits - 1, through: count, by: -1) {
             base[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
             rest /= 10

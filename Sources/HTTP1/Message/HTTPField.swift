@@ -27,4 +27,21 @@ public struct HTTPField: Sendable, Equatable {
             nameLength = name.utf8.count
         }
     }
+
+    /// Checked fields that are added together (the security headers of every answer): their lines
+    /// one after the other, appended with one copy.
+    public struct CheckedGroup: Sendable, Equatable {
+        let lines: [UInt8]
+        /// Each field's name length and line length, in order.
+        let spans: [(nameLength: Int, lineLength: Int)]
+
+        public init(_ fields: [Checked]) {
+            lines = fields.flatMap(\.line)
+            spans = fields.map { ($0.nameLength, $0.line.count) }
+        }
+
+        public static func == (a: CheckedGroup, b: CheckedGroup) -> Bool {
+            a.lines == b.lines && a.spans.map(\.nameLength) == b.spans.map(\.nameLength)
+        }
+    }
 }

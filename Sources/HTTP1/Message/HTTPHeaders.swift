@@ -321,6 +321,19 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         }
     }
 
+    /// Appends checked fields that go together, with one copy of their lines.
+    public mutating func add(_ group: HTTPField.CheckedGroup) {
+        precondition(lines.count + group.lines.count <= Int(UInt32.max), "header fields larger than 4 GiB")
+        var start = lines.count
+        for (nameLength, lineLength) in group.spans {
+            if spans.count < 64 { checkedFields |= 1 << UInt64(spans.count) }
+            spans.append(FieldSpan(start: UInt32(start), nameLength: UInt32(nameLength), valueLength: UInt32(lineLength - nameLength - 4)))
+            nameLengths |= Self.lengthBit(nameLength)
+            start += lineLength
+        }
+        group.lines.withUnsafeBufferPointer { lines.append(contentsOf: $0) }
+    }
+
     /// Appends a field checked once for many heads (the security headers).
     public mutating func add(_ checked: HTTPField.Checked) {
         checked.line.withUnsafeBufferPointer { line in

@@ -34,6 +34,12 @@ enum FieldLineParser {
         // counted the lines; growing the list field by field cost three or four reallocations).
         var headers: HTTPHeaders? = nil
         guard let base = bytes.baseAddress else { return HTTPHeaders() }
+        // A keep-alive client usually sends the same field lines again (only the request line
+        // differs): one comparison of the whole block, no line looked at. `end` is past the empty
+        // line's CRLF.
+        if end - start > 2, repeated.allLinesEqual(base + start, length: end - 2 - start) {
+            return repeated.fields
+        }
         repeated.begin()
         var index = 0
         var lineStart = start

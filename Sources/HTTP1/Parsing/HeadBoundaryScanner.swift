@@ -102,6 +102,17 @@ struct HeadBoundaryScanner: Sendable {
                     continue
                 }
                 if b == ASCII.cr {
+                    // The usual end of a line: CR LF and the next line's first byte (not CR, LF or
+                    // another control): the line is counted and the scan goes on in the next line,
+                    // without the two state steps in between.
+                    if i + 2 < limit, base[i + 1] == ASCII.lf, base[i + 2] > ASCII.cr {
+                        completedLines += 1
+                        if completedLines - 1 > limits.maxHeaderCount {
+                            throw .tooManyHeaders(limit: limits.maxHeaderCount)
+                        }
+                        i = gatehouse_find_control(base, i + 3, limit)
+                        continue
+                    }
                     state = .crInLine
                 } else if b == ASCII.lf {
                     throw .bareLF(offset: i)

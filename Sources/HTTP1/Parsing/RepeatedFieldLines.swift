@@ -22,6 +22,13 @@ struct RepeatedFieldLines: Sendable {
     /// Whether a head was parsed before (since the last `forget`).
     private var sawHead = false
 
+    /// True when the previous head's field lines were exactly the `length` bytes at `lines` (their
+    /// CRLFs included, the empty line not): the new head's fields are the previous head's.
+    func allLinesEqual(_ lines: UnsafeRawPointer, length: Int) -> Bool {
+        guard length > 0, bytes.count == length else { return false }
+        return bytes.withUnsafeBytes { gatehouse_bytes_equal($0.baseAddress!, lines, length) != 0 }
+    }
+
     /// Starts comparing a new head with the previous one from its first line.
     mutating func begin() {
         cursor = 0

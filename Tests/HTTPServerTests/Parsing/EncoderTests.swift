@@ -101,6 +101,16 @@ struct EncoderTests {
                                              chunked: false, connection: "close", into: &response)
         #expect(response == wire(expected))
         #expect(upstreamHead(HTTPHeaders(), contentLength: -12) == wire("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: -12\r\n\r\n"))
+        // Every digit count, at each power of ten and just below it.
+        var lengths = [1, 9, Int.max]
+        for exponent in 1...18 {
+            let power = (0..<exponent).reduce(1) { product, _ in product * 10 }
+            lengths += [power - 1, power, power + 1]
+        }
+        for length in lengths {
+            #expect(upstreamHead(HTTPHeaders(), contentLength: length)
+                    == wire("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: \(length)\r\n\r\n"), "\(length)")
+        }
     }
 
     @Test("chunk header is hex size and CRLF; empty chunks are not representable (RFC 9112 §7.1)")

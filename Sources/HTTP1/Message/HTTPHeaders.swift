@@ -14,16 +14,16 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Every field's line, `name: value\r\n`, in order.
     /// (A ContiguousArray: `Array<UInt8>.append(contentsOf:)` is bound to a prespecialized copy in
     /// Foundation, a call of about 90 instructions; this one is specialized here, a copy.)
-    @usableFromInline private(set) var lines: ContiguousArray<UInt8> = []
-    @usableFromInline private(set) var spans: [FieldSpan] = []
+    @usableFromInline var lines: ContiguousArray<UInt8> = []
+    @usableFromInline var spans: [FieldSpan] = []
     /// Bit `i` set: field `i` is known to be writable as it is (the parser checked the bytes it
     /// came from, or it was added as an ``HTTPField/Checked``), so the head writer copies it without
     /// checking it again. Bits past the 64th field are never set; those fields are checked when
     /// written, as is every field added by name and value.
-    private var checkedFields: UInt64 = 0
+    @usableFromInline var checkedFields: UInt64 = 0
     /// Bit `n` set: some field's name is `n` bytes long (`lengthBit`), so a look-up for a name of
     /// a length no field has answers without reading the fields.
-    private var nameLengths: UInt64 = 0
+    @usableFromInline var nameLengths: UInt64 = 0
 
     /// Where one field lies in `lines`: its name at `start`, its value after the name's `: `, its
     /// line `nameLength + valueLength + 4` bytes long.
@@ -104,7 +104,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Calls `body` with the index, name and value bytes of each field in order (valid only during
     /// the call) until it returns false.
-    @inline(__always)
+    @inlinable
     public func forEachField(_ body: (Int, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Bool) rethrows {
         try lines.withUnsafeBufferPointer { bytes in
             try spans.withUnsafeBufferPointer { spans in
@@ -151,8 +151,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// The index of the first field called `name` (ASCII case ignored) at or after `start`.
-    @inline(__always)
-    private func firstIndex(of name: String, from start: Int = 0) -> Int? {
+    @usableFromInline
+    func firstIndex(of name: String, from start: Int = 0) -> Int? {
         if let found = name.utf8.withContiguousStorageIfAvailable({ firstIndex(ofBytes: $0, from: start) }) { return found }
         var name = name
         return name.withUTF8 { wanted in firstIndex(ofBytes: wanted, from: start) }
@@ -182,8 +182,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The bit of `nameLengths` for names of `length` bytes (the last bit stands for every length
     /// from 63 on).
-    @inline(__always)
-    private static func lengthBit(_ length: Int) -> UInt64 {
+    @inlinable
+    static func lengthBit(_ length: Int) -> UInt64 {
         1 << UInt64(Swift.min(length, 63))
     }
 
@@ -221,6 +221,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// As `forEachValue`, with each value as its bytes (valid only during the call): nothing is
     /// made for a value the caller only reads.
+    @inlinable
     public func forEachValueBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
         var next = firstIndex(of: name)
         while let index = next {
@@ -248,6 +249,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// As `forEachToken`, with each element as the bytes it is spelled with (valid only during the
     /// call): `Connection` of both sides is read so on every proxied request.
+    @inlinable
     public func forEachTokenBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
         forEachValueBytes(name) { value in
             Self.forEachElement(of: value) { start, end in body(UnsafeBufferPointer(rebasing: value[start..<end])) }
@@ -273,8 +275,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Calls `body` with the offsets `[start, end)` of each comma-separated element of `bytes`,
     /// trimmed of spaces and tabs, skipping empty ones, until it returns false; false if it did.
-    @inline(__always)
-    private static func forEachElement(of bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, Int) -> Bool) -> Bool {
+    @inlinable
+    static func forEachElement(of bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, Int) -> Bool) -> Bool {
         var start = 0
         let count = bytes.count
         while start < count {
@@ -354,6 +356,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Appends `other`'s fields that `keep` (given each one's index, name and value) returns true
     /// for, in order, still marked checked where they were: one copy per run of consecutive kept
     /// fields (the proxy keeps most of a head's fields).
+    @inlinable
     public mutating func append(fieldsOf other: HTTPHeaders,
                                 where keep: (Int, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
         precondition(lines.count + other.lines.count <= Int(UInt32.max), "header fields larger than 4 GiB")

@@ -24,7 +24,7 @@ enum FieldLineParser {
     ///   line is line 1).
     /// - Parameter repeated: the connection's previous head (`RepeatedFieldLines`). A line with the
     ///   same bytes as the previous head's line at the same position is that line's field again
-    ///   (its Strings shared, no second check: the same bytes passed the same rules); a head whose
+    ///   (its bytes copied from there, no second check: the same bytes passed the same rules); a head whose
     ///   lines are all the same shares the previous field list. On success this head becomes the
     ///   one the next is compared with; after an error it stays as it was.
     static func parseFields(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int,

@@ -4,8 +4,9 @@ import CByteScan
 ///
 /// A keep-alive client (or upstream) sends mostly the same field lines every time. A line whose
 /// bytes equal the previous head's line at the same position parses to the same field, which the
-/// same rules already accepted: it is neither checked nor turned into Strings again (one byte
-/// comparison instead of about 300 instructions of checks and String work a line).
+/// same rules already accepted: it is not checked again, and a head whose lines all equal the
+/// previous head's (usually only the request line differs) takes the previous field list after one
+/// comparison of the whole block (`allLinesEqual`): no allocation, no line looked at.
 ///
 /// One buffer per connection (the lines with their CRLFs, about the size of a head), walked in step
 /// with the new head; the server's idle sweep gives it back (`forget`). It is made from a

@@ -33,6 +33,9 @@ public struct GatewayObserver: HTTPServerObserver {
         logger.info("request", metadata: metadata)
     }
 
+    /// Only the access log reads trace ids.
+    public var recordsTraceIDs: Bool { accessLog }
+
     public func connectionOpened() { metrics.connectionOpened() }
     public func connectionClosed() { metrics.connectionClosed() }
     public func connectionRejected() { metrics.connectionRejected() }

@@ -303,12 +303,15 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         bytesSent = 0
         responseStarted = false
         requestID = listener.nextRequestID()
-        trace = TraceParent.continuing(head.headers)
+        // Made where something reads it: the handler, or the access log (a fresh trace costs
+        // three keyed hashes, a tenth of a `/healthz` answer).
+        trace = nil
         state = .handling
         // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
         deadlines.clear()
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
+            if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
             keepAlive = false
             writeServerError(status: 413, error: "payload_too_large",
                              description: "The request body is larger than the limit of \(config.maxBodyBytes) bytes.")
@@ -316,13 +319,16 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
 
         if let immediate = server.handler.immediateResponse(to: head, peer: peer) {
+            if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
             current = nil
             writeComplete(immediate)
             return
         }
+        let requestTrace = TraceParent.continuing(head.headers)
+        trace = requestTrace
         let exchange = Exchange(connection: self)
         current = exchange
-        let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: trace)
+        let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace)
         if runner == nil { runner = HandlerRunner.start(on: loop, handler: server.handler) }
         runner?.submit(request, exchange)
     }

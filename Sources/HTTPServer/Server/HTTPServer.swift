@@ -19,6 +19,8 @@ public final class HTTPServer: @unchecked Sendable {
     public let configuration: HTTPServerConfiguration
     let handler: any HTTPHandler
     let observer: (any HTTPServerObserver)?
+    /// `observer?.recordsTraceIDs`, read once.
+    let recordsTraceIDs: Bool
     let logger: Logger
     /// Headers added to the answers the server itself writes (parse errors, timeouts).
     let defaultHeaders: HTTPHeaders
@@ -34,6 +36,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.handler = handler
         self.observer = observer
+        recordsTraceIDs = observer?.recordsTraceIDs ?? false
         self.defaultHeaders = defaultHeaders
         self.logger = logger
     }

@@ -67,6 +67,9 @@ public protocol HTTPServerObserver: Sendable {
     func connectionRejected()
     /// Called once per event-loop batch on each loop thread (flush buffers here).
     func endOfBatch(loop: Int)
+    /// Whether `requestCompleted` reads `traceID` (an access log): when not, a request answered
+    /// without its handler (`immediateResponse`) gets no trace at all, and makes no fresh one.
+    var recordsTraceIDs: Bool { get }
 }
 
 extension HTTPServerObserver {
@@ -74,4 +77,5 @@ extension HTTPServerObserver {
     public func connectionClosed() {}
     public func connectionRejected() {}
     public func endOfBatch(loop: Int) {}
+    public var recordsTraceIDs: Bool { true }
 }

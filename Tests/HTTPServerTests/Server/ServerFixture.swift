@@ -223,9 +223,10 @@ struct TestServer {
         return config
     }
 
-    init(_ configuration: HTTPServerConfiguration = TestServer.configuration()) throws {
+    init(_ configuration: HTTPServerConfiguration = TestServer.configuration(),
+         observer: (any HTTPServerObserver)? = nil) throws {
         log = HandlerLog()
-        server = HTTPServer(configuration: configuration, handler: TestHandler(log: log),
+        server = HTTPServer(configuration: configuration, handler: TestHandler(log: log), observer: observer,
                             logger: Logger(label: "test.http-server") { _ in SwiftLogNoOpLogHandler() })
         try server.start()
     }

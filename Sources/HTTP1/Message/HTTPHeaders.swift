@@ -1,5 +1,3 @@
-import CByteScan
-
 /// Header fields in arrival order. Duplicates are kept (RFC 9110 §5.3): a dictionary would lose
 /// them and hide smuggling attempts such as two `Content-Length` fields.
 ///
@@ -137,17 +135,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The value of field `index`: UTF-8, or each byte as ISO-8859-1 when it is not UTF-8.
     public func value(at index: Int) -> String {
-        withField(at: index) { _, value in Self.string(value) }
-    }
-
-    static func string(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        // ASCII (nearly every value) checked 16 bytes a step; `String(validating:)` is generic and slow.
-        if let base = value.baseAddress, gatehouse_is_ascii(base, value.count) != 0 { return String(decoding: value, as: UTF8.self) }
-        if value.isEmpty { return "" }
-        if let text = String(validating: value, as: UTF8.self) { return text }
-        var latin1 = String.UnicodeScalarView()
-        for b in value { latin1.append(Unicode.Scalar(b)) }
-        return String(latin1)
+        withField(at: index) { _, value in FieldText.value(value) }
     }
 
     /// The index of the first field called `name` (ASCII case ignored) at or after `start`.
@@ -258,8 +246,6 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// True when a `name` field lists `token` (ASCII case ignored), e.g. `hasToken("Connection", "close")`.
     public func hasToken(_ name: String, _ token: String) -> Bool {
-        // Most heads have no such field: no look at the token then.
-        guard contains(name) else { return false }
         func listed(_ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
             var listed = false
             forEachTokenBytes(name) { element in
@@ -443,7 +429,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public mutating func removeAll(where predicate: (HTTPField) -> Bool) {
         removeFields { name, value in
-            predicate(HTTPField(name: String(decoding: name, as: UTF8.self), value: Self.string(value)))
+            predicate(HTTPField(name: String(decoding: name, as: UTF8.self), value: FieldText.value(value)))
         }
     }
 

@@ -95,7 +95,7 @@ public struct TraceParent: Sendable, Equatable {
             guard fields == 1 else { parsed = nil; return false }
             if let found = parse(value) {
                 parsed = TraceParent(traceID: found.traceID, parentID: found.parentID, flags: found.flags,
-                                     received: HTTPHeaders.string(value))
+                                     received: FieldText.value(value))
             }
             return true
         }

@@ -6,4 +6,16 @@ enum FieldText {
     static func ascii(_ bytes: UnsafeRawBufferPointer) -> String {
         String(decoding: bytes, as: UTF8.self)
     }
+
+    /// A field value: UTF-8 when the bytes are valid UTF-8, otherwise each byte read as ISO-8859-1
+    /// (RFC 9110 §5.5 obs-text), so any accepted value maps to a String without loss or crash.
+    static func value(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        // ASCII (nearly every value) checked 16 bytes a step; `String(validating:)` is generic and slow.
+        if let base = bytes.baseAddress, gatehouse_is_ascii(base, bytes.count) != 0 { return String(decoding: bytes, as: UTF8.self) }
+        if bytes.isEmpty { return "" }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var latin1 = String.UnicodeScalarView()
+        for b in bytes { latin1.append(Unicode.Scalar(b)) }
+        return String(latin1)
+    }
 }

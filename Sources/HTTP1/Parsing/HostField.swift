@@ -20,11 +20,6 @@ enum HostField {
 
     /// `uri-host [ ":" port ]` (RFC 3986 §3.2.2): a bracketed IP literal or a reg-name/IPv4 address.
     /// An empty host is refused too: every client we serve names the host.
-    static func isValid(_ value: String) -> Bool {
-        var value = value  // withUTF8 needs a var; parsed fields are native, so nothing is copied
-        return value.withUTF8 { isValid(bytes: $0) }
-    }
-
     private static func isValid(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty else { return false }
         var i = 0

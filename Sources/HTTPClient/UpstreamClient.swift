@@ -154,14 +154,24 @@ public struct UpstreamRequest: Sendable {
     public var method: String
     /// Path and query, origin-form.
     public var target: String
-    public var headers: HTTPHeaders
+    /// The fields, as the proxy policy decided them (`ProxyHeaderPolicy.upstreamRequestFields`).
+    public var fields: ForwardedRequestFields
+    /// The fields as a list.
+    public var headers: HTTPHeaders {
+        get { fields.headers }
+        set { fields = ForwardedRequestFields(passing: newValue) }
+    }
 
     public init(host: String, port: Int, method: String, target: String, headers: HTTPHeaders) {
+        self.init(host: host, port: port, method: method, target: target, fields: ForwardedRequestFields(passing: headers))
+    }
+
+    public init(host: String, port: Int, method: String, target: String, fields: ForwardedRequestFields) {
         self.host = host
         self.port = port
         self.method = method
         self.target = target
-        self.headers = headers
+        self.fields = fields
     }
 
     /// The head as sent, encoded in one pass: `Host` for the upstream, the policy's fields, and
@@ -185,7 +195,7 @@ public struct UpstreamRequest: Sendable {
         }
         // `Host` as `hostField(defaultPort:)` spells it, written straight into the head.
         RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, hostName: host,
-                                                 port: port == defaultPort ? nil : port, headers: headers,
+                                                 port: port == defaultPort ? nil : port, fields: fields,
                                                  contentLength: contentLength, chunked: chunked, into: &bytes)
     }
 

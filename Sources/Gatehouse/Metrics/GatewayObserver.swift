@@ -4,7 +4,11 @@ import Logging
 /// Turns the server's per-request records into metrics and the access log (one line per request:
 /// method, path without query, status, bytes, duration, request id, W3C trace id — never a query,
 /// cookie or token).
-public struct GatewayObserver: HTTPServerObserver {
+///
+/// A class: the server keeps it as `any HTTPServerObserver` and copies that once per request; a
+/// struct this size is boxed in the existential and copied through its value witnesses (about 170
+/// instructions), a class reference is retained.
+public final class GatewayObserver: HTTPServerObserver {
     let metrics: GatewayMetrics
     let classify: @Sendable (Substring) -> RouteClass
     let logger: Logger

@@ -34,11 +34,11 @@ struct ApiProxy {
         case .refuse(let response): return await writer.respond(secured(response))
         }
 
-        let headers = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
-                                                               authorization: authorization,
-                                                               forwarding: context.forwarding, trace: request.trace)
+        let fields = ProxyHeaderPolicy.upstreamRequestFields(from: head.headers, peerIP: request.peer.ip,
+                                                            authorization: authorization,
+                                                            forwarding: context.forwarding, trace: request.trace)
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: head.method,
-                                              target: forward.target, headers: headers)
+                                              target: forward.target, fields: fields)
         if let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient {
             return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, context: context, writer: writer)
         }

@@ -21,6 +21,8 @@ public struct ProxyForwarding: Sendable, Equatable {
     /// (nil when they could not be written: then the head writer drops them, as it would anyway).
     let forwardedProtoField: HTTPField.Checked?
     let forwardedHostField: HTTPField.Checked?
+    /// The two, as added to each forwarded request (one array, retained rather than made each time).
+    let addedFields: [HTTPField.Checked]
 
     public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String) {
         self.init(forwardedHost: String(publicURL.origin.utf8.dropFirst(publicURL.scheme.utf8.count + 3))!,
@@ -34,6 +36,7 @@ public struct ProxyForwarding: Sendable, Equatable {
         self.csrfHeader = csrfHeader
         forwardedProtoField = HTTPField.Checked(name: "X-Forwarded-Proto", value: forwardedProto)
         forwardedHostField = HTTPField.Checked(name: "X-Forwarded-Host", value: forwardedHost)
+        addedFields = [forwardedProtoField, forwardedHostField].compactMap { $0 }
     }
 
     /// True when `peerIP` is one of the trusted proxies.

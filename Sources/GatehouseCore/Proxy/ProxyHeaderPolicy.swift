@@ -47,36 +47,47 @@ public enum ProxyHeaderPolicy {
     /// nil takes it from `incoming`); `tracestate` passes untouched only beside a valid received one.
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
                                               forwarding: ProxyForwarding, trace: TraceParent? = nil) -> HTTPHeaders {
+        upstreamRequestFields(from: incoming, peerIP: peerIP, authorization: authorization, forwarding: forwarding,
+                              trace: trace).headers
+    }
+
+    /// The same fields as the upstream client writes them: which of `incoming`'s fields pass (a bit
+    /// each) and the values added, without a field list put together in between.
+    public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
+                                             forwarding: ProxyForwarding, trace: TraceParent? = nil) -> ForwardedRequestFields {
         let trace = trace ?? TraceParent.continuing(incoming)
         let named = namedInConnection(incoming, keeping: "content-length")
         let trusted = forwarding.trusts(peerIP: peerIP)
         let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
-        let csrfHeader = forwarding.csrfHeader
-        // The fields added below: the forwarding ones, the bearer and the trace (with room to spare).
-        let added = 320 + (authorization?.utf8.count ?? 0) + forwarding.forwardedHost.utf8.count
-        var out = HTTPHeaders(minimumCapacity: incoming.count + 5, bytes: incoming.encodedSize + added)
+        let passesTracestate = trace.isReceived
         // On the names' bytes: no String per field.
-        var csrf = csrfHeader
-        csrf.withUTF8 { csrf in
-            out.append(fieldsOf: incoming) { _, name, _ in
+        var csrf = forwarding.csrfHeader
+        let received: HTTPHeaders
+        let passed: UInt64?
+        (received, passed) = csrf.withUTF8 { csrf -> (HTTPHeaders, UInt64?) in
+            func passes(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
                 if dropped.contains(bytes: name) || ByteSearch.equalIgnoringASCIICase(name, csrf)
                     || (named?.contains(bytes: name) ?? false) { return false }
-                return trace.isReceived || !ByteSearch.equalIgnoringASCIICase(name, "tracestate")
+                return passesTracestate || !ByteSearch.equalIgnoringASCIICase(name, "tracestate")
             }
+            guard incoming.count <= 64 else {
+                var kept = HTTPHeaders(minimumCapacity: incoming.count, bytes: incoming.encodedSize)
+                kept.append(fieldsOf: incoming) { _, name, _ in passes(name) }
+                return (kept, nil)
+            }
+            var mask: UInt64 = 0
+            incoming.forEachField { index, name, _ in
+                if passes(name) { mask |= 1 << UInt64(index) }
+                return true
+            }
+            return (incoming, mask)
         }
 
         let peer = IPAddress.unmappedText(peerIP)
         let previous = trusted ? incoming.values("X-Forwarded-For").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty } : []
-        if !previous.isEmpty {
-            out.add("X-Forwarded-For", (previous.map(String.init) + [peer]).joined(separator: ", "))
-        } else {
-            out.add("X-Forwarded-For", peer)
-        }
-        if let field = forwarding.forwardedProtoField { out.add(field) } else { out.add("X-Forwarded-Proto", forwarding.forwardedProto) }
-        if let field = forwarding.forwardedHostField { out.add(field) } else { out.add("X-Forwarded-Host", forwarding.forwardedHost) }
-        if let authorization { out.add("Authorization", authorization) }
-        out.add(trace)
-        return out
+        let forwardedFor = previous.isEmpty ? peer : (previous.map(String.init) + [peer]).joined(separator: ", ")
+        return ForwardedRequestFields(received: received, passed: passed, forwardedFor: forwardedFor,
+                                      fixed: forwarding.addedFields, authorization: authorization, trace: trace)
     }
 
     /// The upstream's response headers to pass to the browser: without hop-by-hop fields, fields

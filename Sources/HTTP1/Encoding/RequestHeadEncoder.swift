@@ -18,18 +18,30 @@ public enum RequestHeadEncoder {
     public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
                                              headers: HTTPHeaders, contentLength: Int?, chunked: Bool,
                                              into bytes: inout [UInt8]) {
+        encodeUpstreamRequest(method: method, target: target, hostName: hostName, port: port,
+                              fields: ForwardedRequestFields(passing: headers), contentLength: contentLength,
+                              chunked: chunked, into: &bytes)
+    }
+
+    /// As above with a proxy's fields, written from the received head's bytes and the added values.
+    public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
+                                             fields: ForwardedRequestFields, contentLength: Int?, chunked: Bool,
+                                             into bytes: inout [UInt8]) {
         // "Host: [" name "]:" port CRLF
-        let capacity = size(method: method, target: target, headers: headers) + hostName.utf8.count + 8 + 1 + 20 + 2
+        let capacity = size(method: method, target: target, fieldsSize: fields.encodedSize) + hostName.utf8.count + 8 + 1 + 20 + 2
         HeadBuffer.append(to: &bytes, capacity: capacity) { head in
             requestLine(method: method, target: target, into: &head)
             HeadWriter.writeHostField(hostName: hostName, port: port, into: &head)
-            fields(headers, contentLength: contentLength, chunked: chunked, into: &head)
+            fields.write(into: &head, skipping: isUpstreamManaged)
+            head.framing(contentLength: contentLength, chunked: chunked)
+            head.byte(ASCII.cr)
+            head.byte(ASCII.lf)
         }
     }
 
     /// At most how long the head is without its `Host` line.
-    private static func size(method: String, target: String, headers: HTTPHeaders) -> Int {
-        method.utf8.count * 3 + 1 + target.utf8.count * 3 + 11 + HeadBuffer.framingSize + 2 + headers.encodedSize
+    private static func size(method: String, target: String, fieldsSize: Int) -> Int {
+        method.utf8.count * 3 + 1 + target.utf8.count * 3 + 11 + HeadBuffer.framingSize + 2 + fieldsSize
     }
 
     private static func requestLine(method: String, target: String, into head: inout HeadBuffer) {
@@ -37,13 +49,6 @@ public enum RequestHeadEncoder {
         head.byte(ASCII.space)
         head.percentEncoded(target, allowed: ASCII.isVisible)
         head.text(" HTTP/1.1\r\n")
-    }
-
-    private static func fields(_ headers: HTTPHeaders, contentLength: Int?, chunked: Bool, into head: inout HeadBuffer) {
-        headers.write(into: &head, skipping: isUpstreamManaged)
-        head.framing(contentLength: contentLength, chunked: chunked)
-        head.byte(ASCII.cr)
-        head.byte(ASCII.lf)
     }
 
     private static func isUpstreamManaged(_ name: UnsafeBufferPointer<UInt8>) -> Bool {

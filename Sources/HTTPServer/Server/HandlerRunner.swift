@@ -25,13 +25,19 @@ final class HandlerRunner: @unchecked Sendable {
     /// Starts the task on `loop`; it then waits for work.
     static func start(on loop: EventLoop, handler: any HTTPHandler) -> HandlerRunner {
         let runner = HandlerRunner()
-        Task(executorPreference: loop) {
-            while let work = await runner.next() {
-                await handler.handle(work.request, writer: work.exchange)
-                if !work.exchange.handlerReturnedImmediately() { await work.exchange.handlerReturned() }
-            }
-        }
+        Task(executorPreference: loop) { await runner.run(handler) }
         return runner
+    }
+
+    /// The task's loop, in a function that runs on its caller's executor (`nonisolated(nonsending)`,
+    /// the package's default): written in the task's closure, which runs on the generic executor,
+    /// every await in it was followed by a switch back to that executor, each a look-up of the
+    /// task's executor preference under its status lock (two per request).
+    private func run(_ handler: any HTTPHandler) async {
+        while let work = await next() {
+            await handler.handle(work.request, writer: work.exchange)
+            if !work.exchange.handlerReturnedImmediately() { await work.exchange.handlerReturned() }
+        }
     }
 
     /// Hands the next request to the task (it runs once the previous handler run has returned).

@@ -92,4 +92,65 @@ struct ProxyHeaderPolicyTests {
         ])
         #expect(out.fields.map(\.name) == ["Content-Type", "Cache-Control"])
     }
+
+    /// The head the upstream client writes from the policy's fields, and the one it wrote from the
+    /// policy's field list before (`headers:`), are the same bytes.
+    private func bothHeads(_ incoming: HTTPHeaders, peer: String = "203.0.113.9", authorization: String? = "Bearer AT",
+                           trace: TraceParent? = nil) -> (direct: [UInt8], listed: [UInt8]) {
+        let fields = ProxyHeaderPolicy.upstreamRequestFields(from: incoming, peerIP: peer, authorization: authorization,
+                                                             forwarding: forwarding, trace: trace)
+        var direct: [UInt8] = [], listed: [UInt8] = []
+        RequestHeadEncoder.encodeUpstreamRequest(method: "GET", target: "/api/x", hostName: "upstream", port: 8080,
+                                                 fields: fields, contentLength: 3, chunked: false, into: &direct)
+        RequestHeadEncoder.encodeUpstreamRequest(method: "GET", target: "/api/x", hostName: "upstream", port: 8080,
+                                                 headers: fields.headers, contentLength: 3, chunked: false, into: &listed)
+        return (direct, listed)
+    }
+
+    @Test("the upstream head written from the kept fields' bytes is the one written from the field list")
+    func directHeadMatchesList() {
+        let trace = TraceParent(traceID: TraceID(high: 0x0123_4567_89ab_cdef, low: 0xfedc_ba98_7654_3210),
+                                parentID: 0x1111_2222_3333_4444, flags: 1)
+        let incoming: HTTPHeaders = HTTPHeaders([
+            ("Host", "evil.example"), ("Accept", "a"), ("Cookie", "s=1"), ("X-CSRF", "1"), ("Connection", "keep-alive, X-Drop"),
+            ("X-Drop", "d"), ("Content-Length", "3"), ("X-Custom", "1"), ("x-custom", "2"), ("X-Forwarded-For", "1.2.3.4"),
+            ("tracestate", "a=b"), ("X-Real-IP", "6.6.6.6"), ("Accept-Language", "de"),
+        ])
+        for peer in ["203.0.113.9", "10.0.0.2"] {
+            let heads = bothHeads(incoming, peer: peer, trace: trace)
+            #expect(heads.direct == heads.listed)
+            let text = String(decoding: heads.direct, as: UTF8.self)
+            #expect(text.hasPrefix("GET /api/x HTTP/1.1\r\nHost: upstream:8080\r\nAccept: a\r\nX-Custom: 1\r\nx-custom: 2\r\n"))
+            #expect(text.hasSuffix("Authorization: Bearer AT\r\ntraceparent: 00-0123456789abcdeffedcba9876543210-1111222233334444-01\r\nContent-Length: 3\r\n\r\n"))
+            #expect(!text.contains("evil") && !text.contains("Cookie") && !text.contains("X-CSRF") && !text.contains("X-Drop")
+                    && !text.contains("tracestate"))
+            #expect(text.contains("X-Real-IP") == (peer == "10.0.0.2"))
+            #expect(text.contains(peer == "10.0.0.2" ? "X-Forwarded-For: 1.2.3.4, 10.0.0.2\r\n" : "X-Forwarded-For: 203.0.113.9\r\n"))
+        }
+    }
+
+    @Test("a head of more than 64 fields is filtered the same way (past the mask's reach)")
+    func directHeadBeyondMask() {
+        var pairs = (0..<70).map { ("X-Field-\($0)", "v\($0)") }
+        pairs.insert(("Cookie", "s=1"), at: 3)
+        pairs.append(("Authorization", "Basic forged"))
+        pairs.append(("X-Late", "kept"))
+        let heads = bothHeads(HTTPHeaders(pairs))
+        #expect(heads.direct == heads.listed)
+        let text = String(decoding: heads.direct, as: UTF8.self)
+        #expect(text.contains("X-Field-69: v69\r\nX-Late: kept\r\n") && !text.contains("Cookie") && !text.contains("forged"))
+        #expect(text.components(separatedBy: "X-Field-").count == 71)
+    }
+
+    @Test("values that cannot be written are dropped from the direct head as from the list's")
+    func directHeadDropsUnsafe() {
+        let received = TraceParent(traceID: TraceID(high: 1, low: 2), parentID: 3, flags: 1, received: "00-x\r\nInjected: 1")
+        for authorization in ["Bearer ok", "Bearer a\r\nX-Evil: 1", "Bearer \u{0}"] {
+            let heads = bothHeads(["Accept": "a"], authorization: authorization, trace: received)
+            #expect(heads.direct == heads.listed)
+            let text = String(decoding: heads.direct, as: UTF8.self)
+            #expect(!text.contains("Injected") && !text.contains("X-Evil") && !text.contains("traceparent"))
+            #expect(text.contains("Authorization") == (authorization == "Bearer ok"))
+        }
+    }
 }

@@ -62,9 +62,8 @@ public final class SessionCache: Sendable {
     private let touchInterval: Int64
     private let maximumAgeNanoseconds: UInt64 = 500_000_000
     static let maximumEntries = 100_000
-    private let cache = Mutex<[String: Entry]>([:])
-    static let maximumRememberedIDs = 10_000
-    private let idMemo = Mutex<[SessionCookieKey: SessionID]>([:])
+    private let cache = Mutex<[SessionHashKey: Entry]>([:])
+    private let idMemo = Mutex(SessionIDMemo())
     private let logger: Logger
     /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
     /// for the age of cached entries.
@@ -134,7 +133,7 @@ public final class SessionCache: Sendable {
         let (found, several) = wellFormedSessionID(in: headers)
         guard let id = found, !several else { return nil }
         let clock = self.clock.monotonicNanoseconds()
-        guard let cached = cache.withLock({ $0[id.hash] }),
+        guard let cached = cache.withLock({ $0[SessionHashKey(id.hash)] }),
               clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds else { return nil }
         return settle(cached, idHash: id.hash, now: now, slide: true, changed: false)
     }
@@ -160,17 +159,14 @@ public final class SessionCache: Sendable {
 
     /// Validating and hashing a cookie value (base64url decoding, SHA-256, hex) costs more than the
     /// rest of a proxied request's session work, and a browser sends the same value every time:
-    /// remember the ids of recent values. Only values that passed validation are remembered; the
-    /// memo is bounded and simply emptied when full (each value then costs one validation again).
+    /// remember the ids of recent values (`SessionIDMemo`). Only values that passed validation are
+    /// remembered.
     private func knownID(_ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
         // Keyed by the value's bytes (`SessionCookieKey`): no String of the value, no String hashing.
         guard let key = SessionCookieKey(cookieValue) else { return nil }
-        if let known = idMemo.withLock({ $0[key] }) { return known }
+        if let known = idMemo.withLock({ $0.id(for: key) }) { return known }
         guard let id = SessionID(cookieValue: String(decoding: cookieValue, as: UTF8.self)) else { return nil }
-        idMemo.withLock { memo in
-            if memo.count >= Self.maximumRememberedIDs { memo.removeAll(keepingCapacity: true) }
-            memo[key] = id
-        }
+        idMemo.withLock { $0.remember(id, for: key) }
         return id
     }
 
@@ -187,7 +183,7 @@ public final class SessionCache: Sendable {
         let clock = self.clock.monotonicNanoseconds()
         let entry: Entry
         let loadedNow: Bool
-        if let cached = cache.withLock({ $0[idHash] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
+        if let cached = cache.withLock({ $0[SessionHashKey(idHash)] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
             // The hot path: no suspension, no store call.
             entry = cached
             loadedNow = false
@@ -195,10 +191,10 @@ public final class SessionCache: Sendable {
             guard let loaded = try await onStore({ store throws(SessionStoreError) in
                 try store.loadSession(idHash: idHash, now: now)
             }) else {
-                _ = cache.withLock { $0.removeValue(forKey: idHash) }
+                _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
                 return nil
             }
-            let previous = cache.withLock { $0[idHash] }
+            let previous = cache.withLock { $0[SessionHashKey(idHash)] }
             let slid = max(loaded.idleExpiresAt, previous?.idleExpiresAt ?? 0)
             entry = Entry(cached: CachedSession(loaded), loadedAt: self.clock.monotonicNanoseconds(),
                           idleExpiresAt: min(slid, loaded.expiresAt), persistedIdleExpiresAt: loaded.idleExpiresAt)
@@ -235,8 +231,9 @@ public final class SessionCache: Sendable {
         let stored = entry
         cache.withLock { cache in
             // Bounded: entries are only a 0.5 s shortcut, so dropping them all costs one read each.
-            if cache.count >= Self.maximumEntries && cache[idHash] == nil { cache.removeAll(keepingCapacity: true) }
-            cache[idHash] = stored
+            let key = SessionHashKey(idHash)
+            if cache.count >= Self.maximumEntries && cache[key] == nil { cache.removeAll(keepingCapacity: true) }
+            cache[key] = stored
         }
         return resolved
     }
@@ -244,15 +241,16 @@ public final class SessionCache: Sendable {
     /// Replaces the cached copy after this process changed the session (new tokens).
     func update(_ session: Session) {
         cache.withLock { cache in
-            guard var entry = cache[session.idHash] else { return }
+            let key = SessionHashKey(session.idHash)
+            guard var entry = cache[key] else { return }
             entry.cached = CachedSession(session)
             entry.loadedAt = clock.monotonicNanoseconds()
-            cache[session.idHash] = entry
+            cache[key] = entry
         }
     }
 
     func forget(_ idHash: String) {
-        _ = cache.withLock { $0.removeValue(forKey: idHash) }
+        _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
     }
 
     // MARK: Ending sessions (delete, then forget: the only place that deletes a session)

@@ -29,4 +29,17 @@ struct SessionCookieKey: Hashable, Sendable {
         hasher.combine(words.4)
         hasher.combine(words.5)
     }
+
+    /// A slot of a direct-mapped table of `count` slots (a power of two): every word mixed in by
+    /// multiplication with `seed` (odd), the top bits taken.
+    func slotIndex(seed: UInt64, count: Int) -> Int {
+        var mixed = words.0 &* seed
+        mixed = (mixed ^ words.1) &* seed
+        mixed = (mixed ^ words.2) &* seed
+        mixed = (mixed ^ words.3) &* seed
+        mixed = (mixed ^ words.4) &* seed
+        mixed = (mixed ^ words.5) &* seed
+        mixed ^= mixed >> 29
+        return Int(truncatingIfNeeded: mixed) & (count - 1)
+    }
 }

@@ -1,3 +1,4 @@
+import GatehouseSessions
 import Testing
 @testable import Gatehouse
 
@@ -45,3 +46,70 @@ struct SessionCookieKeyTests {
         #expect(seen[b] == 1 && seen.count == 2)
     }
 }
+
+/// The memo maps a cookie value's bytes to its session id, one slot per value.
+@Suite("SessionIDMemo")
+struct SessionIDMemoTests {
+    private func key(_ id: SessionID) -> SessionCookieKey {
+        Array(id.cookieValue.utf8).withUnsafeBufferPointer { SessionCookieKey($0)! }
+    }
+
+    @Test("a remembered value is found again; an unknown one, or one pushed out of its slot, is not")
+    func remembers() {
+        var memo = SessionIDMemo()
+        let ids = (0..<64).map { _ in SessionID.generate() }
+        for id in ids { memo.remember(id, for: key(id)) }
+        // Each value is found unless a later one took its slot; whatever is found is its own id.
+        var found = 0
+        for id in ids {
+            if let known = memo.id(for: key(id)) {
+                #expect(known == id)
+                found += 1
+            }
+        }
+        #expect(found >= 60)
+        #expect(memo.id(for: key(ids.last!)) == ids.last!)
+        #expect(memo.id(for: key(SessionID.generate())) == nil)
+    }
+
+    @Test("values that share a slot replace each other and are never mistaken for each other")
+    func collisions() {
+        // Seed 1 and a table of 4096 slots: find two values for one slot.
+        var memo = SessionIDMemo(seed: 1)
+        var bySlot: [Int: SessionID] = [:]
+        var pair: (SessionID, SessionID)?
+        while pair == nil {
+            let id = SessionID.generate()
+            let slot = key(id).slotIndex(seed: 1, count: SessionIDMemo.slotCount)
+            if let other = bySlot[slot] { pair = (other, id) } else { bySlot[slot] = id }
+        }
+        let (first, second) = pair!
+        memo.remember(first, for: key(first))
+        #expect(memo.id(for: key(second)) == nil)
+        memo.remember(second, for: key(second))
+        #expect(memo.id(for: key(second)) == second && memo.id(for: key(first)) == nil)
+    }
+}
+
+/// The session cache's key: equal by bytes, hashed from the hex hash's prefix.
+@Suite("SessionHashKey")
+struct SessionHashKeyTests {
+    @Test("equal keys hash alike, in a dictionary too; short and non-hex ids work as keys")
+    func keys() {
+        let ids = (0..<200).map { _ in SessionID.generate().hash } + ["", "abc", "é", "e\u{301}"]
+        var table: [SessionHashKey: Int] = [:]
+        for (index, id) in ids.enumerated() { table[SessionHashKey(id)] = index }
+        #expect(table.count == ids.count)
+        for (index, id) in ids.enumerated() {
+            // A copy of the text with its own storage.
+            let copy = String(decoding: Array(id.utf8), as: UTF8.self)
+            #expect(table[SessionHashKey(copy)] == index)
+            #expect(SessionHashKey(copy).hashValue == SessionHashKey(id).hashValue)
+        }
+        // Canonically equivalent but different bytes: different keys.
+        #expect(SessionHashKey("é") != SessionHashKey("e\u{301}"))
+        table[SessionHashKey(ids[0])] = nil
+        #expect(table.count == ids.count - 1 && table[SessionHashKey(ids[1])] == 1)
+    }
+}
+

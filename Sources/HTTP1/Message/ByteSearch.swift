@@ -27,7 +27,9 @@ public enum ByteSearch {
     /// True when `a` and `b` are the same bytes but for the case of ASCII letters.
     @inlinable
     public static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        a.count == b.count && String.asciiFoldedEqual(a, b)
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress, let y = b.baseAddress else { return true }
+        return equalIgnoringASCIICase(x, y, count: a.count)
     }
 
     /// True when the `count` bytes at `a` and `b` are the same but for the case of ASCII letters.
@@ -63,8 +65,9 @@ public enum ByteSearch {
     /// True when `a` spells `literal` (an ASCII name) but for the case of ASCII letters.
     @inlinable
     public static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
-        a.count == literal.utf8CodeUnitCount
-            && String.asciiFoldedEqual(a, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        guard a.count == literal.utf8CodeUnitCount else { return false }
+        guard let x = a.baseAddress else { return true }
+        return equalIgnoringASCIICase(x, literal.utf8Start, count: a.count)
     }
 
     @usableFromInline

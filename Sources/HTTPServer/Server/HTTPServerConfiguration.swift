@@ -59,7 +59,10 @@ public struct HTTPAccessRecord: Sendable {
 }
 
 /// Hooks for observing the server (access log, metrics). Called on loop threads: keep them cheap.
-public protocol HTTPServerObserver: Sendable {
+/// A class (`AnyObject`): the server copies its observer into each request's work; a class
+/// existential is copied by a retain, any other through the type's value witnesses (~140
+/// instructions, twice per request).
+public protocol HTTPServerObserver: AnyObject, Sendable {
     func requestCompleted(_ record: HTTPAccessRecord)
     func connectionOpened()
     func connectionClosed()

@@ -40,6 +40,17 @@ static inline int gatehouse_is_field_value(const uint8_t *p, size_t n) {
     return bad == 0;
 }
 
+// 1 when every byte of [p, p+n) is visible ASCII (VCHAR, 0x21-0x7E: a request-target sent as it
+// is); no early exit, so the loop vectorises.
+static inline int gatehouse_is_visible(const uint8_t *p, size_t n) {
+    uint8_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = p[i];
+        bad |= (uint8_t)((b < 0x21) | (b > 0x7E));
+    }
+    return bad == 0;
+}
+
 // 1 when every byte of [p, p+n) is ASCII.
 static inline int gatehouse_is_ascii(const uint8_t *p, size_t n) {
     uint8_t high = 0;

@@ -1,3 +1,5 @@
+import CByteScan
+
 /// Serialises request heads for an upstream (the field checks are `HeadWriter`'s): a field that
 /// our own parser would refuse is dropped, so no header value can split the forwarded request.
 public enum RequestHeadEncoder {
@@ -47,7 +49,13 @@ public enum RequestHeadEncoder {
     private static func requestLine(method: String, target: String, into head: inout HeadBuffer) {
         head.percentEncoded(method, allowed: ASCII.isTokenChar)
         head.byte(ASCII.space)
-        head.percentEncoded(target, allowed: ASCII.isVisible)
+        // Usually every byte is visible ASCII: checked a vector at a time, then copied whole.
+        let visible = target.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard let base = bytes.baseAddress, gatehouse_is_visible(base, bytes.count) != 0 else { return false }
+            head.bytes(bytes)
+            return true
+        } ?? false
+        if !visible { head.percentEncoded(target, allowed: ASCII.isVisible) }
         head.text(" HTTP/1.1\r\n")
     }
 

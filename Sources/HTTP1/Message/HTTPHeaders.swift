@@ -211,10 +211,23 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// made for a value the caller only reads.
     @inlinable
     public func forEachValueBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
-        var next = firstIndex(of: name)
-        while let index = next {
-            guard withField(at: index, { _, value in body(value) }) else { return }
-            next = firstIndex(of: name, from: index + 1)
+        if name.utf8.withContiguousStorageIfAvailable({ forEachValue(namedBytes: $0, body) }) != nil { return }
+        var name = name
+        name.withUTF8 { forEachValue(namedBytes: $0, body) }
+    }
+
+    /// One pass over the fields (a look-up per field found went over them again from there).
+    @inlinable
+    func forEachValue(namedBytes wanted: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        guard nameLengths & Self.lengthBit(wanted.count) != 0, let wantedBase = wanted.baseAddress else { return }
+        lines.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                guard let base = bytes.baseAddress else { return }
+                for span in spans where Int(span.nameLength) == wanted.count
+                    && ByteSearch.equalIgnoringASCIICase(base + Int(span.start), wantedBase, count: wanted.count) {
+                    if !body(UnsafeBufferPointer(start: base + span.valueStart, count: Int(span.valueLength))) { return }
+                }
+            }
         }
     }
 

@@ -290,8 +290,15 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         requestBody.start(framing)
         bodyFailed = nil
         // RFC 9110 §10.1.1: an HTTP/1.0 server ignores the expectation (1.0 has no interim responses).
-        expectContinue = head.version == .http1_1
-            && (head.headers["Expect"].map { $0.asciiCaseInsensitiveEquals("100-continue") } ?? false)
+        // The first `Expect` field's bytes (no String made for a value read once).
+        var expects100 = false
+        if head.version == .http1_1 {
+            head.headers.forEachValueBytes("Expect") { value in
+                expects100 = ByteSearch.equalIgnoringASCIICase(value, "100-continue")
+                return false
+            }
+        }
+        expectContinue = expects100
         continueSent = false
         keepAlive = head.keepAlive && !shuttingDown
         isHEAD = head.method == "HEAD"

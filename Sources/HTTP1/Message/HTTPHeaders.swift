@@ -78,6 +78,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         return a.fields == b.fields
     }
 
+    /// True when both lists are the same storage (one was copied from the other, unchanged since),
+    /// so they hold the same fields: a look at two buffer addresses, whatever the fields. False says
+    /// nothing (equal fields may lie in different storage).
+    public func isSameStorage(as other: HTTPHeaders) -> Bool {
+        guard lines.count == other.lines.count, spans.count == other.spans.count,
+              checkedFields == other.checkedFields else { return false }
+        let sameLines = lines.withUnsafeBufferPointer { a in other.lines.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        let sameSpans = spans.withUnsafeBufferPointer { a in other.spans.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        return sameLines && sameSpans
+    }
+
     /// True when field `index` is known to be writable as it is (see ``HTTPField/Checked``).
     @inline(__always)
     public func isChecked(at index: Int) -> Bool {

@@ -265,7 +265,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 refuse(status: error.status, description: "\(error)")
                 return
             }
-            switch result {
+            // Consumed: the head is moved into `begin`, not copied out of the result (through the
+            // generic witnesses of the payload's tuple) and the result destroyed after.
+            switch consume result {
             case .incomplete:
                 if peerClosed { closeOnceSent(); return }
                 if !readReady { return }

@@ -123,27 +123,26 @@ public final class Gateway: HTTPHandler {
     // MARK: Everything else (in a task on the same loop)
 
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
-        let head = request.head
         // Made where a path needs it (each path writes through at most one): the API proxy secures its
         // answers itself, and a wrapper allocated per proxied request was a tenth of its allocations.
         var secure: SecuredResponseWriter {
             SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
         }
-        let route = RequestRoute(path: head.path, routes: routes)
-        guard route.allows(method: head.method) else {
+        let route = RequestRoute(path: request.head.path, routes: routes)
+        guard route.allows(method: request.head.method) else {
             return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
         }
         // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
         // cannot add headers to it), checked by the WebSocket proxy.
-        if case .api(let match) = route, WebSocketHandshake.isUpgrade(head) {
-            guard let target = ForwardTarget(match, head: head) else { return await secure.respond(ForwardTarget.unroutable) }
+        if case .api(let match) = route, WebSocketHandshake.isUpgrade(request.head) {
+            guard let target = ForwardTarget(match, head: request.head) else { return await secure.respond(ForwardTarget.unroutable) }
             return await WebSocketProxy(context: context).forward(request, to: target, writer: secure)
         }
         // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
         // handler runs: a cross-site request changes nothing, not even the idle timer.
-        if route.requiresAntiForgery(method: head.method,
-                                     sessionCookiePresent: CookieParser.isPresent(named: context.configuration.cookieName, in: head.headers)),
-           !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
+        if route.requiresAntiForgery(method: request.head.method,
+                                     sessionCookiePresent: CookieParser.isPresent(named: context.configuration.cookieName, in: request.head.headers)),
+           !CSRFPolicy.check(request.head.headers, headerName: context.configuration.csrfHeader) {
             return await secure.respond(Responses.csrfMissing)
         }
         switch route {
@@ -154,9 +153,9 @@ public final class Gateway: HTTPHandler {
         case .own(.backchannelLogout): await secure.respond(await BackchannelLogoutEndpoint(context: context).respond(to: request))
         case .own(.readyz): await secure.respond(await OpsEndpoints.readiness(context))
         case .own(.healthz), .own(.metrics):
-            await secure.respond(immediateResponse(to: head, peer: request.peer) ?? OpsEndpoints.health())
+            await secure.respond(immediateResponse(to: request.head, peer: request.peer) ?? OpsEndpoints.health())
         case .api(let match): await ApiProxy(context: context).forward(request, match: match, writer: writer)
-        case .staticFile: await context.staticFiles.serve(head, to: secure)
+        case .staticFile: await context.staticFiles.serve(request.head, to: secure)
         }
     }
 

@@ -55,7 +55,13 @@ public enum ProxyHeaderPolicy {
     /// each) and the values added, without a field list put together in between.
     public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
                                              forwarding: ProxyForwarding, trace: TraceParent? = nil) -> ForwardedRequestFields {
-        let trace = trace ?? TraceParent.continuing(incoming)
+        upstreamRequestFields(from: incoming, peerIP: peerIP, authorization: authorization, forwarding: forwarding,
+                              trace: trace ?? TraceParent.continuing(incoming))
+    }
+
+    /// As above with the request's trace decided (no optional trace copied on the proxy's path).
+    public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
+                                             forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
         let named = namedInConnection(incoming, keeping: "content-length")
         let trusted = forwarding.trusts(peerIP: peerIP)
         let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped

@@ -45,7 +45,7 @@ enum StartLineParser {
         }
 
         for j in targetStart..<lastSpace where !ASCII.isVisible(bytes[j]) { throw .invalidTarget }
-        let method = FieldText.ascii(UnsafeRawBufferPointer(rebasing: bytes[start..<methodEnd]))
+        let method = FieldText.method(UnsafeRawBufferPointer(rebasing: bytes[start..<methodEnd]))
         let isAsterisk = lastSpace - targetStart == 1 && bytes[targetStart] == ASCII.star
         // RFC 9112 §3.2: origin-form for everything we serve; asterisk-form only for OPTIONS.
         // Absolute-form and authority-form are refused so nothing can route by a target's authority.

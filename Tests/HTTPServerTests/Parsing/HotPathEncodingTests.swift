@@ -137,4 +137,15 @@ struct HotPathEncodingTests {
     func requestID() {
         #expect(RequestID(loop: 1, number: 47).description == "1-2f")
     }
+
+    @Test("request methods: the usual ones as literals, any other token as it is spelled", arguments: [
+        "GET", "PUT", "POST", "HEAD", "PATCH", "DELETE", "OPTIONS", "get", "GETX", "PROPFIND", "M", "PUX", "DELETe",
+    ])
+    func methods(method: String) {
+        let bytes = Array(method.utf8)
+        let parsed = bytes.withUnsafeBytes { FieldText.method($0) }
+        #expect(parsed == method)
+        #expect(Array(parsed.utf8) == bytes)
+    }
 }
+

@@ -68,7 +68,7 @@ public final class UpstreamClient: Sendable {
             connection.wroteRequestBytes = false
             do {
                 try await connection.writeHead(timeout: timeouts.firstByteNanoseconds) { bytes in
-                    request.encodeHead(bodyFraming: body, defaultPort: key.defaultPort, into: &bytes)
+                    request.encodeHead(bodyFraming: body, defaultPort: key.defaultPort, hostLine: connection.hostLine, into: &bytes)
                 }
                 if let body, hasBody {
                     try await stream(body, to: connection, chunked: body.declaredLength == nil, timeouts: timeouts)
@@ -183,7 +183,9 @@ public struct UpstreamRequest: Sendable {
     }
 
     /// As `encodedHead`, appended to `bytes`.
-    func encodeHead(bodyFraming body: (any HTTPRequestBody)?, defaultPort: Int = 80, into bytes: inout [UInt8]) {
+    /// `hostLine`: the connection's `Host` line for this request's host and port, if written.
+    func encodeHead(bodyFraming body: (any HTTPRequestBody)?, defaultPort: Int = 80, hostLine: [UInt8]? = nil,
+                    into bytes: inout [UInt8]) {
         var contentLength: Int? = nil
         var chunked = false
         if let body {
@@ -195,7 +197,7 @@ public struct UpstreamRequest: Sendable {
         }
         // `Host` as `hostField(defaultPort:)` spells it, written straight into the head.
         RequestHeadEncoder.encodeUpstreamRequest(method: method, target: target, hostName: host,
-                                                 port: port == defaultPort ? nil : port, fields: fields,
+                                                 port: port == defaultPort ? nil : port, hostLine: hostLine, fields: fields,
                                                  contentLength: contentLength, chunked: chunked, into: &bytes)
     }
 

@@ -39,6 +39,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     let fd: Int32
     let loop: EventLoop
     let key: UpstreamKey
+    /// The `Host` line of every request sent on this connection (they all go to `key`'s host and
+    /// port), written on its first request instead of on each.
+    private(set) lazy var hostLine: [UInt8] = RequestHeadEncoder.hostLine(hostName: key.host,
+                                                                          port: key.port == key.defaultPort ? nil : key.port)
     // `@exclusivity(unchecked)` on the per-request state below, `input` and the parser included: each
     // checked access is a runtime call on the proxy's hot path (callgrind, session 9). Safe because
     // no access to one of them overlaps another access to it: single reads and assignments, `output`

@@ -26,19 +26,36 @@ public enum RequestHeadEncoder {
     }
 
     /// As above with a proxy's fields, written from the received head's bytes and the added values.
+    /// `hostLine`, when given, is the `Host` line `hostLine(hostName:port:)` wrote for `hostName`
+    /// and `port` beforehand (once per upstream connection instead of once per request).
     public static func encodeUpstreamRequest(method: String, target: String, hostName: String, port: Int?,
+                                             hostLine: [UInt8]? = nil,
                                              fields: ForwardedRequestFields, contentLength: Int?, chunked: Bool,
                                              into bytes: inout [UInt8]) {
         // "Host: [" name "]:" port CRLF
         let capacity = size(method: method, target: target, fieldsSize: fields.encodedSize) + hostName.utf8.count + 8 + 1 + 20 + 2
         HeadBuffer.append(to: &bytes, capacity: capacity) { head in
             requestLine(method: method, target: target, into: &head)
-            HeadWriter.writeHostField(hostName: hostName, port: port, into: &head)
+            if let hostLine {
+                hostLine.withUnsafeBufferPointer { head.bytes($0) }
+            } else {
+                HeadWriter.writeHostField(hostName: hostName, port: port, into: &head)
+            }
             fields.write(into: &head, skipping: isUpstreamManaged)
             head.framing(contentLength: contentLength, chunked: chunked)
             head.byte(ASCII.cr)
             head.byte(ASCII.lf)
         }
+    }
+
+    /// The `Host` line `encodeUpstreamRequest` writes for `hostName` and `port` (empty when it
+    /// writes none: a name that cannot be a field value).
+    public static func hostLine(hostName: String, port: Int?) -> [UInt8] {
+        var line: [UInt8] = []
+        HeadBuffer.append(to: &line, capacity: hostName.utf8.count + 8 + 1 + 20 + 2) { head in
+            HeadWriter.writeHostField(hostName: hostName, port: port, into: &head)
+        }
+        return line
     }
 
     /// At most how long the head is without its `Host` line.

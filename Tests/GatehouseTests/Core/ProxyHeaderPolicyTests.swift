@@ -129,6 +129,20 @@ struct ProxyHeaderPolicyTests {
         }
     }
 
+    @Test("a Host line written beforehand is the one written per request", arguments: [
+        ("upstream", 8080 as Int?), ("upstream", nil), ("::1", 8443), ("10.0.0.1", nil), ("bad\r\nhost", 80),
+    ])
+    func hostLineMatches(host: String, port: Int?) {
+        let fields = ForwardedRequestFields(passing: ["Accept": "a"])
+        var written: [UInt8] = [], listed: [UInt8] = []
+        RequestHeadEncoder.encodeUpstreamRequest(method: "GET", target: "/x", hostName: host, port: port,
+                                                 hostLine: RequestHeadEncoder.hostLine(hostName: host, port: port),
+                                                 fields: fields, contentLength: nil, chunked: false, into: &written)
+        RequestHeadEncoder.encodeUpstreamRequest(method: "GET", target: "/x", hostName: host, port: port,
+                                                 fields: fields, contentLength: nil, chunked: false, into: &listed)
+        #expect(written == listed)
+    }
+
     @Test("a head of more than 64 fields is filtered the same way (past the mask's reach)")
     func directHeadBeyondMask() {
         var pairs = (0..<70).map { ("X-Field-\($0)", "v\($0)") }

@@ -134,7 +134,7 @@ public final class Gateway: HTTPHandler {
         }
         // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
         // cannot add headers to it), checked by the WebSocket proxy.
-        if case .api(let match) = route, WebSocketHandshake.isUpgrade(request.head) {
+        if WebSocketHandshake.isUpgrade(request.head), case .api(let match) = route {
             guard let target = ForwardTarget(match, head: request.head) else { return await secure.respond(ForwardTarget.unroutable) }
             return await WebSocketProxy(context: context).forward(request, to: target, writer: secure)
         }
@@ -145,7 +145,9 @@ public final class Gateway: HTTPHandler {
            !CSRFPolicy.check(request.head.headers, headerName: context.configuration.csrfHeader) {
             return await secure.respond(Responses.csrfMissing)
         }
-        switch route {
+        // Consumed: the match is moved into the proxy, not copied (its route and path retained
+        // again, then released with the route).
+        switch consume route {
         case .own(.login): await secure.respond(await LoginEndpoint(context: context).respond(to: request))
         case .own(.callback): await secure.respond(await CallbackEndpoint(context: context).respond(to: request))
         case .own(.user): await secure.respond(await UserEndpoint(context: context).respond(to: request))

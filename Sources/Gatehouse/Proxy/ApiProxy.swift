@@ -13,10 +13,10 @@ import HTTPServer
 struct ApiProxy {
     let context: GatewayContext
 
-    func forward(_ request: HTTPRequest, match: RouteMatch, writer: any HTTPResponseWriter) async {
+    func forward(_ request: HTTPRequest, match: consuming RouteMatch, writer: any HTTPResponseWriter) async {
         // The method and the anti-forgery header were checked by the router (`RequestRoute`).
         // (`request.head` read in place: a local copy of it cost two hundred instructions.)
-        guard let forward = ForwardTarget(match, head: request.head) else {
+        guard let forward = ForwardTarget(consume match, head: request.head) else {
             return await writer.respond(secured(ForwardTarget.unroutable))
         }
         let route = forward.route

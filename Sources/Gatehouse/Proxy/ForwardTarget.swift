@@ -8,8 +8,8 @@ struct ForwardTarget {
     let target: String
 
     /// nil for a refused match: answer `ForwardTarget.unroutable` and forward nothing.
-    init?(_ match: RouteMatch, head: HTTPRequestHead) {
-        guard case .forward(let route, let upstreamPath) = match else { return nil }
+    init?(_ match: consuming RouteMatch, head: HTTPRequestHead) {
+        guard case .forward(let route, let upstreamPath) = consume match else { return nil }
         self.route = route
         var target = upstreamPath
         if let query = head.query { target += "?" + query }

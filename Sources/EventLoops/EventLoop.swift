@@ -135,6 +135,19 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     public var inEventLoop: Bool { pthread_self() == threadID.load(ordering: .acquiring) }
 
+    /// `body` with the loop running on the calling thread, if any, without retaining it (the loop
+    /// outlives every call made on its own thread): `current` is a retain and a release.
+    @inlinable
+    public static func withCurrent<R>(_ body: (EventLoop) -> R) -> R? {
+        guard let raw = currentLoopPointer() else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+    }
+
+    @usableFromInline
+    static func currentLoopPointer() -> UnsafeMutableRawPointer? {
+        pthread_getspecific(currentLoopKey.key)
+    }
+
     /// The loop running on the calling thread, if any.
     public static var current: EventLoop? {
         guard let raw = pthread_getspecific(currentLoopKey.key) else { return nil }

@@ -134,7 +134,8 @@ public final class Gateway: HTTPHandler {
         }
         // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
         // cannot add headers to it), checked by the WebSocket proxy.
-        if WebSocketHandshake.isUpgrade(request.head), case .api(let match) = route {
+        if WebSocketHandshake.isUpgrade(method: request.head.method, version: request.head.version,
+                                        headers: request.head.headers), case .api(let match) = route {
             guard let target = ForwardTarget(match, head: request.head) else { return await secure.respond(ForwardTarget.unroutable) }
             return await WebSocketProxy(context: context).forward(request, to: target, writer: secure)
         }

@@ -75,7 +75,7 @@ public final class GatewayMetrics: Sendable {
             break
         }
         let c = routeClass.rawValue
-        let shard = shards[(EventLoop.current?.index ?? 0) % GatewayMetrics.shardCount]
+        let shard = shards[(EventLoop.withCurrent { $0.index } ?? 0) % GatewayMetrics.shardCount]
         shard.numbers.withLock { n in
             n.requests[c * 5 + statusClass] += 1
             n.buckets[c * (GatewayMetrics.bucketBounds.count + 1) + bucket] += 1

@@ -16,7 +16,7 @@ struct ApiProxy {
     func forward(_ request: HTTPRequest, match: consuming RouteMatch, writer: any HTTPResponseWriter) async {
         // The method and the anti-forgery header were checked by the router (`RequestRoute`).
         // (`request.head` read in place: a local copy of it cost two hundred instructions.)
-        guard let forward = ForwardTarget(consume match, head: request.head) else {
+        guard let forward = ForwardTarget(consume match, query: request.head.query) else {
             return await writer.respond(secured(ForwardTarget.unroutable))
         }
         let route = forward.route

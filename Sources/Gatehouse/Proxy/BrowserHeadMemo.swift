@@ -19,10 +19,12 @@ final class BrowserHeadMemo {
     /// `BrowserAnswerHead.fields(upstreamHeaders:strictTransportSecurity:)`, from this loop's memo
     /// when called on an event loop.
     static func fields(upstreamHeaders: HTTPHeaders, strictTransportSecurity: String?) -> HTTPHeaders {
-        guard let loop = EventLoop.current else {
+        let memo = EventLoop.withCurrent { loop in
+            loop.localValue(for: ObjectIdentifier(BrowserHeadMemo.self)) { BrowserHeadMemo() }
+        }
+        guard let memo else {
             return BrowserAnswerHead.fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
         }
-        let memo = loop.localValue(for: ObjectIdentifier(BrowserHeadMemo.self)) { BrowserHeadMemo() }
         return memo.fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
     }
 

@@ -9,10 +9,15 @@ struct ForwardTarget {
 
     /// nil for a refused match: answer `ForwardTarget.unroutable` and forward nothing.
     init?(_ match: consuming RouteMatch, head: HTTPRequestHead) {
+        self.init(match, query: head.query)
+    }
+
+    /// As above with the request's query alone (the proxy passes that, not a copy of its head).
+    init?(_ match: consuming RouteMatch, query: Substring?) {
         guard case .forward(let route, let upstreamPath) = consume match else { return nil }
         self.route = route
         var target = upstreamPath
-        if let query = head.query { target += "?" + query }
+        if let query { target += "?" + query }
         self.target = target
     }
 

@@ -20,7 +20,12 @@ public enum WebSocketHandshake {
     /// An HTTP/1.1 `GET` asking to switch to `websocket` (§4.1: HTTP/1.0 has no protocol switch):
     /// handled as a WebSocket handshake, not an API call.
     static func isUpgrade(_ head: HTTPRequestHead) -> Bool {
-        head.method == "GET" && head.version == .http1_1 && head.headers.hasToken("Upgrade", "websocket")
+        isUpgrade(method: head.method, version: head.version, headers: head.headers)
+    }
+
+    /// As above from the head's parts (the router passes these, not a copy of the head).
+    static func isUpgrade(method: String, version: HTTPVersion, headers: HTTPHeaders) -> Bool {
+        method == "GET" && version == .http1_1 && headers.hasToken("Upgrade", "websocket")
     }
 
     /// Why a browser's handshake is refused before any session or upstream work.

@@ -156,11 +156,8 @@ public struct UpstreamRequest: Sendable {
     public var target: String
     /// The fields, as the proxy policy decided them (`ProxyHeaderPolicy.upstreamRequestFields`).
     public var fields: ForwardedRequestFields
-    /// The fields as a list.
-    public var headers: HTTPHeaders {
-        get { fields.headers }
-        set { fields = ForwardedRequestFields(passing: newValue) }
-    }
+    /// The fields as a list (made for the call).
+    public var headers: HTTPHeaders { fields.headers }
 
     public init(host: String, port: Int, method: String, target: String, headers: HTTPHeaders) {
         self.init(host: host, port: port, method: method, target: target, fields: ForwardedRequestFields(passing: headers))

@@ -26,34 +26,29 @@ struct SessionHashKey: Hashable, Sendable {
         return Array(a.idHash.utf8) == Array(b.idHash.utf8)
     }
 
-    /// The first eight bytes as they are (with the table's seed): uniformly random already, so
-    /// `Dictionary` needs no hashing of them (a seeded hash's set-up and finalisation were about
-    /// 250 instructions of each look-up). Ids of another form are hashed in full.
-    func _rawHashValue(seed: Int) -> Int {
-        let prefix: UInt64? = idHash.utf8.withContiguousStorageIfAvailable { bytes in
+    /// The first 16 hex digits folded into 64 bits (they carry four random bits a byte), or nil
+    /// for an id of another form (shorter, or not a native string).
+    private var prefix: UInt64? {
+        idHash.utf8.withContiguousStorageIfAvailable { bytes -> UInt64? in
             guard bytes.count >= 16, let base = bytes.baseAddress else { return nil }
             let raw = UnsafeRawPointer(base)
-            // Hex digits carry four bits a byte: fold the first sixteen into 64 bits.
-            return raw.loadUnaligned(as: UInt64.self) &* 0x9E37_79B9_7F4A_7C15
-                ^ raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            return raw.loadUnaligned(as: UInt64.self) &* 0x9E37_79B9_7F4A_7C15 ^ raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
         } ?? nil
+    }
+
+    /// The prefix as it is (with the table's seed): uniformly random already, so `Dictionary` needs
+    /// no hashing of it (a seeded hash's set-up and finalisation were about 250 instructions of each
+    /// look-up). Ids of another form are hashed in full.
+    func _rawHashValue(seed: Int) -> Int {
         guard let prefix else {
-            var hasher = Hasher()
-            hash(into: &hasher)
+            var hasher = Hasher(); hash(into: &hasher)
             return hasher.finalize() ^ seed
         }
         return Int(truncatingIfNeeded: prefix ^ (prefix >> 32)) ^ seed
     }
 
     func hash(into hasher: inout Hasher) {
-        let hashed: Bool? = idHash.utf8.withContiguousStorageIfAvailable { bytes in
-            guard bytes.count >= 16, let base = bytes.baseAddress else { return false }
-            let raw = UnsafeRawPointer(base)
-            hasher.combine(raw.loadUnaligned(as: UInt64.self))
-            hasher.combine(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            return true
-        }
-        if hashed == true { return }
+        if let prefix { return hasher.combine(prefix) }
         for byte in idHash.utf8 { hasher.combine(byte) }
     }
 }

@@ -53,22 +53,20 @@ public struct RouteTable: Sendable, Equatable {
     /// The first (longest) route whose prefix `path` starts with, whole segments, and whether the
     /// rest is safe to forward.
     private func match(bytes path: UnsafeBufferPointer<UInt8>) -> (index: Int, safe: Bool)? {
-        for index in prefixes.indices {
-            let length = prefixes[index].count
-            guard prefixes[index].withUnsafeBufferPointer({ Self.hasSegmentPrefix(path, $0) }) else { continue }
-            return (index, Self.isSafeRemainder(bytes: UnsafeBufferPointer(rebasing: path[length...])))
-        }
-        return nil
+        guard let index = routeIndex(path) else { return nil }
+        return (index, Self.isSafeRemainder(bytes: UnsafeBufferPointer(rebasing: path[prefixes[index].count...])))
+    }
+
+    /// The index of the first (longest) route whose prefix `path` starts with, whole segments.
+    private func routeIndex(_ path: UnsafeBufferPointer<UInt8>) -> Int? {
+        prefixes.firstIndex { prefix in prefix.withUnsafeBufferPointer { Self.hasSegmentPrefix(path, $0) } }
     }
 
     /// True when `path` falls under some route's prefix (whole segments), without building the
     /// upstream path: the cheap test the router and the metrics use to tell API from static paths.
     public func covers(path: Substring) -> Bool {
         var bytes = path
-        return bytes.withUTF8 { path in
-            for prefix in prefixes where prefix.withUnsafeBufferPointer({ Self.hasSegmentPrefix(path, $0) }) { return true }
-            return false
-        }
+        return bytes.withUTF8 { routeIndex($0) != nil }
     }
 
     /// True when `path` is `prefix` or continues it with `/` (whole segments), compared as bytes.
@@ -84,11 +82,6 @@ public struct RouteTable: Sendable, Equatable {
     /// character — anything an upstream might resolve outside the prefix.
     ///
     /// One pass over the bytes without allocating: it runs on every proxied request.
-    static func isSafeRemainder(_ rest: Substring) -> Bool {
-        if let verdict = rest.utf8.withContiguousStorageIfAvailable({ isSafeRemainder(bytes: $0) }) { return verdict }
-        return Array(rest.utf8).withUnsafeBufferPointer { isSafeRemainder(bytes: $0) }
-    }
-
     static func isSafeRemainder(bytes p: UnsafeBufferPointer<UInt8>) -> Bool {
         let n = p.count
         var i = 0

@@ -56,19 +56,16 @@ struct SessionIDMemoTests {
 
     @Test("a remembered value is found again; an unknown one, or one pushed out of its slot, is not")
     func remembers() {
-        var memo = SessionIDMemo()
-        let ids = (0..<64).map { _ in SessionID.generate() }
+        let seed: UInt64 = 0x5eed_1234_abcd_0001
+        var memo = SessionIDMemo(seed: seed)
+        let ids = (0..<256).map { _ in SessionID.generate() }
         for id in ids { memo.remember(id, for: key(id)) }
-        // Each value is found unless a later one took its slot; whatever is found is its own id.
-        var found = 0
-        for id in ids {
-            if let known = memo.id(for: key(id)) {
-                #expect(known == id)
-                found += 1
-            }
+        // Each value is found exactly when no later one took its slot, and then as its own id.
+        let slots = ids.map { key($0).slotIndex(seed: seed, count: SessionIDMemo.slotCount) }
+        for (index, id) in ids.enumerated() {
+            let overwritten = slots[(index + 1)...].contains(slots[index])
+            #expect(memo.id(for: key(id)) == (overwritten ? nil : id))
         }
-        #expect(found >= 60)
-        #expect(memo.id(for: key(ids.last!)) == ids.last!)
         #expect(memo.id(for: key(SessionID.generate())) == nil)
     }
 

@@ -120,6 +120,43 @@ public final class Gateway: HTTPHandler {
         }
     }
 
+    // MARK: A bodiless API call whose upstream answer is relayed from the loop (no task)
+
+    public func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool {
+        // Refusals, other paths and anything with a body are `handle`'s (it routes again: a few
+        // hundred instructions, on requests that are not the proxy's usual ones).
+        guard request.body.declaredLength == 0 else { return false }
+        let route = RequestRoute(path: request.head.path, routes: routes)
+        guard case .pass = gate(route, request.head), case .api(let match) = consume route else { return false }
+        return ApiProxy(context: context).forwardOnLoop(request, match: match, writer: writer, completion: completion)
+    }
+
+    /// What every request meets before its handler: the route's methods, then (WebSocket handshakes
+    /// aside) the one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), so a
+    /// cross-site request changes nothing, not even the idle timer.
+    private enum Gate {
+        case pass
+        case refuse(HTTPResponse)
+        /// A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
+        /// cannot add headers to it), checked by the WebSocket proxy.
+        case webSocket
+    }
+
+    private func gate(_ route: RequestRoute, _ head: HTTPRequestHead) -> Gate {
+        guard route.allows(method: head.method) else {
+            return .refuse(Responses.methodNotAllowed(route.allowedMethods ?? ""))
+        }
+        if case .api = route, WebSocketHandshake.isUpgrade(method: head.method, version: head.version, headers: head.headers) {
+            return .webSocket
+        }
+        if route.requiresAntiForgery(method: head.method,
+                                     sessionCookiePresent: CookieParser.isPresent(named: context.configuration.cookieName, in: head.headers)),
+           !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
+            return .refuse(Responses.csrfMissing)
+        }
+        return .pass
+    }
+
     // MARK: Everything else (in a task on the same loop)
 
     public func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
@@ -129,22 +166,15 @@ public final class Gateway: HTTPHandler {
             SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
         }
         let route = RequestRoute(path: request.head.path, routes: routes)
-        guard route.allows(method: request.head.method) else {
-            return await secure.respond(Responses.methodNotAllowed(route.allowedMethods ?? ""))
-        }
-        // A WebSocket handshake under a route: the Origin stands in for the CSRF header (browsers
-        // cannot add headers to it), checked by the WebSocket proxy.
-        if WebSocketHandshake.isUpgrade(method: request.head.method, version: request.head.version,
-                                        headers: request.head.headers), case .api(let match) = route {
-            guard let target = ForwardTarget(match, head: request.head) else { return await secure.respond(ForwardTarget.unroutable) }
+        switch gate(route, request.head) {
+        case .pass:
+            break
+        case .refuse(let response):
+            return await secure.respond(response)
+        case .webSocket:
+            guard case .api(let match) = route,
+                  let target = ForwardTarget(match, head: request.head) else { return await secure.respond(ForwardTarget.unroutable) }
             return await WebSocketProxy(context: context).forward(request, to: target, writer: secure)
-        }
-        // The one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), before any
-        // handler runs: a cross-site request changes nothing, not even the idle timer.
-        if route.requiresAntiForgery(method: request.head.method,
-                                     sessionCookiePresent: CookieParser.isPresent(named: context.configuration.cookieName, in: request.head.headers)),
-           !CSRFPolicy.check(request.head.headers, headerName: context.configuration.csrfHeader) {
-            return await secure.respond(Responses.csrfMissing)
         }
         // Consumed: the match is moved into the proxy, not copied (its route and path retained
         // again, then released with the route).

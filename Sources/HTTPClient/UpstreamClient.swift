@@ -44,11 +44,17 @@ public final class UpstreamClient: Sendable {
 
     /// As `send(_:body:)`, with this exchange's own limits.
     public func send(_ request: UpstreamRequest, body: (any HTTPRequestBody)?, timeouts: Timeouts) async throws(UpstreamError) -> UpstreamResponse {
+        try await send(request, body: body, timeouts: timeouts, firstAttempt: 1)
+    }
+
+    /// `firstAttempt` 2: the request failed once already (`UpstreamCall.finish`), so no retry is left.
+    func send(_ request: UpstreamRequest, body: (any HTTPRequestBody)?, timeouts: Timeouts,
+              firstAttempt: Int) async throws(UpstreamError) -> UpstreamResponse {
         guard let loop = EventLoop.current else { throw .connectFailed("not on an event loop") }
         let key = UpstreamKey(host: request.host, port: request.port, tls: usesTLS)
         let pool = loopPool(loop)
         let hasBody = body.map { $0.declaredLength != 0 } ?? false
-        var attempt = 0
+        var attempt = firstAttempt - 1
         while true {
             attempt += 1
             let connection: UpstreamConnection
@@ -75,9 +81,8 @@ public final class UpstreamClient: Sendable {
                 }
                 let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
                                                                                timeout: timeouts.firstByteNanoseconds)
-                connection.beginBody(framing.framing)
-                return UpstreamResponse(head: head, framing: framing, connection: connection, keepAlive: keepAlive,
-                                        pool: pool, maxIdle: maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
+                return response(head: head, framing: framing, keepAlive: keepAlive, connection: connection, pool: pool,
+                                timeouts: timeouts)
             } catch {
                 connection.close()
                 if Self.mayRetry(method: request.method, hasBody: hasBody, reusedConnection: reused, attempt: attempt,
@@ -85,6 +90,14 @@ public final class UpstreamClient: Sendable {
                 throw error
             }
         }
+    }
+
+    /// The answer whose head was just read from `connection`, its body next.
+    func response(head: HTTPResponseHead, framing: UpstreamResponseFraming, keepAlive: Bool,
+                  connection: UpstreamConnection, pool: LoopPool, timeouts: Timeouts) -> UpstreamResponse {
+        connection.beginBody(framing.framing)
+        return UpstreamResponse(head: head, framing: framing, connection: connection, keepAlive: keepAlive,
+                                pool: pool, maxIdle: maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
     }
 
     /// Whether an exchange that failed may be sent again, once, on a new connection.
@@ -142,7 +155,7 @@ public final class UpstreamClient: Sendable {
 
     /// This client's idle connections on `loop`, kept by the loop itself (`EventLoop.localValue`):
     /// found without a lock, and gone with the loop.
-    private func loopPool(_ loop: EventLoop) -> LoopPool {
+    func loopPool(_ loop: EventLoop) -> LoopPool {
         loop.localValue(for: ObjectIdentifier(self)) { LoopPool() }
     }
 }

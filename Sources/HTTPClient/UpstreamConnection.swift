@@ -61,6 +61,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     @exclusivity(unchecked) private var peerClosed = false
     @exclusivity(unchecked) private(set) var closed = false
     @exclusivity(unchecked) private var waiter: UnsafeContinuation<Bool, Never>?
+    /// Who waits by callback instead (`notifyWhenReadable`): an exchange begun on the loop without a
+    /// task (`UpstreamCall`). At most one of `waiter` and this is set.
+    @exclusivity(unchecked) private var callbackWaiter: (any UpstreamCallReceiver)?
     @exclusivity(unchecked) private var waitingFor: Wait = .nothing
     @exclusivity(unchecked) private var timer: TimerID?
     /// When the armed timer fires (it may outlive the wait it was armed for; see `wait`).
@@ -171,11 +174,19 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     func socketHangup() {
         peerClosed = true
         readable = true
-        if waiter != nil { resumeWaiter(waitingFor == .readable) } else if idleInPool { close() }
+        if waiter != nil || callbackWaiter != nil { resumeWaiter(waitingFor == .readable) } else if idleInPool { close() }
     }
 
     private func resumeWaiter(_ value: Bool) {
-        guard let waiter else { return }
+        guard let waiter else {
+            // Cleared before the call: the receiver may start this connection's next wait.
+            if let receiver = callbackWaiter {
+                callbackWaiter = nil
+                waitingFor = .nothing
+                receiver.upstreamAnswered()
+            }
+            return
+        }
         self.waiter = nil
         waitingFor = .nothing
         waiter.resume(returning: value)
@@ -190,32 +201,51 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         // prefers, so there is no other executor to hop to.
         return await _unsafeInheritExecutor_withUnsafeContinuation { continuation in
             waiter = continuation
-            waitingFor = what
-            timedOut = false
-            guard let timeout else {
-                waitDeadline = .max
-                return
-            }
-            let now = loop.now
-            waitDeadline = now &+ timeout
-            // A busy keep-alive connection waits on every request; scheduling and cancelling a timer
-            // each time would cost more than the wait itself. One armed timer is kept instead and
-            // re-armed from `timerFired` while waits keep moving the deadline.
-            if timer == nil || timerFiresAt > waitDeadline {
-                if let timer { loop.cancelTimer(timer) }
-                armTimer(now: now)
-            }
+            beginWait(for: what, timeout: timeout)
+        }
+    }
+
+    /// Calls `receiver.upstreamAnswered()` (on the loop) once the socket is readable, closed, or
+    /// `timeout` nanoseconds have passed: the callback form of waiting for the answer's first bytes,
+    /// for an exchange begun without a task. False, registering nothing, when there is no edge to
+    /// wait for: the connection is closed, or readiness came already (edge-triggered: it would not
+    /// be announced again).
+    func notifyWhenReadable(_ receiver: any UpstreamCallReceiver, timeout: UInt64) -> Bool {
+        if closed || readable { return false }
+        callbackWaiter = receiver
+        beginWait(for: .readable, timeout: timeout)
+        return true
+    }
+
+    private func beginWait(for what: Wait, timeout: UInt64?) {
+        waitingFor = what
+        timedOut = false
+        guard let timeout else {
+            waitDeadline = .max
+            return
+        }
+        let now = loop.now
+        waitDeadline = now &+ timeout
+        // A busy keep-alive connection waits on every request; scheduling and cancelling a timer
+        // each time would cost more than the wait itself. One armed timer is kept instead and
+        // re-armed from `timerFired` while waits keep moving the deadline.
+        if timer == nil || timerFiresAt > waitDeadline {
+            if let timer { loop.cancelTimer(timer) }
+            armTimer(now: now)
         }
     }
 
     private func armTimer(now: UInt64) {
         timerFiresAt = waitDeadline
-        timer = loop.scheduleTimer(afterNanoseconds: waitDeadline &- now) { [weak self] in self?.timerFired() }
+        // Captured strongly: a weak reference gives the object a side table, and every retain and
+        // release of it after that takes the runtime's slow path (several per proxied request).
+        // The timer keeps the connection at most until it fires; `close` cancels it.
+        timer = loop.scheduleTimer(afterNanoseconds: waitDeadline &- now) { [self] in timerFired() }
     }
 
     private func timerFired() {
         timer = nil
-        guard waiter != nil, waitDeadline != .max else { return }
+        guard waiter != nil || callbackWaiter != nil, waitDeadline != .max else { return }
         let now = EventLoop.monotonicNow()
         if now >= waitDeadline {
             timedOut = true
@@ -257,6 +287,36 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         encode(&headBuffer)
         try await write(headBuffer, timeout: timeout)
     }
+
+    /// How far `writeHeadNow` got.
+    enum ImmediateSend { case sent, partlySent, notSent }
+
+    /// Encodes a request head like `writeHead` and sends it without waiting: `.partlySent` leaves
+    /// the rest queued for `write([], timeout:)`; `.notSent` means not one byte left (the socket
+    /// full, or the upstream gone: then the connection is no longer reusable). Plain TCP only.
+    func writeHeadNow(_ encode: (inout [UInt8]) -> Void) -> ImmediateSend {
+        precondition(tls == nil && output.isEmpty, "writeHeadNow: a TLS connection or output already queued")
+        headBuffer.removeAll(keepingCapacity: headBuffer.capacity <= 16 * 1024)
+        encode(&headBuffer)
+        while true {
+            let n = headBuffer.withUnsafeBytes { raw in send(fd, raw.baseAddress!, raw.count, Int32(MSG_NOSIGNAL)) }
+            if n == headBuffer.count { wroteRequestBytes = true; return .sent }
+            if n > 0 {
+                wroteRequestBytes = true
+                output = headBuffer
+                outputOffset = n
+                writable = false
+                return .partlySent
+            }
+            let err = errno
+            if n < 0 && err == EINTR { continue }
+            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) { writable = false } else { peerClosed = true }
+            return .notSent
+        }
+    }
+
+    /// Whether bytes of a request are still queued (after `writeHeadNow`'s `.partlySent`).
+    var hasQueuedOutput: Bool { outputOffset < output.count }
 
     /// Sends bytes, waiting while the socket buffer is full (back-pressure towards the client).
     func write(_ bytes: [UInt8], timeout: UInt64) async throws(UpstreamError) {
@@ -376,10 +436,48 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// decides its framing (`UpstreamResponseFraming`: ambiguous framing is refused).
     func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, UpstreamResponseFraming, keepAlive: Bool) {
         let (head, version) = try await readFinalHead(timeout: timeout)
+        let (framing, keepAlive) = try Self.decide(head, version: version, requestMethod: requestMethod)
+        return (head, framing, keepAlive)
+    }
+
+    /// The framing of a final head's body, and whether the connection may carry another request.
+    private static func decide(_ head: HTTPResponseHead, version: HTTPVersion,
+                               requestMethod: String) throws(UpstreamError) -> (UpstreamResponseFraming, keepAlive: Bool) {
         let framing = try UpstreamResponseFraming(head, requestMethod: requestMethod, version: version)
         let keepAlive = version == .http1_1 ? !head.headers.hasToken("Connection", "close")
                                             : head.headers.hasToken("Connection", "keep-alive")
-        return (head, framing, keepAlive && framing.leavesConnectionReusable)
+        return (framing, keepAlive && framing.leavesConnectionReusable)
+    }
+
+    /// `readHead` without waiting: one read if the socket is readable, then the final head if the
+    /// buffer holds all of it. nil in every other case (no complete head yet, an interim 1xx, a
+    /// malformed head, an EOF): nothing is consumed then, and `readHead` reads on from the same
+    /// bytes and reaches the same verdict (the error, the interim answer skipped). Plain TCP only.
+    func readHeadNow(requestMethod: String) -> (HTTPResponseHead, UpstreamResponseFraming, keepAlive: Bool)? {
+        guard tls == nil, !closed else { return nil }
+        if readable {
+            let space = input.prepareForWrite(minimum: 4096, limit: 1 << 20)
+            let n = input.read(from: fd, maximum: space)
+            if n > 0 {
+                if n < space { readable = false }
+            } else if n == 0 {
+                peerClosed = true; readable = false
+            } else {
+                let err = errno
+                if err == EAGAIN || err == EWOULDBLOCK { readable = false } else if err != EINTR { peerClosed = true; readable = false }
+            }
+        }
+        guard !input.isEmpty else { return nil }
+        headParser.reset()
+        let result = try? headParser.parse(input.readable)
+        guard case .complete(let head, let consumed)? = consume result, !(100..<200).contains(head.status),
+              let (framing, keepAlive) = try? Self.decide(head, version: headParser.lastVersion, requestMethod: requestMethod) else {
+            headParser.reset()
+            return nil
+        }
+        input.consume(consumed)
+        headParser.reset()
+        return (head, framing, keepAlive)
     }
 
     /// Reads heads until one is final: interim 1xx answers are skipped, a `101` is returned as it

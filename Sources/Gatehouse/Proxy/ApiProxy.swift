@@ -46,6 +46,27 @@ struct ApiProxy {
         await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
     }
 
+    /// `forward` without a task, for a bodiless call whose bearer is known without waiting (a route
+    /// without one, or a cached session) and whose upstream has an idle pooled connection: the head
+    /// is sent from here and the answer relayed from the upstream socket's readiness callback
+    /// (`LoopRelay`). false, having sent nothing, for anything else: `forward` then handles it.
+    func forwardOnLoop(_ request: HTTPRequest, match: consuming RouteMatch, writer: any HTTPResponseWriter,
+                       completion: HandlerCompletion) -> Bool {
+        guard let forward = ForwardTarget(consume match, query: request.head.query) else { return false }
+        let route = forward.route
+        guard !route.usesTLS, let client = context.upstreamClient,
+              case .forward(let authorization)? = RouteCredentials.cachedAuthorization(for: route, headers: request.head.headers,
+                                                                                       context: context) else { return false }
+        let fields = ProxyHeaderPolicy.upstreamRequestFields(from: request.head.headers, peerIP: request.peer.ip,
+                                                            authorization: authorization,
+                                                            forwarding: context.forwarding, trace: request.trace)
+        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: request.head.method,
+                                              target: forward.target, fields: fields)
+        guard let call = client.sendOnLoop(upstreamRequest, loop: completion.loop) else { return false }
+        LoopRelay(call: call, method: request.head.method, context: context, writer: writer, completion: completion).start()
+        return true
+    }
+
     private func secured(_ response: HTTPResponse) -> HTTPResponse {
         Gateway.secured(response, strictTransportSecurity: context.configuration.strictTransportSecurity)
     }

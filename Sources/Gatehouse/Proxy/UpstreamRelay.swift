@@ -36,13 +36,32 @@ enum UpstreamRelay {
         await relay(response, method: request.method, context: context, writer: writer)
     }
 
-    private static func answerFailure(_ error: UpstreamError, context: GatewayContext, writer: any HTTPResponseWriter) async {
+    static func answerFailure(_ error: UpstreamError, context: GatewayContext, writer: any HTTPResponseWriter) async {
         await writer.respond(Gateway.secured(failure(error, context: context),
                                              strictTransportSecurity: context.configuration.strictTransportSecurity))
     }
 
     static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,
                               writer: any HTTPResponseWriter) async {
+        switch prepare(answer, method: method, context: context) {
+        case .whole(let response):
+            if writer.respondImmediately(response) { return }
+            await writer.respond(response)
+        case .streamed(let head):
+            await stream(answer, head: head, framing: answer.framing, context: context, writer: writer)
+        }
+    }
+
+    /// The browser's answer to an upstream answer whose head has arrived.
+    enum Relayed {
+        /// All of it, in one write.
+        case whole(HTTPResponse)
+        /// This head, then the body as it comes (`stream`).
+        case streamed(HTTPResponseHead)
+    }
+
+    /// Decides `Relayed` without waiting for anything (the proxy's answer from the loop uses it too).
+    static func prepare(_ answer: some UpstreamAnswer, method: String, context: GatewayContext) -> Relayed {
         // The security headers are added here, while this function owns the only copy of the
         // fields: the secured writer then finds them present and adds (and copies) nothing.
         var outgoing = BrowserAnswerHead.make(status: answer.head.status, upstreamHeaders: answer.head.headers,
@@ -50,15 +69,11 @@ enum UpstreamRelay {
                                               strictTransportSecurity: context.configuration.strictTransportSecurity).head
         // Small answers usually arrive whole with their head: relay them in one write. The client
         // decided the framing and the length to announce (for HEAD, what GET would send).
-        if let body = answer.wholeBodyIfBuffered() {
-            if method == "HEAD", let length = answer.framing.announcedLength {
-                outgoing.headers.set("Content-Length", String(length))
-            }
-            let response = HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body)
-            if writer.respondImmediately(response) { return }
-            return await writer.respond(response)
+        guard let body = answer.wholeBodyIfBuffered() else { return .streamed(outgoing) }
+        if method == "HEAD", let length = answer.framing.announcedLength {
+            outgoing.headers.set("Content-Length", String(length))
         }
-        await stream(answer, head: outgoing, framing: answer.framing, context: context, writer: writer)
+        return .whole(HTTPResponse(status: outgoing.status, headers: outgoing.headers, body: body))
     }
 
     /// The answer for an exchange that failed before any byte of the upstream's head

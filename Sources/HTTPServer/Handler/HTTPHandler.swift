@@ -8,11 +8,23 @@ import HTTP1
 /// it returns nil, `handle(_:writer:)` runs in a task whose executor preference is that same event
 /// loop, so the handler's code runs on the loop thread (no hop to the global pool) and awaits on
 /// body reads, response writes and upstream sockets are resumed there.
+///
+/// In between, `handleOnLoop(_:writer:completion:)` may take the request without a task, to answer
+/// it from readiness callbacks on the loop (the API proxy's usual exchange: a head sent upstream,
+/// the answer relayed when its socket turns readable).
 public protocol HTTPHandler: Sendable {
     func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse?
+    /// Called on the connection's loop for a request `immediateResponse` did not answer. true: the
+    /// handler took it, answers through `writer` and calls `completion.handlerReturned()` when
+    /// done (or hands the rest to `completion.continueInTask`). false: `handle` gets the request
+    /// as if this had not been called (a handler returns false only before it acted on it).
+    func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async
 }
 
 extension HTTPHandler {
     public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? { nil }
+    public func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool {
+        false
+    }
 }

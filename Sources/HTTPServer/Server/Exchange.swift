@@ -12,6 +12,8 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
         self.connection = connection
     }
 
+    var loop: EventLoop { connection.loop }
+
     private var isCurrent: Bool { connection.current === self && connection.state != .closed }
 
     // MARK: HTTPRequestBody
@@ -105,6 +107,12 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
         guard connection.loop.inEventLoop else { return false }
         handlerReturnedOnLoop()
         return true
+    }
+
+    /// `handlerReturned` now when the caller is on the loop, else as soon as the loop gets to it.
+    func handlerReturnedSoon() {
+        if handlerReturnedImmediately() { return }
+        connection.loop.execute { [self] in handlerReturnedOnLoop() }
     }
 
     private func handlerReturnedOnLoop() {

@@ -246,7 +246,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             }
             if budget == 0 && (!input.isEmpty || readReady) {
                 // A fast pipelining client must not keep the loop from its other connections.
-                loop.execute { [weak self] in self?.processInput() }
+                loop.execute { [self] in processInput() }
                 return
             }
             if input.isEmpty || readReady {
@@ -338,6 +338,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         let exchange = Exchange(connection: self)
         current = exchange
         let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace)
+        if server.handler.handleOnLoop(request, writer: exchange, completion: HandlerCompletion(exchange: exchange)) { return }
         if runner == nil { runner = HandlerRunner.start(on: loop, handler: server.handler) }
         runner?.submit(request, exchange)
     }
@@ -648,9 +649,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
         // Continue with pipelined input, but from the loop rather than recursively (deep pipelines).
         // Inside `processInput` (an immediate answer) its loop simply continues. An EOF read along
-        // with the last request comes with no further edge: it is acted on there too.
+        // with the last request comes with no further edge: it is acted on there too. (`self` held
+        // strongly until then: a weak reference would give the connection a side table, and every
+        // retain and release of it would take the runtime's slow path from then on.)
         if !processingInput && (!input.isEmpty || readReady || peerClosed) {
-            loop.execute { [weak self] in self?.processInput() }
+            loop.execute { [self] in processInput() }
         }
     }
 

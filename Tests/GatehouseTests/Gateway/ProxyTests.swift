@@ -70,6 +70,45 @@ struct ProxyTests {
         }
     }
 
+    @Test("calls on a pooled upstream connection (relayed from the loop, without a task) get the same policy as the first")
+    func pooledCalls() async throws {
+        try await GatewayHarness.with { harness in
+            let browser = harness.browser()
+            try await browser.login()
+            let accessToken = try #require(harness.tap.issuedTokens.first)
+            var answers: [String] = []
+            // The first round opens the upstream connection (`ApiProxy.forward`, in a task); the
+            // gateway has one loop, so every later call finds it idle in the pool and is sent and
+            // answered from the loop (`forwardOnLoop`): whole answers in the readiness callback,
+            // streamed ones in a task.
+            for round in 0..<3 {
+                let echo = try Self.echoed(try await browser.get("/api/echo?round=\(round)&x=%2F", csrf: true,
+                                                                  headers: [("Authorization", "Basic YWxpY2U6c2VjcmV0"), ("X-Custom", "kept")]))
+                #expect(echo.values("Authorization") == ["Bearer \(accessToken)"])
+                #expect(echo.query == "round=\(round)&x=%2F")
+                #expect(echo.values("Cookie").isEmpty && echo.values("X-CSRF").isEmpty)
+                #expect(echo.values("X-Custom") == ["kept"])
+                let cookie = try await browser.get("/api/set-cookie", csrf: true)
+                #expect(cookie.status == 200)
+                #expect(cookie.headers.values("Set-Cookie").isEmpty)
+                #expect(cookie.headers["X-Upstream"] == "kept")
+                #expect(cookie.text == "ok\n")
+                answers.append(cookie.headers.map { $0.name.lowercased() }.sorted().joined(separator: ","))
+                let events = try await browser.get("/api/sse", csrf: true)
+                #expect(events.status == 200)
+                #expect(events.text.contains("data: event 1") && events.text.contains("data: event 5"))
+                let big = try await browser.get("/api/big?mib=1", csrf: true)
+                #expect(big.status == 200 && big.body.count == 1 << 20)
+                let refused = try await browser.get("/api/echo")
+                #expect(refused.status == 401)
+            }
+            // The same fields every time, the security headers included.
+            #expect(Set(answers).count == 1)
+            #expect(answers.first?.contains("x-content-type-options") == true)
+            #expect(harness.upstream.requests.count == 12)
+        }
+    }
+
     @Test("the query string reaches the upstream byte for byte")
     func queryByteExact() async throws {
         try await GatewayHarness.with { harness in

@@ -1,0 +1,55 @@
+import HTTPClient
+import HTTPServer
+
+/// The upstream's answer to an API call sent from the loop (`ApiProxy.forwardOnLoop`), relayed
+/// from the upstream socket's readiness callback: a whole answer in the same turn of the loop,
+/// without a task. Anything else — a head still incomplete, a body to stream, a stale connection,
+/// a timeout — continues in a task exactly as `ApiProxy.forward` would have (`UpstreamCall.finish`,
+/// `UpstreamRelay`): the same answers, limits and errors.
+final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
+    private let call: UpstreamCall
+    private let method: String
+    private let context: GatewayContext
+    private let writer: any HTTPResponseWriter
+    private let completion: HandlerCompletion
+
+    init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
+         completion: HandlerCompletion) {
+        self.call = call
+        self.method = method
+        self.context = context
+        self.writer = writer
+        self.completion = completion
+    }
+
+    /// Waits for the answer (the call keeps this relay until then).
+    func start() {
+        call.notify(self)
+    }
+
+    func upstreamAnswered() {
+        let (method, context, writer) = (self.method, self.context, self.writer)
+        guard let answer = call.headIfArrived() else {
+            let call = self.call
+            return completion.continueInTask {
+                let answer: UpstreamResponse
+                do throws(UpstreamError) {
+                    answer = try await call.finish()
+                } catch {
+                    return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+                }
+                await UpstreamRelay.relay(answer, method: method, context: context, writer: writer)
+            }
+        }
+        switch UpstreamRelay.prepare(answer, method: method, context: context) {
+        case .whole(let response) where writer.respondImmediately(response):
+            completion.handlerReturned()
+        case .whole(let response):
+            completion.continueInTask { await writer.respond(response) }
+        case .streamed(let head):
+            completion.continueInTask {
+                await UpstreamRelay.stream(answer, head: head, framing: answer.framing, context: context, writer: writer)
+            }
+        }
+    }
+}

@@ -247,6 +247,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         event.data.u64 = UInt64(nextGeneration) << 32 | UInt64(UInt32(bitPattern: fd))
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
             selectables[index] = nil
+            generations[index] = 0
             throw SocketError.last("epoll_ctl(ADD)")
         }
     }
@@ -315,15 +316,23 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                     }
                     if flags & EPOLLRDHUP.rawValue != 0 { target.socketReadHangup() }
                     if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 { target.socketReadable() }
-                    // The handler may have closed the fd (and another socket may reuse it) in between.
-                    if flags & EPOLLOUT.rawValue != 0, generations[index] == generation, selectables[index] != nil {
+                    // The handler may have closed the fd (and another socket may reuse it) in between:
+                    // deregistering resets the generation and registering gives a new one, so the
+                    // generation alone tells (comparing the entry with nil copied it: a retain and a
+                    // release per event).
+                    if flags & EPOLLOUT.rawValue != 0, generations[index] == generation {
                         target.socketWritable()
                     }
                 }
             }
             for body in timers.takeDue(now: now) { body() }
             runLocalWork(executor)
-            for hook in endOfBatchHooks { hook() }
+            // By index: iterating the array retained (and released) its buffer on every turn.
+            var hook = 0
+            while hook < endOfBatchHooks.count {
+                endOfBatchHooks[hook]()
+                hook += 1
+            }
         }
     }
 

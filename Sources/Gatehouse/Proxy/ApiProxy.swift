@@ -62,8 +62,11 @@ struct ApiProxy {
                                                             forwarding: context.forwarding, trace: request.trace)
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: request.head.method,
                                               target: forward.target, fields: fields)
-        guard let call = client.sendOnLoop(upstreamRequest, loop: completion.loop) else { return false }
-        LoopRelay(call: call, method: request.head.method, context: context, writer: writer, completion: completion).start()
+        // Moved, not copied, into the relay (a copy of the call retained and released each of its
+        // references: about 900 instructions).
+        let sent = client.sendOnLoop(consume upstreamRequest, loop: completion.loop)
+        guard let call = consume sent else { return false }
+        LoopRelay(call: consume call, method: request.head.method, context: context, writer: writer, completion: completion).start()
         return true
     }
 

@@ -53,10 +53,11 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),
         // The byte-class scans of HTTP heads, in C so that they vectorise (header only).
         .systemLibrary(name: "CByteScan", path: "Sources/CByteScan"),
+        .target(name: "CTraceID", path: "Sources/CTraceID"),
 
         // HTTP/1.1 codec: message types, head parsers, body framing, chunked coder, head encoders.
         // Pure values and functions: no sockets, no loops, no logging.
-        .target(name: "HTTP1", dependencies: ["CByteScan"], swiftSettings: settings),
+        .target(name: "HTTP1", dependencies: ["CByteScan", "CTraceID"], swiftSettings: settings),
         // epoll event loops, timers, non-blocking sockets and the read buffer. Knows nothing of HTTP.
         .target(name: "EventLoops", dependencies: ["CLinux", "GatehouseTime"], swiftSettings: settings),
         // NIO-free HTTP/1.1 server: connections, accept loop, handler protocols. Knows nothing of OAuth.

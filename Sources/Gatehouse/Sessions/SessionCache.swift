@@ -63,7 +63,6 @@ public final class SessionCache: Sendable {
     private let maximumAgeNanoseconds: UInt64 = 500_000_000
     static let maximumEntries = 100_000
     private let cache = Mutex<[SessionHashKey: Entry]>([:])
-    private let idMemo = Mutex(SessionIDMemo())
     private let logger: Logger
     /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
     /// for the age of cached entries.
@@ -161,13 +160,26 @@ public final class SessionCache: Sendable {
     /// rest of a proxied request's session work, and a browser sends the same value every time:
     /// remember the ids of recent values (`SessionIDMemo`). Only values that passed validation are
     /// remembered.
+    ///
+    /// One memo per event loop, made on its first request: a value's id never changes, so a loop
+    /// needs nobody else's, and the loops then share neither a lock nor the ids' strings (each
+    /// request locked one shared mutex and retained strings another core had just touched). Off
+    /// the loops (tests, tools) every value is validated.
     private func knownID(_ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
         // Keyed by the value's bytes (`SessionCookieKey`): no String of the value, no String hashing.
         guard let key = SessionCookieKey(cookieValue) else { return nil }
-        if let known = idMemo.withLock({ $0.id(for: key) }) { return known }
+        let memo = EventLoop.withCurrent { loop in
+            loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
+        }
+        if let known = memo?.memo.id(for: key) { return known }
         guard let id = SessionID(cookieValue: String(decoding: cookieValue, as: UTF8.self)) else { return nil }
-        idMemo.withLock { $0.remember(id, for: key) }
+        memo?.memo.remember(id, for: key)
         return id
+    }
+
+    /// A loop's `SessionIDMemo` (loop-confined, so no lock).
+    private final class LoopIDMemo {
+        var memo = SessionIDMemo()
     }
 
     /// The active session for `idHash`, sliding its idle timeout unless `slide` is false.

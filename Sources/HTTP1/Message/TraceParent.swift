@@ -1,3 +1,4 @@
+import CTraceID
 import Synchronization
 
 /// A W3C Trace Context trace id: 16 bytes, never all zero, written as 32 lowercase hex digits.
@@ -133,7 +134,10 @@ public struct TraceParent: Sendable, Equatable {
 
     /// A new trace: random trace id and parent id, `freshFlags`.
     public static func fresh() -> TraceParent {
-        let (a, b, c) = generator.next3()
+        var (a, b, c): (UInt64, UInt64, UInt64) = (0, 0, 0)
+        // The calling thread's generator (`CTraceID`); the shared one only if the kernel gave
+        // that thread no randomness for its key.
+        if gatehouse_trace_next3(&a, &b, &c) == 0 { (a, b, c) = generator.next3() }
         return TraceParent(traceID: TraceID(high: a, low: b), parentID: c, flags: freshFlags)
     }
 
@@ -175,6 +179,7 @@ public struct TraceParent: Sendable, Equatable {
     }
 }
 
+/// The fallback of `TraceParent.fresh` (the usual ids come from `CTraceID`, per thread).
 /// Random-looking, unique 64-bit ids without a system call per request: the standard library's
 /// SipHash, keyed with a random per-process seed, of a shared counter that starts at a value from
 /// the system CSPRNG (so that two processes differ even under `SWIFT_DETERMINISTIC_HASHING`).

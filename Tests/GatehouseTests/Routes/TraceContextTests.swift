@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import Testing
 import HTTP1
 @testable import GatehouseCore
@@ -62,6 +64,21 @@ struct TraceContextTests {
             seen.insert(trace.traceID)
         }
         #expect(seen.count == 1000)
+    }
+
+    @Test("Fresh traces made on several threads at once never repeat (each thread its own key and counter)")
+    func freshAcrossThreads() {
+        let perThread = 5_000
+        let made = Mutex<[TraceParent]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let traces = (0..<perThread).map { _ in TraceParent.fresh() }
+            made.withLock { $0.append(contentsOf: traces) }
+        }
+        let traces = made.withLock { $0 }
+        #expect(traces.count == 4 * perThread)
+        #expect(Set(traces.map(\.traceID)).count == traces.count)
+        #expect(Set(traces.map(\.parentID)).count == traces.count)
+        #expect(!traces.contains { $0.traceID.high == 0 || $0.traceID.low == 0 || $0.parentID == 0 })
     }
 
     @Test("From request headers: one valid field is continued; none, several or an invalid one start afresh")

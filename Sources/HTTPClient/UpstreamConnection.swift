@@ -293,9 +293,10 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     /// Encodes a request head like `writeHead` and sends it without waiting: `.partlySent` leaves
     /// the rest queued for `write([], timeout:)`; `.notSent` means not one byte left (the socket
-    /// full, or the upstream gone: then the connection is no longer reusable). Plain TCP only.
+    /// full, or the upstream gone: then the connection is no longer reusable). Plain TCP only, and
+    /// nothing queued before (a pooled connection): otherwise `.notSent` too, for `write` to do.
     func writeHeadNow(_ encode: (inout [UInt8]) -> Void) -> ImmediateSend {
-        precondition(tls == nil && output.isEmpty, "writeHeadNow: a TLS connection or output already queued")
+        guard tls == nil, output.isEmpty, !closed else { return .notSent }
         headBuffer.removeAll(keepingCapacity: headBuffer.capacity <= 16 * 1024)
         encode(&headBuffer)
         while true {

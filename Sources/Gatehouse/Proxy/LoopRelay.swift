@@ -42,9 +42,8 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
             }
         }
         switch UpstreamRelay.prepare(answer, method: method, context: context) {
-        case .whole(let response) where writer.respondImmediately(response):
-            completion.handlerReturned()
         case .whole(let response):
+            if writer.respondImmediately(response) { return completion.handlerReturned() }
             completion.continueInTask { await writer.respond(response) }
         case .streamed(let head):
             completion.continueInTask {

@@ -17,7 +17,8 @@ public protocol HTTPHandler: Sendable {
     /// Called on the connection's loop for a request `immediateResponse` did not answer. true: the
     /// handler took it, answers through `writer` and calls `completion.handlerReturned()` when
     /// done (or hands the rest to `completion.continueInTask`). false: `handle` gets the request
-    /// as if this had not been called (a handler returns false only before it acted on it).
+    /// as if this had not been called, so a handler returns false only while nothing it did needs
+    /// undoing (nothing answered, nothing sent on the request's behalf).
     func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async
 }

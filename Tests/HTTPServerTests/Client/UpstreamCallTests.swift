@@ -58,15 +58,8 @@ struct UpstreamCallTests {
 
     @Test("an interim 1xx answer is skipped in the task")
     func interimAnswer() async throws {
-        let upstream = try ScriptedUpstream { connection, _ in
-            while connection.readRequest() != nil {
-                if connection.served == 2 {
-                    connection.write("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                } else {
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                }
-            }
-        }
+        let upstream = try ScriptedUpstream.answering(
+            second: "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         #expect(await CallLoop.exchange(upstream.port) { _ in } == .inTask(200, "ok"))
     }
 
@@ -110,15 +103,7 @@ struct UpstreamCallTests {
 
     @Test("a malformed head is refused in the task, as `send` refuses it")
     func malformedHead() async throws {
-        let upstream = try ScriptedUpstream { connection, _ in
-            while connection.readRequest() != nil {
-                if connection.served == 2 {
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")
-                } else {
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                }
-            }
-        }
+        let upstream = try ScriptedUpstream.answering(second: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")
         guard case .failed(.invalidResponse) = await CallLoop.exchange(upstream.port, { _ in }) else {
             Issue.record("a conflicting Content-Length was accepted")
             return
@@ -287,6 +272,15 @@ final class ScriptedUpstream: @unchecked Sendable {
                     script(connection, number)
                     Glibc.close(accepted)
                 }
+            }
+        }
+    }
+
+    /// An upstream that answers `ok` to every request but each connection's second, which gets `second`.
+    static func answering(second: String) throws -> ScriptedUpstream {
+        try ScriptedUpstream { connection, _ in
+            while connection.readRequest() != nil {
+                connection.write(connection.served == 2 ? second : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
             }
         }
     }

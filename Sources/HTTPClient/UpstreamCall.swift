@@ -88,17 +88,14 @@ extension UpstreamClient {
             pool.put(connection, limit: maxIdlePerUpstream)
             return nil
         }
-        connection.uses += 1
-        connection.wroteRequestBytes = false
-        let sent = connection.writeHeadNow { bytes in
-            request.encodeHead(bodyFraming: nil, defaultPort: key.defaultPort, hostLine: connection.hostLine, into: &bytes)
-        }
+        let reused = connection.beginRequest()
+        let sent = connection.writeHeadNow { bytes in request.encodeHead(bodyFraming: nil, on: connection, into: &bytes) }
         guard sent != .notSent else {
             // Not one byte left, so `send` may start over with another connection.
             connection.close()
             return nil
         }
         return UpstreamCall(client: self, request: consume request, connection: connection, pool: pool, timeouts: timeouts,
-                            reused: true, firstByteDeadline: loop.now &+ timeouts.firstByteNanoseconds)
+                            reused: reused, firstByteDeadline: loop.now &+ timeouts.firstByteNanoseconds)
     }
 }

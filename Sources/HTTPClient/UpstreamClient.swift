@@ -69,12 +69,10 @@ public final class UpstreamClient: Sendable {
                 if connection.uses > 0 { pool.put(connection, limit: maxIdlePerUpstream) } else { connection.close() }
                 throw .firstByteTimeout
             }
-            let reused = connection.uses > 0
-            connection.uses += 1
-            connection.wroteRequestBytes = false
+            let reused = connection.beginRequest()
             do {
                 try await connection.writeHead(timeout: timeouts.firstByteNanoseconds) { bytes in
-                    request.encodeHead(bodyFraming: body, defaultPort: key.defaultPort, hostLine: connection.hostLine, into: &bytes)
+                    request.encodeHead(bodyFraming: body, on: connection, into: &bytes)
                 }
                 if let body, hasBody {
                     try await stream(body, to: connection, chunked: body.declaredLength == nil, timeouts: timeouts)
@@ -190,6 +188,11 @@ public struct UpstreamRequest: Sendable {
         var bytes: [UInt8] = []
         encodeHead(bodyFraming: body, defaultPort: defaultPort, into: &bytes)
         return bytes
+    }
+
+    /// The head as sent on `connection` (to `connection.key`, with its `Host` line), appended to `bytes`.
+    func encodeHead(bodyFraming body: (any HTTPRequestBody)?, on connection: UpstreamConnection, into bytes: inout [UInt8]) {
+        encodeHead(bodyFraming: body, defaultPort: connection.key.defaultPort, hostLine: connection.hostLine, into: &bytes)
     }
 
     /// As `encodedHead`, appended to `bytes`.

@@ -73,6 +73,15 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     @exclusivity(unchecked) private var timedOut = false
     /// Requests this connection carried; > 0 means it was reused.
     @exclusivity(unchecked) var uses = 0
+
+    /// Counts a request about to be written on this connection; true when the connection carried
+    /// one before (a failure may then be the keep-alive race: `UpstreamClient.mayRetry`).
+    func beginRequest() -> Bool {
+        let reused = uses > 0
+        uses += 1
+        wroteRequestBytes = false
+        return reused
+    }
     /// When the connection last went idle into a pool (`loop.now`).
     @exclusivity(unchecked) var idleSince: UInt64 = 0
     /// True while the connection sits idle in a pool (then any readiness means it is unusable).

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import HTTP1
 
 /// A session's id hash as the key of the session cache.
 ///
@@ -19,7 +17,7 @@ struct SessionHashKey: Hashable, Sendable {
     static func == (a: SessionHashKey, b: SessionHashKey) -> Bool {
         let equal: Bool? = a.idHash.utf8.withContiguousStorageIfAvailable { x in
             b.idHash.utf8.withContiguousStorageIfAvailable { y in
-                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+                ByteSearch.equal(x, y)
             }
         } ?? nil
         if let equal { return equal }

@@ -48,18 +48,12 @@ public enum ProxyHeaderPolicy {
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
                                               forwarding: ProxyForwarding, trace: TraceParent? = nil) -> HTTPHeaders {
         upstreamRequestFields(from: incoming, peerIP: peerIP, authorization: authorization, forwarding: forwarding,
-                              trace: trace).headers
+                              trace: trace ?? TraceParent.continuing(incoming)).headers
     }
 
     /// The same fields as the upstream client writes them: which of `incoming`'s fields pass (a bit
-    /// each) and the values added, without a field list put together in between.
-    public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
-                                             forwarding: ProxyForwarding, trace: TraceParent? = nil) -> ForwardedRequestFields {
-        upstreamRequestFields(from: incoming, peerIP: peerIP, authorization: authorization, forwarding: forwarding,
-                              trace: trace ?? TraceParent.continuing(incoming))
-    }
-
-    /// As above with the request's trace decided (no optional trace copied on the proxy's path).
+    /// each) and the values added, without a field list put together in between. The request's
+    /// trace is decided by the caller (no optional trace copied on the proxy's path).
     public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
                                              forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
         let named = namedInConnection(incoming, keeping: "content-length")

@@ -72,29 +72,27 @@ public final class ForwardedRequestFields: Sendable {
         for field in fixed { field.line.withUnsafeBufferPointer { head.bytes($0) } }
         if let authorization { Self.write("Authorization: ", authorization, into: &head) }
         if let trace {
+            // A fresh trace's value is the gateway's own: written unchecked.
             let checked = !trace.isReceived
-            trace.withHeaderValue { value in
-                guard checked || HeadWriter.isFieldValue(value) else { return }
-                head.text("traceparent: ")
-                head.bytes(value)
-                head.byte(ASCII.cr)
-                head.byte(ASCII.lf)
-            }
+            trace.withHeaderValue { Self.line("traceparent: ", $0, checked: checked, into: &head) }
         }
     }
 
     /// `prefix value\r\n`, or nothing when the value could not be written as a field's.
     private static func write(_ prefix: StaticString, _ value: String, into head: inout HeadBuffer) {
-        func line(_ value: UnsafeBufferPointer<UInt8>) {
-            guard HeadWriter.isFieldValue(value) else { return }
-            head.text(prefix)
-            head.bytes(value)
-            head.byte(ASCII.cr)
-            head.byte(ASCII.lf)
-        }
         // A native String's own bytes; a copy only for another kind.
-        if value.utf8.withContiguousStorageIfAvailable(line) != nil { return }
+        if value.utf8.withContiguousStorageIfAvailable({ line(prefix, $0, checked: false, into: &head) }) != nil { return }
         var copy = value
-        copy.withUTF8(line)
+        copy.withUTF8 { line(prefix, $0, checked: false, into: &head) }
+    }
+
+    /// `prefix value\r\n`; unless `checked`, only when `value` can be a field's.
+    private static func line(_ prefix: StaticString, _ value: UnsafeBufferPointer<UInt8>, checked: Bool,
+                             into head: inout HeadBuffer) {
+        guard checked || HeadWriter.isFieldValue(value) else { return }
+        head.text(prefix)
+        head.bytes(value)
+        head.byte(ASCII.cr)
+        head.byte(ASCII.lf)
     }
 }

@@ -98,7 +98,7 @@ struct ProxyHeaderPolicyTests {
     private func bothHeads(_ incoming: HTTPHeaders, peer: String = "203.0.113.9", authorization: String? = "Bearer AT",
                            trace: TraceParent? = nil) -> (direct: [UInt8], listed: [UInt8]) {
         let fields = ProxyHeaderPolicy.upstreamRequestFields(from: incoming, peerIP: peer, authorization: authorization,
-                                                             forwarding: forwarding, trace: trace)
+                                                             forwarding: forwarding, trace: trace ?? TraceParent.continuing(incoming))
         var direct: [UInt8] = [], listed: [UInt8] = []
         RequestHeadEncoder.encodeUpstreamRequest(method: "GET", target: "/api/x", hostName: "upstream", port: 8080,
                                                  fields: fields, contentLength: 3, chunked: false, into: &direct)

@@ -78,9 +78,10 @@ struct ProxyTests {
             let accessToken = try #require(harness.tap.issuedTokens.first)
             var answers: [String] = []
             // The first round opens the upstream connection (`ApiProxy.forward`, in a task); the
-            // gateway has one loop, so every later call finds it idle in the pool and is sent and
-            // answered from the loop (`forwardOnLoop`): whole answers in the readiness callback,
-            // streamed ones in a task.
+            // gateway has one loop, so every later call finds it idle in the pool, which is what
+            // `forwardOnLoop` takes (whole answers in the readiness callback, streamed ones in a
+            // task). What this checks is the policy, the same on either path; that the callback
+            // path answers is `UpstreamCallTests`' (`.inCallback`).
             for round in 0..<3 {
                 let echo = try Self.echoed(try await browser.get("/api/echo?round=\(round)&x=%2F", csrf: true,
                                                                   headers: [("Authorization", "Basic YWxpY2U6c2VjcmV0"), ("X-Custom", "kept")]))

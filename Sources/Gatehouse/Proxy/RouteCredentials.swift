@@ -46,11 +46,9 @@ enum RouteCredentials {
         case .none:
             return .forward(authorization: nil)
         case .user, .optional:
-            let now = context.now()
-            guard let resolved = context.sessions.cachedResolution(in: headers, now: now),
-                  !AccessTokenExpiry.hasEnded(resolved.tokens, now: now),
-                  !context.refresher.needsRefresh(resolved.tokens, now: now) else { return nil }
-            return .forward(authorization: resolved.authorization)
+            guard let authorization = context.sessions.cachedBearer(in: headers, now: context.now(),
+                                                                    refreshMargin: context.refresher.margin) else { return nil }
+            return .forward(authorization: authorization)
         case .client:
             return nil
         }

@@ -28,7 +28,8 @@ public final class TokenRefresher: Sendable {
     private let provider: ProviderConnection
     private let sessions: SessionCache
     private let metrics: GatewayMetrics
-    private let margin: Int64
+    /// Seconds before expiry at which an access token is refreshed (`GATEHOUSE_REFRESH_MARGIN`).
+    let margin: Int64
     private let logger: Logger
     /// Unix seconds: the gateway's clock (`GatewayContext.now`), never read here directly.
     private let now: @Sendable () -> Int64

@@ -41,6 +41,8 @@ public final class SessionCache: Sendable {
         let cached: CachedSession
         /// The idle expiry as slid by this request.
         public let idleExpiresAt: Int64
+        /// When the cached entry was loaded (the monotonic clock).
+        let loadedAt: UInt64
 
         /// The session, with the idle expiry slid by this request.
         public var session: Session {
@@ -63,6 +65,9 @@ public final class SessionCache: Sendable {
     private let maximumAgeNanoseconds: UInt64 = 500_000_000
     static let maximumEntries = 100_000
     private let cache = Mutex<[SessionHashKey: Entry]>([:])
+    /// Bumped whenever this process changes or ends a session (or empties the cache): the event
+    /// loops' copies (`LoopBearer`) made before are no longer used.
+    private let generation = Atomic<UInt64>(0)
     private let logger: Logger
     /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
     /// for the age of cached entries.
@@ -135,6 +140,74 @@ public final class SessionCache: Sendable {
         guard let cached = cache.withLock({ $0[SessionHashKey(id.hash)] }),
               clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds else { return nil }
         return settle(cached, idHash: id.hash, now: now, slide: true, changed: false)
+    }
+
+    /// The proxy's usual case on an event loop: the `Authorization` value for the request's one
+    /// session cookie, when `cachedResolution` would give its session and the access token is
+    /// neither ended nor due for a refresh (`refreshMargin`, as `TokenRefresher.needsRefresh`). Nil
+    /// for everything else: the caller takes the async path, which decides those.
+    ///
+    /// Answered from the loop's own copy (`LoopBearer`, kept in the loop's `SessionIDMemo`) while
+    /// that copy is as good as the shared entry: no session of this process changed or ended since
+    /// (`generation`), the entry it came from is still fresh (0.5 s), and this request slides the
+    /// idle expiry to where the copy's request did (the same second). Otherwise the shared entry
+    /// decides, as `cachedResolution`, and a new copy is made from it. So the loops touch the shared
+    /// lock, entry and strings about once a second per session instead of on every request.
+    func cachedBearer(in headers: HTTPHeaders, now: Int64, refreshMargin: Int64) -> String? {
+        var key: SessionCookieKey? = nil
+        var candidates = 0
+        CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
+            guard let candidate = SessionCookieKey(value) else { return true }
+            candidates += 1
+            key = candidate
+            return candidates < 2
+        }
+        let memo = EventLoop.withCurrent { loop in
+            loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
+        }
+        guard candidates == 1, let key, let memo else {
+            return sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved.authorization
+        }
+        let generation = self.generation.load(ordering: .acquiring)
+        let clock = self.clock.monotonicNanoseconds()
+        let idleSeconds = self.idleSeconds, maximumAge = maximumAgeNanoseconds
+        if let authorization = memo.memo.bearer(for: key, { bearer in
+            bearer.generation == generation
+                && (clock < bearer.loadedAt || clock - bearer.loadedAt < maximumAge)
+                && now < bearer.usableBefore
+                && now < bearer.idleExpiresAt
+                && min(now + idleSeconds, bearer.expiresAt) == bearer.idleExpiresAt
+        }) {
+            return authorization
+        }
+        guard let (resolved, usableBefore) = sharedBearer(in: headers, now: now, refreshMargin: refreshMargin) else {
+            return nil
+        }
+        // A copy in storage of this loop's own: the shared string's reference count is what moved
+        // between the cores.
+        let authorization = String(decoding: Array(resolved.authorization.utf8), as: UTF8.self)
+        memo.memo.remember(LoopBearer(generation: generation, loadedAt: resolved.loadedAt,
+                                      idleExpiresAt: resolved.idleExpiresAt,
+                                      expiresAt: resolved.cached.session.expiresAt,
+                                      usableBefore: usableBefore, authorization: authorization),
+                           for: key)
+        return authorization
+    }
+
+    /// `cachedResolution` with the token checks of `cachedBearer`, and the first second at which
+    /// the token ends or is due.
+    private func sharedBearer(in headers: HTTPHeaders, now: Int64,
+                              refreshMargin: Int64) -> (resolved: Resolved, usableBefore: Int64)? {
+        guard let resolved = cachedResolution(in: headers, now: now) else { return nil }
+        let tokens = resolved.tokens
+        var usableBefore = AccessTokenRenewal.dueAt(expiresAt: tokens.accessTokenExpiresAt,
+                                                    lifetime: tokens.accessTokenLifetime, margin: refreshMargin) ?? .max
+        // Without a refresh token the session ends with its access token (`AccessTokenExpiry`).
+        if tokens.refreshToken == nil, let expiresAt = tokens.accessTokenExpiresAt {
+            usableBefore = min(usableBefore, expiresAt)
+        }
+        guard now < usableBefore else { return nil }
+        return (resolved, usableBefore)
     }
 
     /// How many well-formed values of the session cookie are looked up, at most, per request.
@@ -237,7 +310,7 @@ public final class SessionCache: Sendable {
                 entry.persistedIdleExpiresAt = entry.idleExpiresAt
             }
         }
-        let resolved = Resolved(cached: entry.cached, idleExpiresAt: entry.idleExpiresAt)
+        let resolved = Resolved(cached: entry.cached, idleExpiresAt: entry.idleExpiresAt, loadedAt: entry.loadedAt)
         // Within the same second a cached entry is unchanged: skip the second lock and copy.
         guard changed else { return resolved }
         let stored = entry
@@ -259,10 +332,12 @@ public final class SessionCache: Sendable {
             entry.loadedAt = clock.monotonicNanoseconds()
             cache[key] = entry
         }
+        generation.add(1, ordering: .releasing)
     }
 
     func forget(_ idHash: String) {
         _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
+        generation.add(1, ordering: .releasing)
     }
 
     // MARK: Ending sessions (delete, then forget: the only place that deletes a session)
@@ -294,6 +369,7 @@ public final class SessionCache: Sendable {
 
     private func forgetAll() {
         cache.withLock { $0.removeAll() }
+        generation.add(1, ordering: .releasing)
     }
 
     // MARK: Login

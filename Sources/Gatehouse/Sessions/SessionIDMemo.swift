@@ -14,6 +14,8 @@ struct SessionIDMemo {
     private struct Slot {
         let key: SessionCookieKey
         let id: SessionID
+        /// The proxy's copy of the session behind this value, once a request on this loop resolved it.
+        var bearer: LoopBearer?
     }
 
     static let slotCount = 4096
@@ -33,4 +35,42 @@ struct SessionIDMemo {
     mutating func remember(_ id: SessionID, for key: SessionCookieKey) {
         slots[key.slotIndex(seed: seed, count: Self.slotCount)] = Slot(key: key, id: id)
     }
+
+    /// The remembered bearer of `key` when `isUsable` accepts it; read in place (no copy of the slot,
+    /// whose strings would be retained and released for nothing).
+    func bearer(for key: SessionCookieKey, _ isUsable: (borrowing LoopBearer) -> Bool) -> String? {
+        slots.withUnsafeBufferPointer { slots in
+            guard let slot = slots[key.slotIndex(seed: seed, count: Self.slotCount)], slot.key == key,
+                  let bearer = slot.bearer, isUsable(bearer) else { return nil }
+            return bearer.authorization
+        }
+    }
+
+    /// Keeps `bearer` with the value's id; nothing when the value is no longer remembered (its slot
+    /// was taken by another value meanwhile).
+    mutating func remember(_ bearer: LoopBearer, for key: SessionCookieKey) {
+        let index = key.slotIndex(seed: seed, count: Self.slotCount)
+        guard slots[index]?.key == key else { return }
+        slots[index]?.bearer = bearer
+    }
+}
+
+/// What the proxy reads of a cached session, copied for one event loop (`SessionCache.cachedBearer`):
+/// the loops then share no reference count, lock or string on a proxied request's way, where each
+/// shared one moved a cache line between cores on every request.
+struct LoopBearer {
+    /// `SessionCache`'s generation when copied: any session changed or ended in this process since
+    /// then makes every copy stale at once.
+    let generation: UInt64
+    /// The shared entry's load time: a copy lives no longer than the entry it came from.
+    let loadedAt: UInt64
+    /// The idle expiry as slid by the request that made the copy (a later second slides it again,
+    /// through the shared entry).
+    let idleExpiresAt: Int64
+    /// The session's absolute expiry.
+    let expiresAt: Int64
+    /// The first second at which the access token has ended or is due for a refresh.
+    let usableBefore: Int64
+    /// `Bearer <access token>`, in storage of this loop's own.
+    let authorization: String
 }

@@ -6,9 +6,15 @@ public enum AccessTokenRenewal {
     /// (`GATEHOUSE_REFRESH_MARGIN`), or a tenth of the token's lifetime when that is smaller (a 60 s
     /// margin would renew a 30 s token on every request). A token without an expiry is never due.
     public static func isDue(expiresAt: Int64?, lifetime: Int64?, margin: Int64, now: Int64) -> Bool {
-        guard let expiresAt else { return false }
+        guard let dueAt = dueAt(expiresAt: expiresAt, lifetime: lifetime, margin: margin) else { return false }
+        return now >= dueAt
+    }
+
+    /// The first second at which `isDue` holds; nil for a token without an expiry.
+    public static func dueAt(expiresAt: Int64?, lifetime: Int64?, margin: Int64) -> Int64? {
+        guard let expiresAt else { return nil }
         var effective = margin
         if let lifetime, lifetime > 0 { effective = min(margin, lifetime / 10) }
-        return now >= expiresAt - effective
+        return expiresAt - effective
     }
 }

@@ -50,6 +50,13 @@ public final class HTTPServer: @unchecked Sendable {
         }
         var port = configuration.port
         var fds: [Int32] = []
+        // SO_REUSEPORT would let this server silently share a port with another process of the same
+        // user (a stale instance, a second `serve`), each answering part of the traffic. A listener
+        // bound without it fails with EADDRINUSE while any socket listens there, so one is bound
+        // first, alone, and closed before the loops' own listeners take the port.
+        if port != 0 {
+            close(try Sockets.listen(on: address, reusePort: false))
+        }
         do {
             for i in 0..<max(1, configuration.loopCount) {
                 let bindAddress = i == 0 ? address : SocketAddress(ip: configuration.host, port: port)!

@@ -1,3 +1,4 @@
+import CLinux
 /// Limits and timeouts of the server, with the contract's defaults.
 public struct HTTPServerConfiguration: Sendable {
     /// Numeric address to bind (`0.0.0.0`, `::`, `127.0.0.1`).
@@ -28,9 +29,13 @@ public struct HTTPServerConfiguration: Sendable {
 
     public init() {}
 
+    /// The CPUs the process may run on: its affinity mask (as nginx's `worker_processes auto`), so a
+    /// container limited with a cpuset or a server started under `taskset` runs one loop per CPU it
+    /// has, not one per CPU of the host; the online CPUs when the mask cannot be read.
     public static var coreCount: Int {
         #if canImport(Glibc)
-        let n = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let allowed = Int(gatehouse_allowed_cpu_count())
+        let n = allowed > 0 ? allowed : Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         return max(1, n)
         #else
         return 2

@@ -1,3 +1,4 @@
+import EventLoops
 import GatehouseCore
 import GatehouseSessions
 import HTTP1
@@ -92,6 +93,58 @@ struct SessionCacheTests {
         #expect(sessions.cachedResolution(in: one, now: now + 86_400) == nil, "expired: the async path ends it")
         clock.advance(seconds: 1)
         #expect(sessions.cachedResolution(in: one, now: now + 6) == nil, "older than 0.5 s: reloaded on the async path")
+    }
+
+    @Test("The proxy's bearer on an event loop: the loop's own copy, dropped at once when a session changes or ends")
+    func loopBearer() async throws {
+        let store = InMemorySessionStore()
+        let clock = ManualClock()
+        let sessions = try Self.cache(over: store, clock: clock)
+        let id = SessionID.generate(), other = SessionID.generate()
+        let session = try store.createSession(.make(idHash: id.hash, now: now))
+        _ = try store.createSession(.make(idHash: other.hash, now: now))
+        let name = sessions.cookieName
+        let one: HTTPHeaders = ["Cookie": "\(name)=\(id.cookieValue)"]
+        let margin: Int64 = 60
+        // Off the loops there is no copy: the shared entry answers, with the same token checks.
+        #expect(sessions.cachedBearer(in: one, now: now, refreshMargin: margin) == nil, "not cached yet")
+        _ = try await sessions.resolveWithAuthorization(idHash: id.hash, now: now)
+        #expect(sessions.cachedBearer(in: one, now: now, refreshMargin: margin) == "Bearer access-1")
+
+        let loop = try EventLoop(index: 0)
+        loop.start()
+        defer { loop.stopAndJoin() }
+        let now = self.now
+        let seen = try await Task(executorPreference: loop) { () async throws -> [String?] in
+            var seen: [String?] = []
+            seen.append(sessions.cachedBearer(in: one, now: now, refreshMargin: margin))      // copied
+            seen.append(sessions.cachedBearer(in: one, now: now, refreshMargin: margin))      // from the copy
+            // The token is due for a refresh 60 s before it expires (1,000,300): the async path.
+            seen.append(sessions.cachedBearer(in: one, now: 1_000_240, refreshMargin: margin))
+            // New tokens from this process: the next request has them, not the copy's.
+            var refreshed = session
+            refreshed.tokens = .make(access: "access-2")
+            sessions.update(refreshed)
+            seen.append(sessions.cachedBearer(in: one, now: now, refreshMargin: margin))
+            // A later second slides the idle expiry on the shared entry.
+            seen.append(sessions.cachedBearer(in: one, now: now + 7, refreshMargin: margin))
+            let shared = try await sessions.resolveWithAuthorization(idHash: id.hash, now: now + 7, slide: false)
+            seen.append(shared.map { "idle \($0.idleExpiresAt - now)" })
+            // Ended in this process (a logout): refused at once, not after the 0.5 s of the entry.
+            await sessions.endSession(idHash: id.hash)
+            seen.append(sessions.cachedBearer(in: one, now: now + 7, refreshMargin: margin))
+            return seen
+        }.value
+        #expect(seen == ["Bearer access-1", "Bearer access-1", nil, "Bearer access-2", "Bearer access-2",
+                         "idle 3607", nil])
+        #expect(try store.loadSession(idHash: id.hash, now: now) == nil, "ended in the store too")
+        // Another session's cookie on the same loop is its own entry.
+        _ = try await sessions.resolveWithAuthorization(idHash: other.hash, now: now)
+        let two: HTTPHeaders = ["Cookie": "\(name)=\(other.cookieValue)"]
+        let otherBearer = await Task(executorPreference: loop) {
+            sessions.cachedBearer(in: two, now: now, refreshMargin: margin)
+        }.value
+        #expect(otherBearer == "Bearer access-1")
     }
 
     @Test("Pending logins pass through the door once")

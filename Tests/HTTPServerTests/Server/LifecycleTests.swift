@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
 import Testing
 @testable import HTTPServer
 import TestSupport
@@ -109,6 +110,20 @@ struct LifecycleTests {
             let client = try await server.client()
             try await client.send("GET /v6 HTTP/1.1\r\nHost: [::1]\r\n\r\n")
             #expect(try await client.readResponse().text == "/v6")
+        }
+    }
+
+    @Test("A second server on a port already listened on fails to start instead of sharing it")
+    func portInUse() async throws {
+        try await withServer { first in
+            var config = TestServer.configuration()
+            config.port = first.port
+            // SO_REUSEPORT on the loops' listeners would otherwise let the second join the first's
+            // port and take part of its connections.
+            #expect(throws: SocketError.self) { _ = try TestServer(config) }
+            let client = try await first.client()
+            try await client.send(get("/still-first"))
+            #expect(try await client.readResponse().text == "/still-first")
         }
     }
 }

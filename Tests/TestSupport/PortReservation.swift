@@ -6,9 +6,11 @@ import Glibc
 /// `redirect_uri`, the provider's issuer), or keeps a stopped server's port from being handed to
 /// another test's server while a test checks that connections to it are refused.
 ///
-/// The socket is bound with `SO_REUSEPORT` but never listens: it receives no connections, keeps the
-/// kernel from handing the port to anyone else, and lets our servers (which bind with
-/// `SO_REUSEPORT` as the same user) bind it — also again after a restart.
+/// The socket is bound with `SO_REUSEPORT` and `SO_REUSEADDR` but never listens: it receives no
+/// connections, keeps the kernel from handing the port to anyone else, and lets our servers bind it
+/// — also again after a restart: their check that nothing listens there (a bind with
+/// `SO_REUSEADDR` alone) passes beside a socket that does not listen, and their listeners join it
+/// with `SO_REUSEPORT` as the same user.
 public final class PortReservation: Sendable {
     public let port: Int
     private let fd: Int32
@@ -19,6 +21,7 @@ public final class PortReservation: Sendable {
         guard fd >= 0 else { throw RawClientError(what: "socket", errno: errno) }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(requested).bigEndian)

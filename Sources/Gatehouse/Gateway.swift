@@ -69,6 +69,32 @@ public final class GatewayContext: Sendable {
         let websockets = self.websockets
         sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }
     }
+
+    /// This context for one event loop (`Gateway.loopHandler(for:)`): the same members, shared
+    /// with every loop (one session cache, one set of metrics, one provider), but a context object
+    /// of its own (each proxied request keeps a reference to its context) and the proxy's
+    /// forwarding values in storage of their own (copied into each forwarded request).
+    var loopCopy: GatewayContext { GatewayContext(copying: self) }
+
+    private init(copying other: GatewayContext) {
+        configuration = other.configuration
+        provider = other.provider
+        sessions = other.sessions
+        metrics = other.metrics
+        upstream = other.upstream
+        httpsUpstream = other.httpsUpstream
+        upstreamClient = other.upstreamClient
+        httpsUpstreamClient = other.httpsUpstreamClient
+        staticFiles = other.staticFiles
+        cookie = other.cookie
+        refresher = other.refresher
+        clientTokens = other.clientTokens
+        websockets = other.websockets
+        forwarding = other.forwarding.loopCopy
+        logger = other.logger
+        clock = other.clock
+        now = other.now
+    }
 }
 
 /// The gateway's router: picks one handler per request and adds the security headers every
@@ -78,13 +104,29 @@ public final class Gateway: HTTPHandler {
     private let routes: RouteTable
     /// `/healthz`'s answer never changes: built (and secured) once, not per request.
     private let healthAnswer: HTTPResponse
+    /// The session cookie's and the anti-forgery header's names, read by every request's gate.
+    private let cookieName: String
+    private let csrfHeader: String
 
-    public init(context: GatewayContext) {
+    public convenience init(context: GatewayContext) {
+        self.init(context: context, routes: context.configuration.routeTable)
+    }
+
+    private init(context: GatewayContext, routes: RouteTable) {
         self.context = context
-        routes = context.configuration.routeTable
+        self.routes = routes
+        cookieName = context.configuration.cookieName.ownedCopy
+        csrfHeader = context.configuration.csrfHeader.ownedCopy
         var health = Self.secured(OpsEndpoints.health(), strictTransportSecurity: context.configuration.strictTransportSecurity)
         health.headers.checkAll()
         healthAnswer = health
+    }
+
+    /// A gateway of the loop's own: the same context members and routes in objects and storage
+    /// only that loop touches (`GatewayContext.loopCopy`, `RouteTable.loopCopy`), so a proxied
+    /// request's references (its route, context, forwarded fields) are counted on its loop's core.
+    public func loopHandler(for loop: EventLoop) -> any HTTPHandler {
+        Gateway(context: context.loopCopy, routes: routes.loopCopy)
     }
 
     public func routeClass(of path: Substring) -> RouteClass {
@@ -150,8 +192,8 @@ public final class Gateway: HTTPHandler {
             return .webSocket
         }
         if route.requiresAntiForgery(method: head.method,
-                                     sessionCookiePresent: CookieParser.isPresent(named: context.configuration.cookieName, in: head.headers)),
-           !CSRFPolicy.check(head.headers, headerName: context.configuration.csrfHeader) {
+                                     sessionCookiePresent: CookieParser.isPresent(named: cookieName, in: head.headers)),
+           !CSRFPolicy.check(head.headers, headerName: csrfHeader) {
             return .refuse(Responses.csrfMissing)
         }
         return .pass

@@ -18,7 +18,6 @@ public protocol UpstreamCallReceiver: AnyObject {
 /// head — is left to `finish()`, in a task, which continues the same exchange exactly as `send`
 /// would have (the same reads, limits, errors and single retry).
 public struct UpstreamCall: Sendable {
-    let client: UpstreamClient
     let request: UpstreamRequest
     let connection: UpstreamConnection
     let pool: LoopPool
@@ -46,7 +45,7 @@ public struct UpstreamCall: Sendable {
     public func headIfArrived() -> UpstreamResponse? {
         guard !connection.hasQueuedOutput,
               let (head, framing, keepAlive) = connection.readHeadNow(requestMethod: request.method) else { return nil }
-        return client.response(head: head, framing: framing, keepAlive: keepAlive, connection: connection, pool: pool,
+        return UpstreamClient.response(head: head, framing: framing, keepAlive: keepAlive, connection: connection, pool: pool,
                                timeouts: timeouts)
     }
 
@@ -62,13 +61,13 @@ public struct UpstreamCall: Sendable {
             guard now < firstByteDeadline else { throw .firstByteTimeout }
             let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
                                                                            timeout: firstByteDeadline - now)
-            return client.response(head: head, framing: framing, keepAlive: keepAlive, connection: connection,
+            return UpstreamClient.response(head: head, framing: framing, keepAlive: keepAlive, connection: connection,
                                    pool: pool, timeouts: timeouts)
         } catch {
             connection.close()
             guard UpstreamClient.mayRetry(method: request.method, hasBody: false, reusedConnection: reused, attempt: 1,
                                           error: error, wroteRequestBytes: connection.wroteRequestBytes) else { throw error }
-            return try await client.send(request, body: nil, timeouts: timeouts, firstAttempt: 2)
+            return try await pool.client.send(request, body: nil, timeouts: timeouts, firstAttempt: 2)
         }
     }
 }
@@ -95,7 +94,7 @@ extension UpstreamClient {
             connection.close()
             return nil
         }
-        return UpstreamCall(client: self, request: consume request, connection: connection, pool: pool, timeouts: timeouts,
+        return UpstreamCall(request: consume request, connection: connection, pool: pool, timeouts: timeouts,
                             reused: reused, firstByteDeadline: loop.now &+ timeouts.firstByteNanoseconds)
     }
 }

@@ -79,7 +79,7 @@ public final class UpstreamClient: Sendable {
                 }
                 let (head, framing, keepAlive) = try await connection.readHead(requestMethod: request.method,
                                                                                timeout: timeouts.firstByteNanoseconds)
-                return response(head: head, framing: framing, keepAlive: keepAlive, connection: connection, pool: pool,
+                return Self.response(head: head, framing: framing, keepAlive: keepAlive, connection: connection, pool: pool,
                                 timeouts: timeouts)
             } catch {
                 connection.close()
@@ -91,11 +91,12 @@ public final class UpstreamClient: Sendable {
     }
 
     /// The answer whose head was just read from `connection`, its body next.
-    func response(head: HTTPResponseHead, framing: UpstreamResponseFraming, keepAlive: Bool,
-                  connection: UpstreamConnection, pool: LoopPool, timeouts: Timeouts) -> UpstreamResponse {
+    /// (Static, with the pool's copy of the limit: a call on the loop does not reach the client.)
+    static func response(head: HTTPResponseHead, framing: UpstreamResponseFraming, keepAlive: Bool,
+                         connection: UpstreamConnection, pool: LoopPool, timeouts: Timeouts) -> UpstreamResponse {
         connection.beginBody(framing.framing)
         return UpstreamResponse(head: head, framing: framing, connection: connection, keepAlive: keepAlive,
-                                pool: pool, maxIdle: maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
+                                pool: pool, maxIdle: pool.maxIdlePerUpstream, idleTimeout: timeouts.bodyIdleNanoseconds)
     }
 
     /// Whether an exchange that failed may be sent again, once, on a new connection.
@@ -154,7 +155,7 @@ public final class UpstreamClient: Sendable {
     /// This client's idle connections on `loop`, kept by the loop itself (`EventLoop.localValue`):
     /// found without a lock, and gone with the loop.
     func loopPool(_ loop: EventLoop) -> LoopPool {
-        loop.localValue(for: ObjectIdentifier(self)) { LoopPool() }
+        loop.localValue(for: ObjectIdentifier(self)) { LoopPool(client: self) }
     }
 }
 
@@ -313,6 +314,18 @@ public final class UpstreamResponse: @unchecked Sendable {
 
 /// Idle connections of one event loop. Only touched from that loop's thread.
 final class LoopPool: @unchecked Sendable {
+    /// The client whose connections these are. A call on the loop reaches it through its pool (a
+    /// reference of the loop's own) instead of keeping a reference of its own: the client is shared
+    /// by the loops, and each reference a request took moved its count between their cores.
+    let client: UpstreamClient
+    /// The client's `maxIdlePerUpstream`.
+    let maxIdlePerUpstream: Int
+
+    init(client: UpstreamClient) {
+        self.client = client
+        maxIdlePerUpstream = client.maxIdlePerUpstream
+    }
+
     /// One list per upstream, as a class so that taking and returning a connection mutates the list
     /// in place (a dictionary value mutated through `idle[key]?` is copied on every request).
     private final class IdleList {

@@ -1,3 +1,4 @@
+import EventLoops
 import HTTPServer
 import Logging
 
@@ -19,6 +20,12 @@ public final class GatewayObserver: HTTPServerObserver {
         self.logger = logger
         self.classify = classify
         accessLog = logger.logLevel <= .info
+    }
+
+    /// An observer object of the loop's own (the same metrics and log): each request retains
+    /// the observer it reports to.
+    public func loopObserver(for loop: EventLoop) -> any HTTPServerObserver {
+        GatewayObserver(metrics: metrics, logger: logger, classify: classify)
     }
 
     public func requestCompleted(_ record: HTTPAccessRecord) {

@@ -54,7 +54,7 @@ struct ApiProxy {
                        completion: HandlerCompletion) -> Bool {
         guard let forward = ForwardTarget(consume match, query: request.head.query) else { return false }
         let route = forward.route
-        guard !route.usesTLS, let client = context.upstreamClient,
+        guard !route.usesTLS, context.upstreamClient != nil,
               case .forward(let authorization)? = RouteCredentials.cachedAuthorization(for: route, headers: request.head.headers,
                                                                                        context: context) else { return false }
         let fields = ProxyHeaderPolicy.upstreamRequestFields(from: request.head.headers, peerIP: request.peer.ip,
@@ -64,7 +64,8 @@ struct ApiProxy {
                                               target: forward.target, fields: fields)
         // Moved, not copied, into the relay (a copy of the call retained and released each of its
         // references: about 900 instructions).
-        let sent = client.sendOnLoop(consume upstreamRequest, loop: completion.loop)
+        // Called through the context, not a local reference: the client is shared by the loops.
+        let sent = context.upstreamClient?.sendOnLoop(consume upstreamRequest, loop: completion.loop)
         guard let call = consume sent else { return false }
         LoopRelay(call: consume call, method: request.head.method, context: context, writer: writer, completion: completion).start()
         return true

@@ -22,6 +22,13 @@ public struct HeaderNameSet: Sendable {
         byLength = table
     }
 
+    private init(byLength: [[UInt8]]) {
+        self.byLength = byLength
+    }
+
+    /// The same names in arrays of their own (`LoopCopies`).
+    public var loopCopy: HeaderNameSet { HeaderNameSet(byLength: byLength.map { $0.map { $0 } }) }
+
     public func contains(_ name: some StringProtocol) -> Bool {
         var text = String(name)
         return text.withUTF8 { contains(bytes: $0) }

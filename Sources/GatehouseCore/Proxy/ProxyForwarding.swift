@@ -23,6 +23,11 @@ public struct ProxyForwarding: Sendable, Equatable {
     let forwardedHostField: HTTPField.Checked?
     /// The two, as added to each forwarded request (one array, retained rather than made each time).
     let addedFields: [HTTPField.Checked]
+    /// The request fields never forwarded from a trusted proxy, and from anyone else
+    /// (`ProxyHeaderPolicy.upstreamAlwaysDropped`, `.upstreamDropped`): here, not read from the
+    /// statics, so that a loop's copy of the forwarding has its own (`loopCopy`).
+    let droppedFromTrusted: HeaderNameSet
+    let droppedFromOthers: HeaderNameSet
 
     public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String) {
         self.init(forwardedHost: String(publicURL.origin.utf8.dropFirst(publicURL.scheme.utf8.count + 3))!,
@@ -37,6 +42,14 @@ public struct ProxyForwarding: Sendable, Equatable {
         forwardedProtoField = HTTPField.Checked(name: "X-Forwarded-Proto", value: forwardedProto)
         forwardedHostField = HTTPField.Checked(name: "X-Forwarded-Host", value: forwardedHost)
         addedFields = [forwardedProtoField, forwardedHostField].compactMap { $0 }
+        droppedFromTrusted = ProxyHeaderPolicy.upstreamAlwaysDropped.loopCopy
+        droppedFromOthers = ProxyHeaderPolicy.upstreamDropped.loopCopy
+    }
+
+    /// Equal when configured alike (everything else is derived from these four).
+    public static func == (a: ProxyForwarding, b: ProxyForwarding) -> Bool {
+        a.forwardedHost == b.forwardedHost && a.forwardedProto == b.forwardedProto
+            && a.trustedProxies == b.trustedProxies && a.csrfHeader == b.csrfHeader
     }
 
     /// True when `peerIP` is one of the trusted proxies.

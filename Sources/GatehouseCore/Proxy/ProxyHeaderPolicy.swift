@@ -58,7 +58,7 @@ public enum ProxyHeaderPolicy {
                                              forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
         let named = namedInConnection(incoming, keeping: "content-length")
         let trusted = forwarding.trusts(peerIP: peerIP)
-        let dropped = trusted ? upstreamAlwaysDropped : upstreamDropped
+        let dropped = trusted ? forwarding.droppedFromTrusted : forwarding.droppedFromOthers
         let passesTracestate = trace.isReceived
         // On the names' bytes: no String per field.
         var csrf = forwarding.csrfHeader

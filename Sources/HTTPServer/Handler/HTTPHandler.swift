@@ -21,6 +21,11 @@ public protocol HTTPHandler: Sendable {
     /// undoing (nothing answered, nothing sent on the request's behalf).
     func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async
+    /// The handler the connections of `loop` call, asked once per loop when the server starts.
+    /// A handler shared by the loops has its reference count moved between their cores on every
+    /// call (each request copies the handler it calls); one of the loop's own keeps that count, and
+    /// whatever else the handler copies per request, on the loop's core. Default: `self`.
+    func loopHandler(for loop: EventLoop) -> any HTTPHandler
 }
 
 extension HTTPHandler {
@@ -28,4 +33,5 @@ extension HTTPHandler {
     public func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool {
         false
     }
+    public func loopHandler(for loop: EventLoop) -> any HTTPHandler { self }
 }

@@ -34,6 +34,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     unowned let listener: Listener
     let loop: EventLoop
     private let server: HTTPServer
+    /// This loop's handler and observer (`HTTPHandler.loopHandler(for:)`).
+    private let handler: any HTTPHandler
+    private let observer: (any HTTPServerObserver)?
     private var config: HTTPServerConfiguration { server.configuration }
 
     // `@exclusivity(unchecked)` on the properties every request touches (state, output, deadlines,
@@ -97,6 +100,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         self.listener = listener
         self.loop = listener.loop
         self.server = listener.server
+        handler = listener.handler
+        observer = listener.observer
         let config = listener.server.configuration
         parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: config.maxHeadBytes))
         requestBody = RequestBodyReader(maxBodyBytes: config.maxBodyBytes)
@@ -327,7 +332,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             return
         }
 
-        if let immediate = server.handler.immediateResponse(to: head, peer: peer) {
+        if let immediate = handler.immediateResponse(to: head, peer: peer) {
             if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
             current = nil
             writeComplete(immediate)
@@ -338,8 +343,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         let exchange = Exchange(connection: self)
         current = exchange
         let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace)
-        if server.handler.handleOnLoop(request, writer: exchange, completion: HandlerCompletion(exchange: exchange)) { return }
-        if runner == nil { runner = HandlerRunner.start(on: loop, handler: server.handler) }
+        if handler.handleOnLoop(request, writer: exchange, completion: HandlerCompletion(exchange: exchange)) { return }
+        if runner == nil { runner = HandlerRunner.start(on: loop, handler: handler) }
         runner?.submit(request, exchange)
     }
 
@@ -558,7 +563,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         guard state == .handling else { return nil }
         let endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable),
                                       unsent: Array(output[outputOffset...]))
-        server.observer?.requestCompleted(HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
+        observer?.requestCompleted(HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
                                                            durationNanoseconds: EventLoop.monotonicNow() &- startTime,
                                                            requestID: requestID, peer: peer))
         state = .upgraded
@@ -615,7 +620,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                                       durationNanoseconds: EventLoop.monotonicNow() &- startTime,
                                       requestID: requestID, peer: peer)
         record.traceID = trace?.traceID
-        server.observer?.requestCompleted(record)
+        observer?.requestCompleted(record)
         current = nil
         responseStarted = false
         if let waiter = bodyWaiter {

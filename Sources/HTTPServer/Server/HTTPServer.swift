@@ -71,16 +71,17 @@ public final class HTTPServer: @unchecked Sendable {
         localPort = port
         for (i, fd) in fds.enumerated() {
             let loop = try EventLoop(index: i)
-            let listener = Listener(fd: fd, loop: loop, server: self)
+            let listener = Listener(fd: fd, loop: loop, server: self, handler: handler.loopHandler(for: loop),
+                                    observer: observer?.loopObserver(for: loop))
             loops.append(loop)
             listeners.append(listener)
             loop.start()
-            loop.execute { [observer] in
+            loop.execute {
                 do { try loop.registerListener(fd, listener) } catch {
                     self.logger.error("cannot register listener", metadata: ["error": "\(error)"])
                 }
                 listener.startSweeper()
-                if let observer { loop.addEndOfBatchHook { observer.endOfBatch(loop: i) } }
+                if let observer = listener.observer { loop.addEndOfBatchHook { observer.endOfBatch(loop: i) } }
             }
         }
         logger.info("listening", metadata: ["http.address": "\(configuration.host)", "http.port": "\(port)",
@@ -124,16 +125,21 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     let fd: Int32
     let loop: EventLoop
     unowned let server: HTTPServer
+    /// The server's handler and observer as this loop's connections call them.
+    let handler: any HTTPHandler
+    let observer: (any HTTPServerObserver)?
     var connections: [ObjectIdentifier: HTTPConnection] = [:]
     /// Sockets handed to tunnels by `HTTPConnection.switchProtocols`, still counted as open.
     private var upgradedSockets: [ObjectIdentifier: SocketEndpoint] = [:]
     private var listening = true
     private var requestCounter: UInt64 = 0
 
-    init(fd: Int32, loop: EventLoop, server: HTTPServer) {
+    init(fd: Int32, loop: EventLoop, server: HTTPServer, handler: any HTTPHandler, observer: (any HTTPServerObserver)?) {
         self.fd = fd
         self.loop = loop
         self.server = server
+        self.handler = handler
+        self.observer = observer
     }
 
     func nextRequestID() -> RequestID {
@@ -195,7 +201,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
             return nil
         }
         connections[ObjectIdentifier(connection)] = connection
-        server.observer?.connectionOpened()
+        observer?.connectionOpened()
         connection.start()
         return connection
     }
@@ -214,7 +220,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     func removed(_ connection: HTTPConnection) {
         connections[ObjectIdentifier(connection)] = nil
         server.openConnections.wrappingSubtract(1, ordering: .relaxed)
-        server.observer?.connectionClosed()
+        observer?.connectionClosed()
     }
 
     /// A connection switched protocols: its socket lives on as `endpoint` (counted until it closes).
@@ -226,7 +232,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
             guard let self else { return }
             self.upgradedSockets[key] = nil
             self.server.openConnections.wrappingSubtract(1, ordering: .relaxed)
-            self.server.observer?.connectionClosed()
+            self.observer?.connectionClosed()
         }
     }
 

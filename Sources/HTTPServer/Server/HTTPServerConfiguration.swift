@@ -78,6 +78,9 @@ public protocol HTTPServerObserver: AnyObject, Sendable {
     /// Whether `requestCompleted` reads `traceID` (an access log): when not, a request answered
     /// without its handler (`immediateResponse`) gets no trace at all, and makes no fresh one.
     var recordsTraceIDs: Bool { get }
+    /// The observer the connections of `loop` call (as `HTTPHandler.loopHandler(for:)`, and for
+    /// the same reason: a request copies its observer). Default: `self`.
+    func loopObserver(for loop: EventLoop) -> any HTTPServerObserver
 }
 
 extension HTTPServerObserver {
@@ -86,4 +89,5 @@ extension HTTPServerObserver {
     public func connectionRejected() {}
     public func endOfBatch(loop: Int) {}
     public var recordsTraceIDs: Bool { true }
+    public func loopObserver(for loop: EventLoop) -> any HTTPServerObserver { self }
 }

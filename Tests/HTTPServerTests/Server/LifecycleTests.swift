@@ -2,6 +2,9 @@
 import Glibc
 #endif
 import EventLoops
+import HTTP1
+import Logging
+import Synchronization
 import Testing
 @testable import HTTPServer
 import TestSupport
@@ -124,6 +127,55 @@ struct LifecycleTests {
             let client = try await first.client()
             try await client.send(get("/still-first"))
             #expect(try await client.readResponse().text == "/still-first")
+        }
+    }
+
+    /// Asked once per loop; the handler made for a loop answers that loop's requests.
+    private final class Made: Sendable {
+        let loops = Mutex<[Int]>([])
+    }
+
+    private final class PerLoopHandler: HTTPHandler, Sendable {
+        let madeFor: Int?
+        let made: Made
+        init(madeFor: Int?, made: Made) {
+            self.madeFor = madeFor
+            self.made = made
+        }
+        func loopHandler(for loop: EventLoop) -> any HTTPHandler {
+            made.loops.withLock { $0.append(loop.index) }
+            return PerLoopHandler(madeFor: loop.index, made: made)
+        }
+        func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
+            let ranOn = EventLoop.current?.index
+            return HTTPResponse(status: 200, body: "made-for=\(madeFor.map(String.init) ?? "none") ran-on=\(ranOn.map(String.init) ?? "none")")
+        }
+        func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {}
+    }
+
+    @Test("Each loop's connections call the handler made for that loop (loopHandler(for:))")
+    func perLoopHandlers() async throws {
+        let made = Made()
+        let server = HTTPServer(configuration: TestServer.configuration(), handler: PerLoopHandler(madeFor: nil, made: made),
+                                logger: Logger(label: "test.http-server") { _ in SwiftLogNoOpLogHandler() })
+        try server.start()
+        #expect(made.loops.withLock { $0.sorted() } == [0, 1])
+        var answers: Set<String> = []
+        do {
+            for _ in 0..<16 {
+                let client = try await RawClient(port: server.localPort, host: "127.0.0.1")
+                try await client.send(get("/which"))
+                answers.insert(try await client.readResponse().text)
+                client.close()
+            }
+        } catch {
+            await server.shutdown(graceNanoseconds: 0)
+            throw error
+        }
+        await server.shutdown(graceNanoseconds: 0)
+        #expect(!answers.isEmpty)
+        for answer in answers {
+            #expect(answer == "made-for=0 ran-on=0" || answer == "made-for=1 ran-on=1", "\(answer)")
         }
     }
 }

@@ -101,6 +101,20 @@ def test_check_unreachable_issuer_exits_69(provider, tmp_path):
     assert time.time() - t0 < 30
 
 
+def test_serve_on_a_port_another_gateway_listens_on_exits_69(gateway_factory, provider, tmp_path):
+    # SPEC: 69 a required service unavailable; a second serve on a port in use (a stale instance,
+    # a second deployment) must not join the first through SO_REUSEPORT and take part of its traffic.
+    first = gateway_factory()
+    env = base_env(provider, tmp_path, GATEHOUSE_LISTEN=f"127.0.0.1:{first.port}",
+                   GATEHOUSE_PUBLIC_URL=first.url)
+    cp = run_cli(["serve"], env=env, timeout=30)
+    assert cp.returncode == 69, cp
+    assert "cannot listen" in cp.stdout + cp.stderr
+    assert f"127.0.0.1:{first.port}" in cp.stdout + cp.stderr
+    for _ in range(20):  # the first one still answers every connection
+        assert requests.get(first.url + "/healthz", timeout=5).status_code == 200
+
+
 def test_migrate(provider, tmp_path):
     # SPEC: gatehouse migrate: apply pending Migrations/*.sql and exit
     env = base_env(provider, tmp_path)

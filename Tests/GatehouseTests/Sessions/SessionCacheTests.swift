@@ -70,14 +70,20 @@ struct SessionCacheTests {
         #expect(try await sessions.resolve(idHash: new.idHash, now: now) != nil)
     }
 
-    @Test("The proxy's synchronous lookup answers only what the async one would: a fresh cached session under one cookie")
-    func cachedResolution() async throws {
+    /// A cache on a manual clock over a store with two sessions; the first one's row is returned.
+    private func twoSessions() throws -> (InMemorySessionStore, ManualClock, SessionCache, SessionID, SessionID, Session) {
         let store = InMemorySessionStore()
         let clock = ManualClock()
         let sessions = try Self.cache(over: store, clock: clock)
         let id = SessionID.generate(), other = SessionID.generate()
         let session = try store.createSession(.make(idHash: id.hash, now: now))
         _ = try store.createSession(.make(idHash: other.hash, now: now))
+        return (store, clock, sessions, id, other, session)
+    }
+
+    @Test("The proxy's synchronous lookup answers only what the async one would: a fresh cached session under one cookie")
+    func cachedResolution() async throws {
+        let (_, clock, sessions, id, other, session) = try twoSessions()
         let name = sessions.cookieName
         let one: HTTPHeaders = ["Cookie": "\(name)=\(id.cookieValue)"]
         #expect(sessions.cachedResolution(in: one, now: now) == nil, "not cached yet: the async path loads it")
@@ -97,12 +103,7 @@ struct SessionCacheTests {
 
     @Test("The proxy's bearer on an event loop: the loop's own copy, dropped at once when a session changes or ends")
     func loopBearer() async throws {
-        let store = InMemorySessionStore()
-        let clock = ManualClock()
-        let sessions = try Self.cache(over: store, clock: clock)
-        let id = SessionID.generate(), other = SessionID.generate()
-        let session = try store.createSession(.make(idHash: id.hash, now: now))
-        _ = try store.createSession(.make(idHash: other.hash, now: now))
+        let (store, _, sessions, id, other, session) = try twoSessions()
         let name = sessions.cookieName
         let one: HTTPHeaders = ["Cookie": "\(name)=\(id.cookieValue)"]
         let margin: Int64 = 60

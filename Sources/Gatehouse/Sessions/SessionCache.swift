@@ -185,7 +185,7 @@ public final class SessionCache: Sendable {
         }
         // A copy in storage of this loop's own: the shared string's reference count is what moved
         // between the cores.
-        let authorization = String(decoding: Array(resolved.authorization.utf8), as: UTF8.self)
+        let authorization = resolved.authorization.ownedCopy
         memo.memo.remember(LoopBearer(generation: generation, loadedAt: resolved.loadedAt,
                                       idleExpiresAt: resolved.idleExpiresAt,
                                       expiresAt: resolved.cached.session.expiresAt,

@@ -8,8 +8,14 @@ import HTTP1
 enum AccessTokenExpiry {
     /// Whether the session can no longer be used: no refresh token, and the access token expired.
     static func hasEnded(_ tokens: TokenSet, now: Int64) -> Bool {
-        guard tokens.refreshToken == nil, let expiresAt = tokens.accessTokenExpiresAt else { return false }
-        return now >= expiresAt
+        guard let endsAt = endsAt(tokens) else { return false }
+        return now >= endsAt
+    }
+
+    /// The second from which `hasEnded` holds; nil while a refresh token (or no expiry) keeps the
+    /// session alive.
+    static func endsAt(_ tokens: TokenSet) -> Int64? {
+        tokens.refreshToken == nil ? tokens.accessTokenExpiresAt : nil
     }
 
     static let expired = HTTPResponse.jsonError(

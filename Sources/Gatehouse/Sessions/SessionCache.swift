@@ -200,12 +200,9 @@ public final class SessionCache: Sendable {
                               refreshMargin: Int64) -> (resolved: Resolved, usableBefore: Int64)? {
         guard let resolved = cachedResolution(in: headers, now: now) else { return nil }
         let tokens = resolved.tokens
-        var usableBefore = AccessTokenRenewal.dueAt(expiresAt: tokens.accessTokenExpiresAt,
-                                                    lifetime: tokens.accessTokenLifetime, margin: refreshMargin) ?? .max
-        // Without a refresh token the session ends with its access token (`AccessTokenExpiry`).
-        if tokens.refreshToken == nil, let expiresAt = tokens.accessTokenExpiresAt {
-            usableBefore = min(usableBefore, expiresAt)
-        }
+        let dueAt = AccessTokenRenewal.dueAt(expiresAt: tokens.accessTokenExpiresAt,
+                                             lifetime: tokens.accessTokenLifetime, margin: refreshMargin)
+        let usableBefore = min(dueAt ?? .max, AccessTokenExpiry.endsAt(tokens) ?? .max)
         guard now < usableBefore else { return nil }
         return (resolved, usableBefore)
     }

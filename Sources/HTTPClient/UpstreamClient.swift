@@ -294,6 +294,17 @@ public final class UpstreamResponse: @unchecked Sendable {
         return body
     }
 
+    /// The object of type `Memo` kept with this answer's connection, made by `make` the first time:
+    /// what a caller derives from one answer and may reuse for the next answer on the same
+    /// connection (whose parser hands back the very same field list when the lines repeat). Loop
+    /// thread only, like the connection.
+    public func connectionMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo? {
+        if let kept = connection.memo as? Memo { return kept }
+        let memo = make()
+        connection.memo = memo
+        return memo
+    }
+
     /// Gives up on the rest of the body: the connection is closed, never reused half-read.
     public func discard() {
         guard !released else { return }

@@ -90,6 +90,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// then the upstream cannot have seen, let alone acted on, the request.
     @exclusivity(unchecked) var wroteRequestBytes = false
 
+    /// What a caller keeps with this connection across its answers (`UpstreamResponse.connectionMemo`).
+    @exclusivity(unchecked) var memo: AnyObject?
+
     /// The TLS layer of an `https://` connection (`key.tls`), set once the handshake has begun.
     @exclusivity(unchecked) private var tls: TLSSession?
 
@@ -446,8 +449,35 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// decides its framing (`UpstreamResponseFraming`: ambiguous framing is refused).
     func readHead(requestMethod: String, timeout: UInt64) async throws(UpstreamError) -> (HTTPResponseHead, UpstreamResponseFraming, keepAlive: Bool) {
         let (head, version) = try await readFinalHead(timeout: timeout)
-        let (framing, keepAlive) = try Self.decide(head, version: version, requestMethod: requestMethod)
+        let (framing, keepAlive) = try decideRemembering(head, version: version, requestMethod: requestMethod)
         return (head, framing, keepAlive)
+    }
+
+    /// The last decision `decide` made on this connection, with what it was made from.
+    private struct Decision {
+        let headers: HTTPHeaders
+        let status: Int
+        let version: HTTPVersion
+        let requestMethod: String
+        let framing: UpstreamResponseFraming
+        let keepAlive: Bool
+    }
+    @exclusivity(unchecked) private var lastDecision: Decision?
+
+    /// `decide`, or its last answer when the head is the last decided head again: the same status,
+    /// version and method, and the very field list (the parser hands it back when the upstream sent
+    /// the same field lines; holding it keeps its storage from being another list's). Only
+    /// accepted heads are remembered, so a refused one is decided, and refused, every time.
+    private func decideRemembering(_ head: HTTPResponseHead, version: HTTPVersion,
+                                   requestMethod: String) throws(UpstreamError) -> (UpstreamResponseFraming, keepAlive: Bool) {
+        if let last = lastDecision, last.headers.isSameStorage(as: head.headers), last.status == head.status,
+           last.version == version, last.requestMethod == requestMethod {
+            return (last.framing, last.keepAlive)
+        }
+        let (framing, keepAlive) = try Self.decide(head, version: version, requestMethod: requestMethod)
+        lastDecision = Decision(headers: head.headers, status: head.status, version: version, requestMethod: requestMethod,
+                                framing: framing, keepAlive: keepAlive)
+        return (framing, keepAlive)
     }
 
     /// The framing of a final head's body, and whether the connection may carry another request.
@@ -481,7 +511,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         headParser.reset()
         let result = try? headParser.parse(input.readable)
         guard case .complete(let head, let consumed)? = consume result, !(100..<200).contains(head.status),
-              let (framing, keepAlive) = try? Self.decide(head, version: headParser.lastVersion, requestMethod: requestMethod) else {
+              let (framing, keepAlive) = try? decideRemembering(head, version: headParser.lastVersion, requestMethod: requestMethod) else {
             headParser.reset()
             return nil
         }

@@ -10,12 +10,13 @@ struct BrowserAnswerHead: Equatable {
     var contentLength: Int?
 
     /// The proxy's header policy with the security headers added (noted while the upstream's
-    /// fields are kept: no second pass over them; `BrowserHeadMemo` when the upstream's field list
-    /// is the one it saw last), and the length the client decided from a validated head
-    /// (conflicting or malformed lengths never get here).
+    /// fields are kept: no second pass over them; from `memo` when the upstream's field list is
+    /// the one it saw last), and the length the client decided from a validated head (conflicting
+    /// or malformed lengths never get here).
     static func make(status: Int, upstreamHeaders: HTTPHeaders, framing: UpstreamResponseFraming,
-                     strictTransportSecurity: String? = nil) -> BrowserAnswerHead {
-        let headers = BrowserHeadMemo.fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
+                     strictTransportSecurity: String? = nil, memo: BrowserHeadMemo? = nil) -> BrowserAnswerHead {
+        let headers = memo?.fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
+            ?? fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
         return BrowserAnswerHead(head: HTTPResponseHead(status: status, headers: headers), contentLength: framing.announcedLength)
     }
 

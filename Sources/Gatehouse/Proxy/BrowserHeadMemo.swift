@@ -1,32 +1,24 @@
-import EventLoops
 import HTTP1
 
-/// The browser-facing fields last made from an upstream's fields, kept per event loop.
+/// The browser-facing fields last made from an upstream connection's fields, kept with that
+/// connection (`UpstreamAnswer.connectionMemo`).
 ///
 /// An upstream on a keep-alive connection usually answers with the same field lines again, and the
 /// connection's parser then hands back the very same field list (`RepeatedFieldLines`). The
 /// browser's fields are a pure function of it (`BrowserAnswerHead.fields`: the header policy and
 /// the security headers), so the same list gives the same fields: one look at two buffer
-/// addresses instead of the filtering, a new list and the security headers (about 2,800
-/// instructions per proxied request). Any other list, or another `Strict-Transport-Security`
-/// value, is made anew. Holding the upstream's list keeps its storage alive, so an address seen
-/// again is never a new list's.
+/// addresses instead of the filtering, a new list (a buffer of about a kilobyte, past malloc's
+/// per-thread cache) and the security headers. Any other list, or another
+/// `Strict-Transport-Security` value, is made anew. Holding the upstream's list keeps its storage
+/// alive, so an address seen again is never a new list's.
+///
+/// Kept per connection, not per event loop: a loop's requests take turns on many pooled
+/// connections, each with its own list, and one memo per loop was overwritten by every other
+/// connection's answer (it missed on nearly every request under load).
 final class BrowserHeadMemo {
     private var upstream: HTTPHeaders?
     private var strictTransportSecurity: String?
     private var browser = HTTPHeaders()
-
-    /// `BrowserAnswerHead.fields(upstreamHeaders:strictTransportSecurity:)`, from this loop's memo
-    /// when called on an event loop.
-    static func fields(upstreamHeaders: HTTPHeaders, strictTransportSecurity: String?) -> HTTPHeaders {
-        let memo = EventLoop.withCurrent { loop in
-            loop.localValue(for: ObjectIdentifier(BrowserHeadMemo.self)) { BrowserHeadMemo() }
-        }
-        guard let memo else {
-            return BrowserAnswerHead.fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
-        }
-        return memo.fields(upstreamHeaders: upstreamHeaders, strictTransportSecurity: strictTransportSecurity)
-    }
 
     func fields(upstreamHeaders: HTTPHeaders, strictTransportSecurity: String?) -> HTTPHeaders {
         if let upstream, upstream.isSameStorage(as: upstreamHeaders), self.strictTransportSecurity == strictTransportSecurity {

@@ -66,7 +66,8 @@ enum UpstreamRelay {
         // fields: the secured writer then finds them present and adds (and copies) nothing.
         var outgoing = BrowserAnswerHead.make(status: answer.head.status, upstreamHeaders: answer.head.headers,
                                               framing: answer.framing,
-                                              strictTransportSecurity: context.configuration.strictTransportSecurity).head
+                                              strictTransportSecurity: context.configuration.strictTransportSecurity,
+                                              memo: answer.connectionMemo { BrowserHeadMemo() }).head
         // Small answers usually arrive whole with their head: relay them in one write. The client
         // decided the framing and the length to announce (for HEAD, what GET would send).
         guard let body = answer.wholeBodyIfBuffered() else { return .streamed(outgoing) }

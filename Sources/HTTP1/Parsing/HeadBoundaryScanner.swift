@@ -67,13 +67,41 @@ struct HeadBoundaryScanner: Sendable {
         _ bytes: UnsafeRawBufferPointer,
         startLine parseStartLine: (UnsafeRawBufferPointer, _ from: Int, _ to: Int) throws(HTTPParseError) -> StartLine
     ) throws(HTTPParseError) -> (startLine: StartLine, headers: HTTPHeaders, consumed: Int)? {
-        guard let boundary = try scan(bytes) else { return nil }
+        let boundary: Boundary
+        if let same = repeatedHead(bytes) {
+            boundary = same
+        } else {
+            guard let scanned = try scan(bytes) else { return nil }
+            boundary = scanned
+        }
         reset()
         let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
         let startLine = try parseStartLine(bytes, boundary.startLine, lineEnd)
         let headers = try FieldLineParser.parseFields(bytes, from: lineEnd + 2, to: boundary.end,
                                                       expectedCount: boundary.lineCount - 1, repeated: &repeated)
         return (startLine, headers, boundary.end)
+    }
+
+    /// The boundary of a head whose field lines are exactly the previous head's (a keep-alive
+    /// client or upstream sending the same lines again): one search for the start line's end and
+    /// one comparison instead of a walk over every line. The same bytes passed the same checks
+    /// before (bare CR or LF, line count); the start line is new and is checked by its parser as
+    /// always, and the size limit is checked again (the start line may be longer). nil when the
+    /// head is not such a head, or not all there yet: then `scan` decides, from the first byte.
+    private func repeatedHead(_ bytes: UnsafeRawBufferPointer) -> Boundary? {
+        let fieldBytes = repeated.lineBytes
+        guard fieldBytes > 0, offset == 0, state == .lineStart, let start = bytes.baseAddress else { return nil }
+        let base = start.assumingMemoryBound(to: UInt8.self)
+        let count = bytes.count
+        // A leading empty line (or a control byte) first: the full scan, which knows the rules.
+        guard count > 0, base[0] > ASCII.cr else { return nil }
+        let cr = gatehouse_find_control(base, 1, count)
+        let lines = cr + 2
+        let end = lines + fieldBytes + 2
+        guard end <= count, end <= limits.maxHeadBytes, base[cr] == ASCII.cr, base[cr + 1] == ASCII.lf,
+              base[end - 2] == ASCII.cr, base[end - 1] == ASCII.lf,
+              repeated.allLinesEqual(start + lines, length: fieldBytes) else { return nil }
+        return Boundary(startLine: 0, end: end, lineCount: repeated.fields.count + 1)
     }
 
     /// Scans the bytes not seen yet. Returns the boundary once the head is complete, nil while it is not.

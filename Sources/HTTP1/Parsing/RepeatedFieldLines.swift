@@ -23,6 +23,9 @@ struct RepeatedFieldLines: Sendable {
     /// Whether a head was parsed before (since the last `forget`).
     private var sawHead = false
 
+    /// The length of the previous head's field lines with their CRLFs (0 when none is kept).
+    var lineBytes: Int { bytes.count }
+
     /// True when the previous head's field lines were exactly the `length` bytes at `lines` (their
     /// CRLFs included, the empty line not): the new head's fields are the previous head's.
     func allLinesEqual(_ lines: UnsafeRawPointer, length: Int) -> Bool {

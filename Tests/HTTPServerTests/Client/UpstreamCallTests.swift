@@ -23,6 +23,35 @@ struct UpstreamCallTests {
         #expect(upstream.requests == 2)
     }
 
+    @Test("what a caller keeps with a connection comes back with its next answer, not with another connection's")
+    func connectionMemo() async throws {
+        let upstream = try ScriptedUpstream { connection, _ in
+            while connection.readRequest() != nil { connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
+        }
+        let port = upstream.port
+        final class Memo {}
+        let same = await CallLoop.run { loop in
+            let client = UpstreamClient()
+            do throws(UpstreamError) {
+                let first = try await client.send(CallLoop.request(port: port), body: nil)
+                let kept = first.connectionMemo { Memo() }
+                _ = first.wholeBodyIfBuffered()  // the connection goes back to the pool
+                let second = try await client.send(CallLoop.request(port: port), body: nil)
+                let again = second.connectionMemo { Memo() }
+                _ = second.wholeBodyIfBuffered()
+                // Another client: another connection, another memo.
+                let other = try await UpstreamClient().send(CallLoop.request(port: port), body: nil)
+                let elsewhere = other.connectionMemo { Memo() }
+                _ = other.wholeBodyIfBuffered()
+                return kept != nil && kept === again && elsewhere !== kept
+            } catch {
+                return false
+            }
+        }
+        #expect(same)
+        #expect(upstream.connections == 2)
+    }
+
     @Test("no idle pooled connection, or a TLS client: nothing is sent, `send` does the exchange")
     func declined() async throws {
         let upstream = try ScriptedUpstream { connection, _ in

@@ -43,6 +43,43 @@ struct HeadFieldReuseTests {
         #expect(try parse(bytes, with: &fresh) == second)
     }
 
+    @Test("a head with the previous head's field lines is found by comparing them: the same end, the same verdicts")
+    func repeatedLinesBoundary() throws {
+        let limits = HTTPParserLimits(maxHeadBytes: 120)
+        var parser = RequestHeadParser(limits: limits)
+        let fields = "Cookie: c=1\r\nX-CSRF: 1\r\n"
+        let head = request(fields)
+        _ = try parse(head, with: &parser)
+        _ = try parse(head, with: &parser)
+        // Another request pipelined behind it: only this head is consumed.
+        let pipelined = head + wire("GET /next HTTP/1.1\r\n")
+        let outcome = parser.outcome(pipelined[...])
+        parser.reset()
+        guard case .complete(let parsed, let consumed) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        #expect(consumed == head.count)
+        #expect(parsed.headers["X-CSRF"] == "1" && parsed.headers.count == 3)
+        // Not all there yet: incomplete, whatever the lines so far.
+        #expect(try parse(Array(head.dropLast(2)), with: &parser) == nil)
+        // Other start lines before the same field lines: what a fresh parser says, error or head.
+        for startLine in ["GET /\(String(repeating: "a", count: 80)) HTTP/1.1",  // past the size limit
+                          "GET /a\nb HTTP/1.1", "GET /a\rb HTTP/1.1", "GET /a\u{01}b HTTP/1.1",
+                          "GET /other?x=1 HTTP/1.1", "POST /api HTTP/1.0", "\r\nGET / HTTP/1.1"] {
+            let bytes = wire("\(startLine)\r\nHost: a.example\r\n\(fields)\r\n")
+            _ = try parse(head, with: &parser)
+            let reused = parser.outcome(bytes[...])
+            parser.reset()
+            var fresh = RequestHeadParser(limits: limits)
+            #expect(reused == fresh.outcome(bytes[...]), "\(startLine)")
+        }
+        #expect(throws: HTTPParseError.headTooLarge(limit: 120)) {
+            _ = try parse(wire("GET /\(String(repeating: "a", count: 80)) HTTP/1.1\r\nHost: a.example\r\n\(fields)\r\n"),
+                          with: &parser)
+        }
+    }
+
     @Test("a changed line gets its own bytes; the head parses as with a fresh parser")
     func changedLine() throws {
         var parser = RequestHeadParser()

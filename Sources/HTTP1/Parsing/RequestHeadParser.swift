@@ -20,6 +20,10 @@ public struct RequestHeadParser: Sendable {
 
     public let limits: HTTPParserLimits
     private var scanner: HeadBoundaryScanner
+    /// The fields (and version) whose `Host` last passed `HostField.validate`: the scanner hands
+    /// back the very same list when a client repeats its field lines, and the same list passes the
+    /// same check (holding it keeps its storage from being another list's).
+    private var hostValidated: (headers: HTTPHeaders, version: HTTPVersion)?
 
     public init(limits: HTTPParserLimits = .init()) {
         self.limits = limits
@@ -45,7 +49,11 @@ public struct RequestHeadParser: Sendable {
             return .incomplete
         }
         let head = HTTPRequestHead(method: line.method, target: line.target, version: line.version, headers: headers)
+        if let last = hostValidated, last.version == head.version, last.headers.isSameStorage(as: head.headers) {
+            return .complete(head, consumed: consumed)
+        }
         try HostField.validate(head)
+        hostValidated = (head.headers, head.version)
         return .complete(head, consumed: consumed)
     }
 
@@ -53,6 +61,7 @@ public struct RequestHeadParser: Sendable {
     /// connection gives its memory back); the next head is parsed from scratch.
     public mutating func forgetPreviousHead() {
         scanner.forgetPreviousHead()
+        hostValidated = nil
     }
 
     /// Forgets a partial head (e.g. after a timeout), ready to parse from offset 0 again.

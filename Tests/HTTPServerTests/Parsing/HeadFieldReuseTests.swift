@@ -80,6 +80,15 @@ struct HeadFieldReuseTests {
         }
     }
 
+    @Test("the Host rule of the same fields under another version is checked again")
+    func hostRulePerVersion() throws {
+        var parser = RequestHeadParser()
+        let old = wire("GET / HTTP/1.0\r\nX-A: 1\r\n\r\n")
+        for _ in 0..<3 { #expect(try parse(old, with: &parser) != nil) }
+        #expect(throws: HTTPParseError.missingHost) { _ = try parse(wire("GET / HTTP/1.1\r\nX-A: 1\r\n\r\n"), with: &parser) }
+        #expect(try parse(old, with: &parser) != nil)
+    }
+
     @Test("a changed line gets its own bytes; the head parses as with a fresh parser")
     func changedLine() throws {
         var parser = RequestHeadParser()

@@ -169,8 +169,10 @@ public final class Gateway: HTTPHandler {
         // hundred instructions, on requests that are not the proxy's usual ones).
         guard request.body.declaredLength == 0 else { return false }
         let route = RequestRoute(path: request.head.path, routes: routes)
-        guard case .pass = gate(route, request.head), case .api(let match) = consume route else { return false }
-        return ApiProxy(context: context).forwardOnLoop(request, match: match, writer: writer, completion: completion)
+        let fieldsRead = RequestFieldMemo.of(request)
+        guard case .pass = gate(route, request.head, fieldsRead), case .api(let match) = consume route else { return false }
+        return ApiProxy(context: context).forwardOnLoop(request, match: match, writer: writer, completion: completion,
+                                                        fieldsRead: fieldsRead)
     }
 
     /// What every request meets before its handler: the route's methods, then (WebSocket handshakes
@@ -184,16 +186,18 @@ public final class Gateway: HTTPHandler {
         case webSocket
     }
 
-    private func gate(_ route: RequestRoute, _ head: HTTPRequestHead) -> Gate {
+    /// `fieldsRead`: the connection's memo of what was read from these fields (nil: read them).
+    private func gate(_ route: RequestRoute, _ head: HTTPRequestHead, _ fieldsRead: RequestFieldMemo?) -> Gate {
         guard route.allows(method: head.method) else {
             return .refuse(Responses.methodNotAllowed(route.allowedMethods ?? ""))
         }
         if case .api = route, WebSocketHandshake.isUpgrade(method: head.method, version: head.version, headers: head.headers) {
             return .webSocket
         }
-        if route.requiresAntiForgery(method: head.method,
-                                     sessionCookiePresent: CookieParser.isPresent(named: cookieName, in: head.headers)),
-           !CSRFPolicy.check(head.headers, headerName: csrfHeader) {
+        let sessionCookiePresent = fieldsRead?.sessionCookiePresent(named: cookieName)
+            ?? CookieParser.isPresent(named: cookieName, in: head.headers)
+        if route.requiresAntiForgery(method: head.method, sessionCookiePresent: sessionCookiePresent),
+           !(fieldsRead?.antiForgeryHeaderValid(named: csrfHeader) ?? CSRFPolicy.check(head.headers, headerName: csrfHeader)) {
             return .refuse(Responses.csrfMissing)
         }
         return .pass
@@ -208,7 +212,7 @@ public final class Gateway: HTTPHandler {
             SecuredResponseWriter(writer, strictTransportSecurity: context.configuration.strictTransportSecurity)
         }
         let route = RequestRoute(path: request.head.path, routes: routes)
-        switch gate(route, request.head) {
+        switch gate(route, request.head, RequestFieldMemo.of(request)) {
         case .pass:
             break
         case .refuse(let response):

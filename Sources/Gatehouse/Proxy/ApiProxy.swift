@@ -50,15 +50,21 @@ struct ApiProxy {
     /// without one, or a cached session) and whose upstream has an idle pooled connection: the head
     /// is sent from here and the answer relayed from the upstream socket's readiness callback
     /// (`LoopRelay`). false, having sent nothing, for anything else: `forward` then handles it.
+    /// `fieldsRead`: the connection's memo of what was read from the request's fields (nil: read them).
     func forwardOnLoop(_ request: HTTPRequest, match: consuming RouteMatch, writer: any HTTPResponseWriter,
-                       completion: HandlerCompletion) -> Bool {
+                       completion: HandlerCompletion, fieldsRead: RequestFieldMemo? = nil) -> Bool {
         guard let forward = ForwardTarget(consume match, query: request.head.query) else { return false }
         let route = forward.route
         guard !route.usesTLS, context.upstreamClient != nil,
-              case .forward(let authorization)? = RouteCredentials.cachedAuthorization(for: route, headers: request.head.headers,
-                                                                                       context: context) else { return false }
-        let fields = ProxyHeaderPolicy.upstreamRequestFields(from: request.head.headers, peerIP: request.peer.ip,
-                                                            authorization: authorization,
+              case .forward(let authorization)? = RouteCredentials.cachedAuthorization(
+                  for: route, headers: request.head.headers,
+                  loneKey: { fieldsRead?.loneSessionKey(in: context.sessions) ?? context.sessions.loneSessionCookieKey(in: request.head.headers) },
+                  context: context) else { return false }
+        let passesTracestate = request.trace.isReceived
+        let passing = fieldsRead?.upstreamPassing(peerIP: request.peer.ip, passesTracestate: passesTracestate, forwarding: context.forwarding)
+            ?? ProxyHeaderPolicy.upstreamFieldPassing(from: request.head.headers, peerIP: request.peer.ip,
+                                                      passesTracestate: passesTracestate, forwarding: context.forwarding)
+        let fields = ProxyHeaderPolicy.upstreamRequestFields(passing: passing, authorization: authorization,
                                                             forwarding: context.forwarding, trace: request.trace)
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: request.head.method,
                                               target: forward.target, fields: fields)

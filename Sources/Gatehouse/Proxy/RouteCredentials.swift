@@ -42,11 +42,19 @@ enum RouteCredentials {
     /// or the user's cached session whose access token is neither ended nor due for a refresh.
     /// Nil when the async path must decide (a session to load, a refresh, a refusal, a client token).
     static func cachedAuthorization(for route: UpstreamRoute, headers: HTTPHeaders, context: GatewayContext) -> Outcome? {
+        cachedAuthorization(for: route, headers: headers, loneKey: { context.sessions.loneSessionCookieKey(in: headers) },
+                            context: context)
+    }
+
+    /// As above, the session cookie's key given by `loneKey` (`RequestFieldMemo`), asked for only
+    /// when the route needs the user's session.
+    static func cachedAuthorization(for route: UpstreamRoute, headers: HTTPHeaders, loneKey: () -> SessionCookieKey?,
+                                    context: GatewayContext) -> Outcome? {
         switch route.auth {
         case .none:
             return .forward(authorization: nil)
         case .user, .optional:
-            guard let authorization = context.sessions.cachedBearer(in: headers, now: context.now(),
+            guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
                                                                     refreshMargin: context.refresher.margin) else { return nil }
             return .forward(authorization: authorization)
         case .client:

@@ -154,6 +154,12 @@ public final class SessionCache: Sendable {
     /// decides, as `cachedResolution`, and a new copy is made from it. So the loops touch the shared
     /// lock, entry and strings about once a second per session instead of on every request.
     func cachedBearer(in headers: HTTPHeaders, now: Int64, refreshMargin: Int64) -> String? {
+        cachedBearer(in: headers, loneKey: loneSessionCookieKey(in: headers), now: now, refreshMargin: refreshMargin)
+    }
+
+    /// The key of the request's one well-formed session cookie; nil when it has none, or several
+    /// (then only the shared entry's checks decide).
+    func loneSessionCookieKey(in headers: HTTPHeaders) -> SessionCookieKey? {
         var key: SessionCookieKey? = nil
         var candidates = 0
         CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
@@ -162,10 +168,15 @@ public final class SessionCache: Sendable {
             key = candidate
             return candidates < 2
         }
+        return candidates == 1 ? key : nil
+    }
+
+    /// `cachedBearer` with the request's `loneSessionCookieKey` found before (`RequestFieldMemo`).
+    func cachedBearer(in headers: HTTPHeaders, loneKey key: SessionCookieKey?, now: Int64, refreshMargin: Int64) -> String? {
         let memo = EventLoop.withCurrent { loop in
             loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
         }
-        guard candidates == 1, let key, let memo else {
+        guard let key, let memo else {
             return sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved.authorization
         }
         let generation = self.generation.load(ordering: .acquiring)

@@ -56,10 +56,26 @@ public enum ProxyHeaderPolicy {
     /// trace is decided by the caller (no optional trace copied on the proxy's path).
     public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
                                              forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
+        upstreamRequestFields(passing: upstreamFieldPassing(from: incoming, peerIP: peerIP, passesTracestate: trace.isReceived,
+                                                            forwarding: forwarding),
+                              authorization: authorization, forwarding: forwarding, trace: trace)
+    }
+
+    /// `upstreamRequestFields` from the fields' passing decided before (`upstreamFieldPassing`, for
+    /// the same `trace.isReceived`).
+    public static func upstreamRequestFields(passing: UpstreamFieldPassing, authorization: String?,
+                                             forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
+        ForwardedRequestFields(received: passing.received, passed: passing.passed, forwardedFor: passing.forwardedFor,
+                               fixed: forwarding.addedFields, authorization: authorization, trace: trace)
+    }
+
+    /// Which of `incoming`'s fields pass and the `X-Forwarded-For` value (see
+    /// `upstreamRequestHeaders`); `passesTracestate`: a valid `traceparent` was received.
+    public static func upstreamFieldPassing(from incoming: HTTPHeaders, peerIP: String, passesTracestate: Bool,
+                                            forwarding: ProxyForwarding) -> UpstreamFieldPassing {
         let named = namedInConnection(incoming, keeping: "content-length")
         let trusted = forwarding.trusts(peerIP: peerIP)
         let dropped = trusted ? forwarding.droppedFromTrusted : forwarding.droppedFromOthers
-        let passesTracestate = trace.isReceived
         // On the names' bytes: no String per field.
         var csrf = forwarding.csrfHeader
         let received: HTTPHeaders
@@ -86,8 +102,7 @@ public enum ProxyHeaderPolicy {
         let peer = IPAddress.unmappedText(peerIP)
         let previous = trusted ? incoming.values("X-Forwarded-For").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty } : []
         let forwardedFor = previous.isEmpty ? peer : (previous.map(String.init) + [peer]).joined(separator: ", ")
-        return ForwardedRequestFields(received: received, passed: passed, forwardedFor: forwardedFor,
-                                      fixed: forwarding.addedFields, authorization: authorization, trace: trace)
+        return UpstreamFieldPassing(received: received, passed: passed, forwardedFor: forwardedFor)
     }
 
     /// The upstream's response headers to pass to the browser: without hop-by-hop fields, fields

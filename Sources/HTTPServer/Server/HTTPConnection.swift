@@ -156,6 +156,17 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     @exclusivity(unchecked) private var idleBuffers = IdleBufferRelease()
 
+    /// What the handler keeps with this connection across its requests (`Exchange.connectionMemo`);
+    /// given back with the idle buffers. Loop thread only.
+    @exclusivity(unchecked) private var handlerKept: AnyObject?
+
+    func handlerMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo {
+        if let kept = handlerKept as? Memo { return kept }
+        let made = make()
+        handlerKept = made
+        return made
+    }
+
     /// Called by the server's deadline sweep: a connection idle for a whole sweep interval gives
     /// its read buffer back (allocated again by the next read) and keeps at most
     /// `retainedOutputCapacity` of output.
@@ -166,6 +177,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         var released = input.allocatedCapacity
         input.releaseIfEmpty()
         parser.forgetPreviousHead()
+        handlerKept = nil
         if output.capacity > Self.retainedOutputCapacity {
             released += output.capacity
             output = []

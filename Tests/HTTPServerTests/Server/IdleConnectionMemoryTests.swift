@@ -110,6 +110,26 @@ struct IdleConnectionMemoryTests {
         }
     }
 
+    @Test("What a handler keeps with a connection serves its next requests, and goes with its idle buffers")
+    func handlerMemoGivenBackWhenIdle() async throws {
+        try await withServer { server in
+            let client = try await server.client()
+            try await client.send(get("/memo"))
+            #expect(try await client.readResponse().text == "1")
+            try await client.send(get("/memo"))
+            #expect(try await client.readResponse().text == "1", "the same connection's memo")
+            let idle = await server.awaitConnection { $0.state == .awaitingHead && $0.inputCapacity == 0 }
+            #expect(idle != nil)
+            try await client.send(get("/memo"))
+            #expect(try await client.readResponse().text == "2", "made again after the sweep gave it back")
+            try await client.send(get("/memo"))
+            #expect(try await client.readResponse().text == "2")
+            let other = try await server.client()
+            try await other.send(get("/memo"))
+            #expect(try await other.readResponse().text == "3", "another connection's own")
+        }
+    }
+
     @Test("An answer larger than the retained capacity does not stay allocated on the idle connection")
     func largeAnswerCapacityFreed() async throws {
         try await withServer { server in

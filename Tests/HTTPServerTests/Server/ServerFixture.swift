@@ -18,6 +18,8 @@ final class HandlerLog: Sendable {
         /// Body bytes the flood handler's `writeBody` calls have accepted so far.
         var floodAccepted = 0
         var gateOpen = false
+        /// Memos `/memo` made (`HTTPRequest.connectionMemo`).
+        var memosMade = 0
     }
     let state = Mutex(State())
 
@@ -74,6 +76,12 @@ private let patternCycle: [UInt8] = (0..<251).map { UInt8($0) }
 /// - `/endless`: streams until `writeBody` fails.
 /// - `/answer-then-work`: answers at once, then keeps its task busy a little before returning.
 /// Every other path: 200 with the target as body.
+/// What `/memo` keeps with a connection.
+final class MemoProbe {
+    let number: Int
+    init(number: Int) { self.number = number }
+}
+
 struct TestHandler: HTTPHandler {
     let log: HandlerLog
 
@@ -95,6 +103,10 @@ struct TestHandler: HTTPHandler {
             switch path {
             case "/text":
                 await writer.respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: "hello world"))
+            case "/memo":
+                // The number of the memo kept with this connection (0: none could be kept).
+                let memo = request.connectionMemo { MemoProbe(number: log.state.withLock { $0.memosMade += 1; return $0.memosMade }) }
+                await writer.respond(HTTPResponse(status: 200, body: "\(memo?.number ?? 0)"))
             case "/echo":
                 await echo(request, writer: writer)
             case "/ignore":

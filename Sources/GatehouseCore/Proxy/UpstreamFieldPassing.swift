@@ -1,0 +1,14 @@
+import HTTP1
+
+/// Which of a browser request's fields go upstream and the `X-Forwarded-For` value sent with them:
+/// the part of `ProxyHeaderPolicy.upstreamRequestFields` that depends on the request's fields, its
+/// peer, whether a valid `traceparent` came with it, and the configuration, and on nothing that
+/// changes per request (the bearer, the trace). So it can be kept for a connection that sends the
+/// same fields again (`RequestFieldMemo`).
+public struct UpstreamFieldPassing: Sendable {
+    /// The fields the bits of `passed` refer to (all of the request's, or the kept ones past 64).
+    public let received: HTTPHeaders
+    /// A bit per field of `received` that passes; nil when all of `received` pass.
+    public let passed: UInt64?
+    public let forwardedFor: String
+}

@@ -84,6 +84,24 @@ static inline size_t gatehouse_find_byte(const uint8_t *p, size_t from, size_t t
 }
 
 // 1 when [a, a+n) and [b, b+n) hold the same bytes.
+// The 16 lowercase hex digits of `v`, most significant first, at `out` (a trace context's ids,
+// written on every proxied request: a digit at a time cost 4 instructions a digit).
+static inline void gatehouse_hex64(uint64_t v, uint8_t *out) {
+#if defined(__SSE2__)
+    __m128i bytes = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+    const __m128i low = _mm_set1_epi8(0x0f);
+    __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), low);
+    __m128i nibbles = _mm_unpacklo_epi8(high, _mm_and_si128(bytes, low));
+    __m128i letters = _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+    _mm_storeu_si128((__m128i *)(void *)out, _mm_add_epi8(_mm_add_epi8(nibbles, _mm_set1_epi8('0')), letters));
+#else
+    for (int i = 0; i < 16; i++) {
+        uint8_t nibble = (uint8_t)((v >> (60 - 4 * i)) & 0x0f);
+        out[i] = (uint8_t)(nibble < 10 ? '0' + nibble : 'a' + nibble - 10);
+    }
+#endif
+}
+
 static inline int gatehouse_bytes_equal(const void *a, const void *b, size_t n) {
     return __builtin_memcmp(a, b, n) == 0;
 }

@@ -48,7 +48,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     // no access to one of them overlaps another access to it: single reads and assignments, `output`
     // read by `send`/`SSL_write` inside `withUnsafeBytes` (which call nothing back into this
     // object), and the waiter cleared before it is resumed (`resumeWaiter`), its task then running
-    // later from the loop's queue; the read buffer is filled by `read(2)` or by `fill`, whose closure
+    // later from the loop's queue; the read buffer is filled by `recv(2)` or by `fill`, whose closure
     // calls only the TLS session, and read and consumed in single statements, its bytes handed to
     // the head parser and chunked decoder, which call nothing back. Keep it so: an overlapping
     // access is no longer trapped.
@@ -383,7 +383,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
             if closed { throw .connectionClosed }
             if peerClosed && !readable { return false }
             // Edge-triggered: no readiness event since the last drained read means no data yet, so
-            // wait instead of spending a read(2) on EAGAIN (one syscall saved per proxied request).
+            // wait instead of spending a recv(2) on EAGAIN (one syscall saved per proxied request).
             if !readable {
                 if !(await wait(for: .readable, timeout: timeout)) {
                     if timedOut { throw onTimeout }

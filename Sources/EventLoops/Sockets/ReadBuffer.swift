@@ -112,11 +112,13 @@ public struct ReadBuffer {
         return capacity - writeIndex
     }
 
-    /// Reads from `fd` into the free space. Returns what `read(2)` returned (bytes, 0 at EOF, -1 with errno).
+    /// Reads from the socket `fd` into the free space. Returns what `recv(2)` returned (bytes, 0 at
+    /// EOF, -1 with errno). `recv`, not `read`: the socket call without the file layer's checks and
+    /// notifications, on every read of every request.
     public mutating func read(from fd: Int32, maximum: Int) -> Int {
         let space = min(maximum, capacity - writeIndex)
         guard space > 0 else { return -2 }
-        let n = Glibc.read(fd, storage + writeIndex, space)
+        let n = Glibc.recv(fd, storage + writeIndex, space, 0)
         if n > 0 { writeIndex += n }
         return n
     }

@@ -1,3 +1,4 @@
+import CByteScan
 import CTraceID
 import Synchronization
 
@@ -173,9 +174,8 @@ public struct TraceParent: Sendable, Equatable {
     }
 
     static func writeHex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
-        for i in 0..<16 {
-            buffer[offset + i] = hexDigit(UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 0x0f)
-        }
+        precondition(offset + 16 <= buffer.count)
+        gatehouse_hex64(value, buffer.baseAddress! + offset)
     }
 }
 

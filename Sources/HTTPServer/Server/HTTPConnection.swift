@@ -45,7 +45,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     // it: they are read or assigned in single statements, `output` is only appended to, encoded
     // into (`into: &output`, by encoders that call nothing back) or read by `send` inside
     // `withUnsafeBytes`, and continuations are resumed after the property was cleared. `input` and
-    // `parser` likewise (session 10): the read buffer is only read, filled by `read(2)` and
+    // `parser` likewise (session 10): the read buffer is only read, filled by `recv(2)` and
     // consumed in single statements (a pointer to its bytes is handed to the parsers, which call
     // nothing back), the parser is only called with that pointer. Keep it so: an overlapping
     // access is no longer trapped.

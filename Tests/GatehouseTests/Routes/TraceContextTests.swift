@@ -50,6 +50,21 @@ struct TraceContextTests {
         #expect(TraceParent(parsing: "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x") == nil)
     }
 
+    @Test("Ids are written as lowercase hex, most significant digit first, every digit and width")
+    func hexDigits() {
+        func hex(_ v: UInt64) -> String {
+            let digits = String(v, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        var values: [UInt64] = [0, 1, 9, 10, 15, 16, 0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, .max, 0x8000_0000_0000_0000]
+        for shift in 0..<64 { values.append(1 << UInt64(shift)) }
+        for v in values {
+            let parent = TraceParent(traceID: TraceID(high: v, low: ~v), parentID: v &* 0x9E37_79B9_7F4A_7C15, flags: 1)
+            #expect(parent.headerValue == "00-\(hex(v))\(hex(~v))-\(hex(v &* 0x9E37_79B9_7F4A_7C15))-01", "\(v)")
+            #expect(parent.traceID.description == hex(v) + hex(~v))
+        }
+    }
+
     @Test("A fresh trace is valid version 00, sampled, and different each time")
     func fresh() throws {
         var seen = Set<TraceID>()

@@ -83,7 +83,6 @@ static inline size_t gatehouse_find_byte(const uint8_t *p, size_t from, size_t t
     return found ? (size_t)((const uint8_t *)found - p) : to;
 }
 
-// 1 when [a, a+n) and [b, b+n) hold the same bytes.
 // The 16 lowercase hex digits of `v`, most significant first, at `out` (a trace context's ids,
 // written on every proxied request: a digit at a time cost 4 instructions a digit).
 static inline void gatehouse_hex64(uint64_t v, uint8_t *out) {
@@ -102,6 +101,7 @@ static inline void gatehouse_hex64(uint64_t v, uint8_t *out) {
 #endif
 }
 
+// 1 when [a, a+n) and [b, b+n) hold the same bytes.
 static inline int gatehouse_bytes_equal(const void *a, const void *b, size_t n) {
     return __builtin_memcmp(a, b, n) == 0;
 }

@@ -296,9 +296,10 @@ public final class UpstreamResponse: @unchecked Sendable {
 
     /// The object of type `Memo` kept with this answer's connection, made by `make` the first time:
     /// what a caller derives from one answer and may reuse for the next answer on the same
-    /// connection (whose parser hands back the very same field list when the lines repeat). Loop
-    /// thread only, like the connection.
+    /// connection (whose parser hands back the very same field list when the lines repeat). Nil
+    /// off the connection's loop (the connection's state is the loop's alone).
     public func connectionMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo? {
+        guard connection.loop.inEventLoop else { return nil }
         if let kept = connection.memo as? Memo { return kept }
         let memo = make()
         connection.memo = memo

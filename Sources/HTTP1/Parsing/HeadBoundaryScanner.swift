@@ -67,13 +67,14 @@ struct HeadBoundaryScanner: Sendable {
         _ bytes: UnsafeRawBufferPointer,
         startLine parseStartLine: (UnsafeRawBufferPointer, _ from: Int, _ to: Int) throws(HTTPParseError) -> StartLine
     ) throws(HTTPParseError) -> (startLine: StartLine, headers: HTTPHeaders, consumed: Int)? {
-        let boundary: Boundary
-        if let same = repeatedHead(bytes) {
-            boundary = same
-        } else {
-            guard let scanned = try scan(bytes) else { return nil }
-            boundary = scanned
+        if let startLineEnd = repeatedHeadStartLineEnd(bytes) {
+            // The previous head's fields, as `parseFields` would give them for the same lines
+            // (without comparing the lines a second time).
+            reset()
+            let startLine = try parseStartLine(bytes, 0, startLineEnd)
+            return (startLine, repeated.fields, startLineEnd + 2 + repeated.lineBytes + 2)
         }
+        guard let boundary = try scan(bytes) else { return nil }
         reset()
         let lineEnd = FieldLineParser.lineEnd(bytes, from: boundary.startLine, to: boundary.end)
         let startLine = try parseStartLine(bytes, boundary.startLine, lineEnd)
@@ -82,13 +83,14 @@ struct HeadBoundaryScanner: Sendable {
         return (startLine, headers, boundary.end)
     }
 
-    /// The boundary of a head whose field lines are exactly the previous head's (a keep-alive
-    /// client or upstream sending the same lines again): one search for the start line's end and
-    /// one comparison instead of a walk over every line. The same bytes passed the same checks
-    /// before (bare CR or LF, line count); the start line is new and is checked by its parser as
-    /// always, and the size limit is checked again (the start line may be longer). nil when the
-    /// head is not such a head, or not all there yet: then `scan` decides, from the first byte.
-    private func repeatedHead(_ bytes: UnsafeRawBufferPointer) -> Boundary? {
+    /// Where the start line ends (its CR) in a head whose field lines are exactly the previous
+    /// head's (a keep-alive client or upstream sending the same lines again): one search for the
+    /// start line's end and one comparison instead of a walk over every line. The same bytes
+    /// passed the same checks before (bare CR or LF, line count); the start line is new and is
+    /// checked by its parser as always, and the size limit is checked again (the start line may be
+    /// longer). nil when the head is not such a head, or not all there yet: then `scan` decides,
+    /// from the first byte.
+    private func repeatedHeadStartLineEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
         let fieldBytes = repeated.lineBytes
         guard fieldBytes > 0, offset == 0, state == .lineStart, let start = bytes.baseAddress else { return nil }
         let base = start.assumingMemoryBound(to: UInt8.self)
@@ -101,7 +103,7 @@ struct HeadBoundaryScanner: Sendable {
         guard end <= count, end <= limits.maxHeadBytes, base[cr] == ASCII.cr, base[cr + 1] == ASCII.lf,
               base[end - 2] == ASCII.cr, base[end - 1] == ASCII.lf,
               repeated.allLinesEqual(start + lines, length: fieldBytes) else { return nil }
-        return Boundary(startLine: 0, end: end, lineCount: repeated.fields.count + 1)
+        return cr
     }
 
     /// Scans the bytes not seen yet. Returns the boundary once the head is complete, nil while it is not.

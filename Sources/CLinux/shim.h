@@ -6,6 +6,8 @@
 #include <malloc.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <errno.h>
+#include <sys/socket.h>
 
 // Names the calling thread (shown by `top -H`, `ps -L`; at most 15 bytes are kept).
 // `pthread_setname_np` needs _GNU_SOURCE, which the Glibc module is not built with.
@@ -22,4 +24,39 @@ static inline int gatehouse_allowed_cpu_count(void) {
     int count = 0;
     for (long i = 0; i < bytes / (long)sizeof(unsigned long); i++) count += __builtin_popcountl(mask[i]);
     return count;
+}
+
+// Writes the numbers of the CPUs in the calling thread's affinity mask to `cpus` (at most
+// `capacity`, in increasing order) and returns how many there are, -1 when it cannot be read.
+static inline int gatehouse_allowed_cpus(int *cpus, int capacity) {
+    unsigned long mask[64];
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+    if (bytes <= 0) return -1;
+    int count = 0;
+    const int word = 8 * (int)sizeof(unsigned long);
+    for (int cpu = 0; cpu < (int)bytes * 8; cpu++) {
+        if ((mask[cpu / word] >> (cpu % word)) & 1UL) {
+            if (count < capacity) cpus[count] = cpu;
+            count++;
+        }
+    }
+    return count;
+}
+
+// Keeps the calling thread on `cpu`: 0, or the errno of sched_setaffinity(2).
+static inline int gatehouse_pin_thread(int cpu) {
+    unsigned long mask[64] = {0};
+    const int word = 8 * (int)sizeof(unsigned long);
+    if (cpu < 0 || cpu >= (int)sizeof(mask) * 8) return 22; // EINVAL
+    mask[cpu / word] = 1UL << (cpu % word);
+    return syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask) == 0 ? 0 : errno;
+}
+
+// The CPU that last processed `fd`'s incoming packets (SO_INCOMING_CPU, not exported by the Glibc
+// module), -1 when unknown.
+static inline int gatehouse_incoming_cpu(int fd) {
+    int cpu = -1;
+    socklen_t length = sizeof(cpu);
+    if (getsockopt(fd, SOL_SOCKET, 49 /* SO_INCOMING_CPU */, &cpu, &length) != 0) return -1;
+    return cpu;
 }

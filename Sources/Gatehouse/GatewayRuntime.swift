@@ -80,6 +80,7 @@ public final class GatewayRuntime: Sendable {
         serverConfig.port = configuration.listen.port
         serverConfig.maxBodyBytes = configuration.maxBody
         if let loopCount { serverConfig.loopCount = loopCount }
+        serverConfig.pinsLoopsToCPUs = configuration.cpuAffinity == .auto
         var defaults = HTTPHeaders()
         SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: configuration.strictTransportSecurity)
         let observer = GatewayObserver(metrics: metrics, logger: logger) { gateway.routeClass(of: $0) }

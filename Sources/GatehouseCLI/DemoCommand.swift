@@ -80,9 +80,9 @@ struct DemoCommand: AsyncParsableCommand {
         ]
         // A few settings may be overridden, e.g. GATEHOUSE_ROUTES to put the demo in front of another API
         // (the benchmark does this), or a shared GATEHOUSE_DATABASE and GATEHOUSE_SECRET_KEY for two demos
-        // that serve the same sessions (bench/run's pair on PostgreSQL).
+        // that serve the same sessions (bench/run's pair on PostgreSQL), GATEHOUSE_CPU_AFFINITY to compare placements.
         for name in ["GATEHOUSE_SESSION_IDLE", "GATEHOUSE_SESSION_LIFETIME", "GATEHOUSE_ROUTES", "GATEHOUSE_LOG_FORMAT",
-                     "GATEHOUSE_DATABASE", "GATEHOUSE_SECRET_KEY"] {
+                     "GATEHOUSE_DATABASE", "GATEHOUSE_SECRET_KEY", "GATEHOUSE_CPU_AFFINITY"] {
             if let value = environment[name], !value.isEmpty { gatewayEnvironment[name] = value }
         }
         let config: GatehouseConfiguration

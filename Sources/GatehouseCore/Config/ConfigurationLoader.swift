@@ -63,6 +63,7 @@ extension GatehouseConfiguration {
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
         r.refusePublicClientCredentials(routes: routes, method: clientAuthMethod)
         let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
+        let cpuAffinity = r.choice("GATEHOUSE_CPU_AFFINITY", default: CPUAffinityPolicy.auto, expected: "auto or off")
 
         // Logging
         let logLevel = r.logLevel()
@@ -70,7 +71,8 @@ extension GatehouseConfiguration {
 
         guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
-              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo, let tokenRequest
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo, let tokenRequest,
+              let cpuAffinity
         else {
             return .failure(ConfigurationErrors(issues: r.issues))
         }
@@ -85,6 +87,7 @@ extension GatehouseConfiguration {
             trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
         configuration.userinfo = userinfo
         configuration.websocketIdle = websocketIdle ?? 600
+        configuration.cpuAffinity = cpuAffinity
         configuration.idTokenAlgorithms = idTokenAlgorithms
         configuration.clientPrivateKeyPEM = clientKey?.pem
         configuration.clientKeyID = clientKey?.keyID

@@ -22,3 +22,11 @@ public enum LogFormat: String, Sendable, Equatable, CaseIterable {
     /// Human-readable single lines.
     case text
 }
+
+/// Whether the event loops are kept one per CPU (`GATEHOUSE_CPU_AFFINITY`).
+public enum CPUAffinityPolicy: String, Sendable, Equatable, CaseIterable {
+    /// Each loop on a CPU of its own when there is one loop per allowed CPU and more than one.
+    case auto
+    /// The scheduler places and moves the loops (a machine shared with other busy processes).
+    case off
+}

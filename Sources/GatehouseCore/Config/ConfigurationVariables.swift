@@ -39,6 +39,8 @@ extension GatehouseConfiguration {
          "comma-separated CIDRs of load balancers whose X-Forwarded-For is kept and appended to"),
         ("GATEHOUSE_UPSTREAM_TIMEOUT", "30s", "time limit for an upstream's first response byte"),
         ("GATEHOUSE_WEBSOCKET_IDLE", "10m", "a proxied WebSocket silent in both directions this long is closed"),
+        ("GATEHOUSE_CPU_AFFINITY", "auto",
+         "auto: each event loop (one per CPU the process may use) kept on its own CPU; off: the scheduler places them"),
         ("GATEHOUSE_REFRESH_MARGIN", "60s", "refresh the access token this long before it expires"),
         ("GATEHOUSE_USERINFO", "auto",
          "auto (when the provider has a userinfo_endpoint and the scopes ask for more than openid), true or false: call UserInfo after login and refresh and merge its claims"),

@@ -81,6 +81,8 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     /// A proxied WebSocket with no byte in either direction for this long is closed, seconds
     /// (`GATEHOUSE_WEBSOCKET_IDLE`).
     public var websocketIdle: Int = 600
+    /// `auto`: each event loop kept on a CPU of its own (`GATEHOUSE_CPU_AFFINITY`).
+    public var cpuAffinity: CPUAffinityPolicy = .auto
 
     // MARK: Logging
     public var logLevel: Logger.Level

@@ -69,15 +69,31 @@ public final class HTTPServer: @unchecked Sendable {
             throw error
         }
         localPort = port
+        let cpus = configuration.pinsLoopsToCPUs
+            ? CPUAffinity.placement(loops: fds.count, allowed: CPUAffinity.allowedCPUs()) : nil
+        let steering = cpus.flatMap(ConnectionSteering.init(loopCPUs:))
         for (i, fd) in fds.enumerated() {
             let loop = try EventLoop(index: i)
-            let listener = Listener(fd: fd, loop: loop, server: self, handler: handler.loopHandler(for: loop),
-                                    observer: observer?.loopObserver(for: loop))
             loops.append(loop)
-            listeners.append(listener)
+            listeners.append(Listener(fd: fd, loop: loop, server: self, handler: handler.loopHandler(for: loop),
+                                      observer: observer?.loopObserver(for: loop), steering: steering))
+        }
+        // Started once every listener exists: a loop may hand a connection to another's listener.
+        for (i, listener) in listeners.enumerated() {
+            let loop = listener.loop
             loop.start()
             loop.execute {
-                do { try loop.registerListener(fd, listener) } catch {
+                // The loop's first work, before it touches any socket. A loop the system will not
+                // keep on its CPU still serves (and is steered to) correctly, only without the locality.
+                if let cpu = cpus?[i] {
+                    let error = CPUAffinity.pinCurrentThread(to: cpu)
+                    if error != 0 {
+                        self.logger.warning("cannot keep event loop on its CPU; the scheduler places it",
+                                            metadata: ["http.loop": "\(i)", "cpu": "\(cpu)",
+                                                       "error": "\(String(cString: strerror(error)))"])
+                    }
+                }
+                do { try loop.registerListener(listener.fd, listener) } catch {
                     self.logger.error("cannot register listener", metadata: ["error": "\(error)"])
                 }
                 listener.startSweeper()
@@ -85,7 +101,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         logger.info("listening", metadata: ["http.address": "\(configuration.host)", "http.port": "\(port)",
-                                            "http.loops": "\(loops.count)"])
+                                            "http.loops": "\(loops.count)",
+                                            "http.loop_cpus": "\(cpus.map { $0.map(String.init).joined(separator: ",") } ?? "any")"])
     }
 
     /// Stops accepting, lets in-flight requests finish until the grace period ends, then closes every
@@ -133,13 +150,19 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     private var upgradedSockets: [ObjectIdentifier: SocketEndpoint] = [:]
     private var listening = true
     private var requestCounter: UInt64 = 0
+    /// Which loop serves a connection this one accepts (loops kept one per CPU), nil otherwise.
+    let steering: ConnectionSteering?
+    /// Connections this loop serves, upgraded ones included: read by the other loops' steering.
+    let load = Atomic<Int>(0)
 
-    init(fd: Int32, loop: EventLoop, server: HTTPServer, handler: any HTTPHandler, observer: (any HTTPServerObserver)?) {
+    init(fd: Int32, loop: EventLoop, server: HTTPServer, handler: any HTTPHandler, observer: (any HTTPServerObserver)?,
+         steering: ConnectionSteering? = nil) {
         self.fd = fd
         self.loop = loop
         self.server = server
         self.handler = handler
         self.observer = observer
+        self.steering = steering
     }
 
     func nextRequestID() -> RequestID {
@@ -178,32 +201,62 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             Sockets.setNoDelay(client)
-            adopt(client, peer: SocketAddress(storage: storage, length: length).peerAddress)
+            let peer = SocketAddress(storage: storage, length: length).peerAddress
+            if let steering {
+                let listeners = server.listeners
+                let target = steering.target(incomingCPU: Int(gatehouse_incoming_cpu(client)), acceptingLoop: loop.index,
+                                             load: { listeners[$0].load.load(ordering: .relaxed) })
+                if target != loop.index {
+                    let other = listeners[target]
+                    // Counted at once, so the next accepts (on any loop) see it.
+                    other.load.wrappingAdd(1, ordering: .relaxed)
+                    other.loop.execute { other.adoptHandedOver(client, peer: peer) }
+                    continue
+                }
+            }
+            adopt(client, peer: peer)
         }
     }
 
-    /// Serves a connected socket already counted in `openConnections`: an accepted one, or in tests
-    /// one end of a socketpair (the fuzz harness drives the real connection logic without TCP).
-    /// Closes it when it cannot be served.
-    @discardableResult
-    func adopt(_ client: Int32, peer: PeerAddress) -> HTTPConnection? {
-        do { try Sockets.setNonBlocking(client) } catch {
-            server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+    /// A connection another loop accepted for this one (already counted in `load`).
+    private func adoptHandedOver(_ client: Int32, peer: PeerAddress) {
+        guard listening else {
+            // Shutting down: not served, as if it had arrived after the listener closed.
             close(client)
+            load.wrappingSubtract(1, ordering: .relaxed)
+            server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            return
+        }
+        adopt(client, peer: peer, inLoad: true)
+    }
+
+    /// Serves a connected socket already counted in `openConnections` (and in `load` when `inLoad`):
+    /// an accepted one, or in tests one end of a socketpair (the fuzz harness drives the real
+    /// connection logic without TCP). Closes it when it cannot be served.
+    @discardableResult
+    func adopt(_ client: Int32, peer: PeerAddress, inLoad: Bool = false) -> HTTPConnection? {
+        if !inLoad { load.wrappingAdd(1, ordering: .relaxed) }
+        do { try Sockets.setNonBlocking(client) } catch {
+            forget(unserved: client)
             return nil
         }
         let connection = HTTPConnection(fd: client, peer: peer, listener: self)
         do {
             try loop.register(client, connection)
         } catch {
-            server.openConnections.wrappingSubtract(1, ordering: .relaxed)
-            close(client)
+            forget(unserved: client)
             return nil
         }
         connections[ObjectIdentifier(connection)] = connection
         observer?.connectionOpened()
         connection.start()
         return connection
+    }
+
+    private func forget(unserved client: Int32) {
+        load.wrappingSubtract(1, ordering: .relaxed)
+        server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        close(client)
     }
 
     func socketWritable() {}
@@ -219,6 +272,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
 
     func removed(_ connection: HTTPConnection) {
         connections[ObjectIdentifier(connection)] = nil
+        load.wrappingSubtract(1, ordering: .relaxed)
         server.openConnections.wrappingSubtract(1, ordering: .relaxed)
         observer?.connectionClosed()
     }
@@ -231,6 +285,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
         endpoint.onClose = { [weak self] in
             guard let self else { return }
             self.upgradedSockets[key] = nil
+            self.load.wrappingSubtract(1, ordering: .relaxed)
             self.server.openConnections.wrappingSubtract(1, ordering: .relaxed)
             self.observer?.connectionClosed()
         }

@@ -7,6 +7,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int = 8080
     /// Event loops (threads); default: one per core.
     public var loopCount: Int = HTTPServerConfiguration.coreCount
+    /// Keeps loop `i` on the `i`-th CPU of the process's affinity mask when there is one loop per
+    /// allowed CPU and more than one (see `CPUAffinity`). Off by default: a server with a hand-picked
+    /// loop count, or several in one process, leaves placement to the scheduler.
+    public var pinsLoopsToCPUs: Bool = false
     /// Connections beyond this are closed at accept time (with a log line), not left hanging.
     public var maxConnections: Int = 10_000
     /// Request head limit (431 beyond it). Default 16 KiB.

@@ -103,6 +103,9 @@ struct TestHandler: HTTPHandler {
             switch path {
             case "/text":
                 await writer.respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: "hello world"))
+            case "/loop":
+                // The index of the event loop serving this connection.
+                await writer.respond(HTTPResponse(status: 200, body: "\(request.id.loop)"))
             case "/memo":
                 // The number of the memo kept with this connection (0: none could be kept).
                 let memo = request.connectionMemo { MemoProbe(number: log.state.withLock { $0.memosMade += 1; return $0.memosMade }) }

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -73,6 +75,7 @@ def test_serve_missing_required_variable_exits_64(provider, tmp_path, var):
     ("GATEHOUSE_COOKIE_SAMESITE", "None"), ("GATEHOUSE_CLIENT_AUTH_METHOD", "private_key_jwt"),
     ("GATEHOUSE_SECRET_KEY", "dG9vc2hvcnQ="), ("GATEHOUSE_ISSUER", "http://idp.example.com"),
     ("GATEHOUSE_ROUTES", "api-without-slash"), ("GATEHOUSE_LISTEN", "127.0.0.1:notaport"),
+    ("GATEHOUSE_CPU_AFFINITY", "on"),
 ])
 def test_serve_invalid_value_exits_64_naming_it(provider, tmp_path, var, value):
     # SPEC: exit 64 bad usage or configuration (the message names the variable and what is wrong)
@@ -113,6 +116,41 @@ def test_serve_on_a_port_another_gateway_listens_on_exits_69(gateway_factory, pr
     assert f"127.0.0.1:{first.port}" in cp.stdout + cp.stderr
     for _ in range(20):  # the first one still answers every connection
         assert requests.get(first.url + "/healthz", timeout=5).status_code == 200
+
+
+def _cpus_allowed(status_path: Path) -> str:
+    for line in status_path.read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no Cpus_allowed_list in {status_path}")
+
+
+def _event_loop_cpus(pid: int) -> dict[str, str]:
+    """The CPUs each of the gateway's event-loop threads may run on, by thread name."""
+    loops = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        name = (task / "comm").read_text().strip()
+        if name.startswith("gatehouse-loop"):
+            loops[name] = _cpus_allowed(task / "status")
+    return loops
+
+
+@pytest.mark.parametrize("setting", [None, "off"])
+def test_event_loops_kept_one_per_cpu_unless_affinity_is_off(gateway_factory, setting):
+    # SPEC: GATEHOUSE_CPU_AFFINITY auto (default): one event loop per CPU the process may use, each
+    # kept on its own CPU; off: the scheduler places them.
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("one CPU: there is nothing to place")
+    gw = gateway_factory({"GATEHOUSE_CPU_AFFINITY": setting})
+    assert requests.get(gw.url + "/healthz", timeout=5).status_code == 200
+    loops = _event_loop_cpus(gw.proc.pid)
+    assert sorted(loops) == [f"gatehouse-loop{i}" for i in range(len(allowed))], loops
+    if setting is None:
+        assert sorted(int(cpus) for cpus in loops.values()) == allowed, loops
+    else:
+        whole = _cpus_allowed(Path(f"/proc/{gw.proc.pid}/status"))
+        assert set(loops.values()) == {whole}, loops
 
 
 def test_migrate(provider, tmp_path):

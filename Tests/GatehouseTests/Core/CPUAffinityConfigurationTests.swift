@@ -4,9 +4,7 @@ import Testing
 /// `GATEHOUSE_CPU_AFFINITY`: `auto` (each event loop on a CPU of its own) unless set to `off`.
 @Suite struct CPUAffinityConfigurationTests {
     private func load(_ extra: [String: String]) -> Result<GatehouseConfiguration, ConfigurationErrors> {
-        var environment = ["GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa"]
-        for (name, value) in extra { environment[name] = value }
-        return GatehouseConfiguration.load(environment: environment, requireSecretKey: false)
+        loadMinimalConfiguration(extra)
     }
 
     @Test func autoByDefault() throws {

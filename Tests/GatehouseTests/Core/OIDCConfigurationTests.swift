@@ -5,9 +5,7 @@ import Testing
 @Suite("Configuration: OIDC options")
 struct OIDCConfigurationTests {
     private func load(_ extra: [String: String]) -> Result<GatehouseConfiguration, ConfigurationErrors> {
-        var environment = ["GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa"]
-        for (name, value) in extra { environment[name] = value }
-        return GatehouseConfiguration.load(environment: environment, requireSecretKey: false)
+        loadMinimalConfiguration(extra)
     }
 
     private func issues(_ extra: [String: String]) -> [ConfigurationIssue] {
@@ -75,9 +73,7 @@ struct OIDCConfigurationTests {
 @Suite("Configuration: private_key_jwt")
 struct PrivateKeyConfigurationTests {
     private func load(_ extra: [String: String]) -> Result<GatehouseConfiguration, ConfigurationErrors> {
-        var environment = ["GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa"]
-        for (name, value) in extra { environment[name] = value }
-        return GatehouseConfiguration.load(environment: environment, requireSecretKey: false)
+        loadMinimalConfiguration(extra)
     }
 
     @Test("private_key_jwt needs GATEHOUSE_CLIENT_PRIVATE_KEY, not a secret; the key is never echoed")

@@ -4,9 +4,7 @@ import Testing
 /// `GATEHOUSE_WEBSOCKET_IDLE`: a duration like the others, default 10 minutes, listed in `--help`.
 @Suite struct WebSocketConfigurationTests {
     private func load(_ extra: [String: String]) -> Result<GatehouseConfiguration, ConfigurationErrors> {
-        var environment = ["GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa"]
-        for (name, value) in extra { environment[name] = value }
-        return GatehouseConfiguration.load(environment: environment, requireSecretKey: false)
+        loadMinimalConfiguration(extra)
     }
 
     @Test func defaultIsTenMinutes() throws {

@@ -1,5 +1,5 @@
 // Linux interfaces that Swift's Glibc module does not export: epoll, eventfd, malloc_trim, the
-// CPU affinity mask.
+// CPU affinity mask, a socket's incoming CPU.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -15,19 +15,10 @@ static inline int gatehouse_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
-// The CPUs this process may run on (its affinity mask: `taskset`, a container's cpuset), 0 when
-// it cannot be read. `sched_getaffinity` and CPU_COUNT need _GNU_SOURCE; the system call does not.
-static inline int gatehouse_allowed_cpu_count(void) {
-    unsigned long mask[64]; // 4,096 CPUs
-    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
-    if (bytes <= 0) return 0;
-    int count = 0;
-    for (long i = 0; i < bytes / (long)sizeof(unsigned long); i++) count += __builtin_popcountl(mask[i]);
-    return count;
-}
-
-// Writes the numbers of the CPUs in the calling thread's affinity mask to `cpus` (at most
-// `capacity`, in increasing order) and returns how many there are, -1 when it cannot be read.
+// The CPUs the calling thread may run on (its affinity mask: `taskset`, a container's cpuset):
+// writes their numbers to `cpus` (at most `capacity`, in increasing order; `cpus` may be NULL with
+// `capacity` 0 to count them) and returns how many there are, -1 when the mask cannot be read.
+// `sched_getaffinity` and CPU_COUNT need _GNU_SOURCE; the system call does not.
 static inline int gatehouse_allowed_cpus(int *cpus, int capacity) {
     unsigned long mask[64];
     long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);

@@ -32,10 +32,7 @@ public enum CPUAffinity {
     /// would stack loops on the first ones; with more, it would leave CPUs the loops could move to;
     /// with one, there is nothing to choose.
     public static func placement(loops: Int, allowed: [Int]) -> [Int]? {
-        guard loops > 1, allowed.count == loops, Set(allowed).count == loops, allowed.allSatisfy({ $0 >= 0 }) else {
-            return nil
-        }
-        return allowed
+        loops > 1 && allowed.count == loops ? allowed : nil
     }
 
     /// Keeps the calling thread on `cpu`: 0, or the `errno` of `sched_setaffinity(2)` (the thread

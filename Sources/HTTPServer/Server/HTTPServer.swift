@@ -222,9 +222,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     private func adoptHandedOver(_ client: Int32, peer: PeerAddress) {
         guard listening else {
             // Shutting down: not served, as if it had arrived after the listener closed.
-            close(client)
-            load.wrappingSubtract(1, ordering: .relaxed)
-            server.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            forget(unserved: client)
             return
         }
         adopt(client, peer: peer, inLoad: true)

@@ -38,7 +38,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// has, not one per CPU of the host; the online CPUs when the mask cannot be read.
     public static var coreCount: Int {
         #if canImport(Glibc)
-        let allowed = Int(gatehouse_allowed_cpu_count())
+        let allowed = Int(gatehouse_allowed_cpus(nil, 0))
         let n = allowed > 0 ? allowed : Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         return max(1, n)
         #else

@@ -19,10 +19,30 @@ import Testing
         #expect(CPUAffinity.placement(loops: 2, allowed: []) == nil)
     }
 
-    @Test func allowedCPUsMatchTheCount() {
-        let cpus = CPUAffinity.allowedCPUs()
-        #expect(cpus.count == HTTPServerConfiguration.coreCount)
-        #expect(cpus == cpus.sorted() && Set(cpus).count == cpus.count)
+    /// The mask as the kernel prints it for people (`Cpus_allowed_list` in /proc/self/status:
+    /// `0-3,6`): the same CPUs in the same order, and one loop per CPU by default.
+    @Test func allowedCPUsAreTheKernelsList() throws {
+        let listed = try #require(Self.cpusAllowedList())
+        #expect(CPUAffinity.allowedCPUs() == listed)
+        #expect(HTTPServerConfiguration.coreCount == listed.count)
+    }
+
+    private static func cpusAllowedList() -> [Int]? {
+        guard let file = fopen("/proc/self/status", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard text.hasPrefix("Cpus_allowed_list:") else { continue }
+            var cpus: [Int] = []
+            for range in text.dropFirst("Cpus_allowed_list:".count).split(separator: ",") {
+                let bounds = range.split(separator: "-").compactMap { Int($0.filter(\.isNumber)) }
+                guard let first = bounds.first, let last = bounds.last else { return nil }
+                cpus += Array(first...last)
+            }
+            return cpus
+        }
+        return nil
     }
 
     @Test func connectionGoesToItsPacketsCPU() throws {

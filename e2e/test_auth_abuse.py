@@ -17,7 +17,7 @@ import requests
 
 from harness import RawConn, finish_callback, login, provider_authorize, run_cli, start_login
 
-# README "Security model": pending logins are capped per browser and in total.
+# docs/security.md: pending logins are capped per browser and in total.
 PER_BROWSER = 10
 TOTAL = 10_000
 

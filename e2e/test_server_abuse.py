@@ -117,7 +117,7 @@ def test_pipelining_client_that_never_reads_does_not_grow_memory(static_gw):
 
 @pytest.mark.skipif(os.environ.get("E2E_SLOW") != "1", reason="waits out the 60 s send-progress timeout (E2E_SLOW=1)")
 def test_pipelining_client_that_never_reads_is_disconnected(static_gw):
-    # README: a response that makes no progress for 60 s ends the connection, however many requests
+    # docs/security.md: a response that makes no progress for 60 s ends the connection, however many requests
     # the client keeps pipelining. Watched without reading (reading would be progress): the end shows
     # as a reset (our requests unread) or a FIN.
     gw = static_gw

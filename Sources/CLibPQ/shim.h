@@ -3,7 +3,7 @@
 
 /* libpq (Debian libpq5; headers from libpq-dev under /usr/include/postgresql), loaded at run time
  * by the PostgreSQL engine only: a gateway on SQLite never maps libpq nor what it needs (Kerberos,
- * LDAP, SASL, GnuTLS…: about 3 MiB of resident pages at idle, measured in session 8).
+ * LDAP, SASL, GnuTLS…: about 3 MiB of resident pages at idle, measured with commit 60bbb1a).
  *
  * This header gives only the types: the table of the functions the engine calls. It is filled
  * and kept in Swift (`LibPQ`), never in a static here: a header's static is one copy per object

@@ -39,7 +39,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     //
     // `@exclusivity(unchecked)`: these are touched many times per request on the hot path, and each
     // checked access costs a runtime call (about 60 instructions, 2 % of a proxied request by
-    // callgrind, session 9). Unchecked is safe here because no access to any of them overlaps
+    // callgrind, commit 539f757). Unchecked is safe here because no access to any of them overlaps
     // another access to the same property: they are read or mutated in single statements that
     // call out to nothing (the heap's methods, `append`, subscripts), and every callout (a job, a
     // timer or hook body, a socket's handler) runs after its array was copied out or its access

@@ -44,7 +44,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     private(set) lazy var hostLine: [UInt8] = RequestHeadEncoder.hostLine(hostName: key.host,
                                                                           port: key.port == key.defaultPort ? nil : key.port)
     // `@exclusivity(unchecked)` on the per-request state below, `input` and the parser included: each
-    // checked access is a runtime call on the proxy's hot path (callgrind, session 9). Safe because
+    // checked access is a runtime call on the proxy's hot path (callgrind, commit 539f757). Safe because
     // no access to one of them overlaps another access to it: single reads and assignments, `output`
     // read by `send`/`SSL_write` inside `withUnsafeBytes` (which call nothing back into this
     // object), and the waiter cleared before it is resumed (`resumeWaiter`), its task then running

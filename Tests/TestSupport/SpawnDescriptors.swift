@@ -8,7 +8,7 @@ import Glibc
 /// children. A descriptor a child inherits by accident stays open as long as the child lives: a
 /// PgBouncer started for the PostgreSQL suites once kept the write end of another test's `openssl`
 /// output pipe, so that test waited for an end of output that never came, and the whole run hung
-/// until CI's limit (seen in a CI-like run in session 10; the likely cause of stop 23's hang).
+/// until CI's limit (seen in a CI-like run before 0c38221; the likely cause of an earlier CI hang).
 /// So every spawn closes all descriptors above stderr in the child, and pipes are made close-on-exec
 /// from the start (`pipe2`), not a moment later.
 enum SpawnDescriptors {

@@ -10,7 +10,7 @@ import Glibc
 /// other. Kept one per CPU, and each connection served by the loop on the CPU that processes its
 /// packets (`ConnectionSteering` in HTTPServer), a connection's socket structures stay in one core's
 /// caches: `/healthz` took 7.0–7.3 µs of CPU per request instead of 7.3–8.9 with the loops left to
-/// the scheduler, the proxied `/api` 15.8–17.2 instead of 16.5–17.8 (bench/RESULTS.md, session 17).
+/// the scheduler, the proxied `/api` 15.8–17.2 instead of 16.5–17.8 (bench/RESULTS.md, the entry of 9d561ee).
 public enum CPUAffinity {
     /// The CPUs in the calling thread's affinity mask (`taskset`, a container's cpuset), in
     /// increasing order; empty when the mask cannot be read.

@@ -3,7 +3,7 @@
 /// A copy of a Swift `String` or array shares its storage, and so its reference count: every
 /// request that copies a route, a header name or a forwarded field from a value the loops share
 /// moves that count's cache line between the loops' cores (the proxy's largest remaining cost
-/// beside the system calls, measured in session 15: `bench/RESULTS.md`). These copies are equal
+/// beside the system calls, measured for ce3f3a0: `bench/RESULTS.md`). These copies are equal
 /// to the originals in every way but their storage, which only their loop touches.
 
 extension String {

@@ -9,7 +9,7 @@ import Glibc
 /// file that calls a header's static inline function gets a copy of its statics, and in a release
 /// build the optimiser folded the copies nothing wrote to into null pointers — `PQstatus` then
 /// "failed" and `PQfinish` did nothing, so the pool opened a new connection per transaction and
-/// never closed one, until PostgreSQL refused clients (bench/RESULTS.md, session 8).
+/// never closed one, until PostgreSQL refused clients (fixed in 5c3b2b5; bench/RESULTS.md, the entry of 33f83a9).
 final class LibPQ: @unchecked Sendable {
     /// The functions, every one present (`load` refuses a library that lacks one).
     let call: gatehouse_pq_functions

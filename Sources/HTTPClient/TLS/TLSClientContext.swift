@@ -7,7 +7,7 @@ import Synchronization
 
 /// The gateway's one OpenSSL client context: every `https://` upstream connection, provider call
 /// and `wss://` tunnel verifies its server against the system CA bundle parsed here once, not once
-/// per connection (each parse costs about 24 ms of CPU; bench/RESULTS.md, session 7).
+/// per connection (each parse costs about 24 ms of CPU; bench/RESULTS.md, the entry of 6669abe).
 ///
 /// - Trusted: the PEM bundle named by `SSL_CERT_FILE`, else Debian's
 ///   `/etc/ssl/certs/ca-certificates.crt` (what `update-ca-certificates` writes), and nothing else.

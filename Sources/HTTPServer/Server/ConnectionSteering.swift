@@ -4,7 +4,7 @@
 /// addresses, so most connections are served on a CPU other than the one that processes their
 /// packets (a network queue's CPU; on loopback, the client's): every request's socket structures
 /// then cross cores. Handed to the loop on its packets' CPU (`SO_INCOMING_CPU`), a connection is
-/// received, answered and sent from one core's caches (bench/RESULTS.md, session 17).
+/// received, answered and sent from one core's caches (bench/RESULTS.md, the entry of 9d561ee).
 ///
 /// Unlike `SO_INCOMING_CPU` on the listeners, which sends every connection to the loop on the CPU
 /// that saw its handshake, this never piles connections on one loop when one CPU takes all of a

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Docker cannot run on the build machine, so these tests read `compose.yaml` and `compose.nginx.conf`
-/// and check what running several instances relies on (issue 12, README "Running several instances"):
+/// and check what running several instances relies on (issue 12, docs/operations.md "Running several instances"):
 /// PostgreSQL with a volume and a health check, two gateways that share database, secret key and
 /// public URL and are reachable only through the balancer, and a balancer that spreads requests
 /// round-robin over both, without sticky sessions.
@@ -64,9 +64,9 @@ struct ComposeShapeTests {
         }
     }
 
-    @Test("Every variable given to a gateway is one the README documents (or libpq's PG*)")
+    @Test("Every variable given to a gateway is one docs/configuration.md documents (or libpq's PG*)")
     func variablesAreKnown() throws {
-        let readme = try String(contentsOf: DockerfileShapeTests.repositoryRoot().appendingPathComponent("README.md"),
+        let readme = try String(contentsOf: DockerfileShapeTests.repositoryRoot().appendingPathComponent("docs/configuration.md"),
                                 encoding: .utf8)
         for gateway in gateways {
             for (name, _) in gateway.node["environment"]?.entries ?? [] {

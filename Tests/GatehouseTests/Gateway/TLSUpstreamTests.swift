@@ -34,7 +34,7 @@ struct TLSUpstreamTests {
         #expect(result.status == 0, "the scenario failed in the child process:\n\(result.output.suffix(6000))")
     }
 
-    /// `SSL_CERT_FILE` names the bundle instead of the system's (README "Trusted certificates"): the
+    /// `SSL_CERT_FILE` names the bundle instead of the system's (docs/security.md "Trusted certificates"): the
     /// `echo` scenario runs in a child without the private mount, trusting the test certificate
     /// only through the variable; with the variable naming a missing file, the same trusted
     /// server is refused (`unreadableBundle`: no readable bundle, no unchecked connection).

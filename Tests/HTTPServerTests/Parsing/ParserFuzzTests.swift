@@ -10,7 +10,7 @@ import TestSupport
 ///
 /// `FUZZ_SEED` (decimal or `0x` hex) replays a run; without it every run draws a new seed, so CI keeps
 /// exploring. `FUZZ_ITERATIONS` is the total of mutated inputs over the fuzz tests (default 100,000,
-/// what `swift test` runs in CI; the sanitizer run in README's Development section uses millions).
+/// what `swift test` runs in CI; the sanitizer run in docs/development.md "Fuzzing" uses millions).
 /// Every failure message carries the line that reproduces it.
 enum FuzzRun {
     static let seed: UInt64 = {

@@ -59,7 +59,7 @@ public struct IDTokenValidator: Sendable {
     }
 
     private func validatedClaims(_ jwt: String, now: Date) async throws(IDTokenError) -> IDTokenClaims {
-        let verified = try await IDTokenError.verified(jwt, by: keySet)
+        let verified = try await IDTokenError.verified(jwt, by: keySet, from: .providerResponse)
         if let typ = verified.type, typ.lowercased() == "logout+jwt" { throw .unexpectedTokenType(typ) }
         return try IDTokenError.checking { try check(verified.claims, now: now) }
     }

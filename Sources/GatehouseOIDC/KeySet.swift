@@ -10,32 +10,42 @@ public struct VerifiedJWS: Sendable, Equatable {
     public let claims: [String: JSONValue]
 }
 
-/// The provider's signing keys (`jwks_uri`), cached, with one rate-limited refetch on an unknown `kid`.
+/// The provider's signing keys (`jwks_uri`), cached, with rate-limited refetches on an unknown `kid`.
 ///
 /// Keys rotate: a token signed with a new key carries a `kid` the cache has not seen, so the set
-/// is fetched again (OIDC Core §10.1.1). Only refetches that an unknown `kid` (or a token without
-/// `kid` that no cached key verifies) caused count for the rate limit: after such a refetch, the
-/// next one waits ``minimumRefetchInterval`` (default 30 s) — unless that refetch brought a
-/// different key set, i.e. the provider is rotating, when the next unknown `kid` may refetch once
-/// more at once. So forged tokens with random `kid`s sent to the unauthenticated back-channel
-/// endpoint cannot make Gatehouse hammer the provider (at most one refetch per rotation or per
-/// interval), while a rotation shortly after start-up, or two rotations in a row, never fails a
-/// login. A failed first load is retried with exponential back-off (1 s doubling to 60 s).
-/// Concurrent callers share one fetch.
+/// is fetched again (OIDC Core §10.1.1). How often depends on where the token came from
+/// (``TokenChannel``), each channel with a limit of its own, so that one cannot use up the other's:
 ///
-/// For example: `let jws = try await keySet.verify(idToken)`.
+/// - `.providerResponse` (ID tokens from the token endpoint, signed UserInfo): only the provider
+///   chooses their `kid`s, so an unknown one means a rotation. The next such refetch waits
+///   ``providerResponseRefetchInterval`` (default 2 s): a rotation is seen within seconds whatever
+///   anyone else sends.
+/// - `.unsolicited` (back-channel logout tokens, posted by anyone): after such a refetch the next
+///   one waits ``minimumRefetchInterval`` (default 30 s), unless that refetch brought a different
+///   key set (the provider is rotating), when the next unknown `kid` may refetch once more at once.
+///   So forged tokens with random `kid`s cannot make Gatehouse hammer the provider, and they no
+///   longer hold back the refetch a login needs.
+///
+/// A failed first load is retried with exponential back-off (1 s doubling to 60 s). Concurrent
+/// callers share one fetch.
+///
+/// For example: `let jws = try await keySet.verify(idToken, from: .providerResponse)`.
 public actor KeySet {
     public nonisolated let jwksURI: String
     public nonisolated let allowedAlgorithms: Set<SigningAlgorithm>
     public nonisolated let minimumRefetchInterval: TimeInterval
+    public nonisolated let providerResponseRefetchInterval: TimeInterval
     private let http: any ProviderHTTPClient
     private let now: @Sendable () -> Date
 
     private var keys: [ProviderKey]?
     private var lastError: KeySetError?
     private var appliedGeneration = 0
-    /// When the last refetch caused by an unknown `kid` started, and whether it changed the set.
-    private var lastKeyRefetch: (started: Date, changedKeys: Bool)?
+    /// When the last refetch an unsolicited token's unknown `kid` caused started, and whether it
+    /// changed the set.
+    private var lastUnsolicitedRefetch: (started: Date, changedKeys: Bool)?
+    /// When the last refetch a provider response's unknown `kid` caused started.
+    private var lastProviderResponseRefetch: Date?
     /// Back-off of the first load after failures: the earliest next attempt and the current delay.
     private var loadRetry: (notBefore: Date, delay: TimeInterval)?
     private var inFlight: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>?
@@ -45,14 +55,19 @@ public actor KeySet {
 
     /// - Parameters:
     ///   - allowedAlgorithms: usually ``SigningAlgorithm/allowList(configured:advertised:)``.
-    ///   - minimumRefetchInterval: the least time after an unknown-`kid` refetch that found no new key before the next (default 30 s).
+    ///   - minimumRefetchInterval: the least time after an unsolicited token's unknown-`kid` refetch
+    ///     that found no new key before the next such refetch (default 30 s).
+    ///   - providerResponseRefetchInterval: the least time between refetches for provider responses
+    ///     (default 2 s).
     ///   - now: the clock, injected for tests.
     public init(jwksURI: String, http: any ProviderHTTPClient, allowedAlgorithms: Set<SigningAlgorithm>,
-                minimumRefetchInterval: TimeInterval = 30, now: @escaping @Sendable () -> Date = { Date() }) {
+                minimumRefetchInterval: TimeInterval = 30, providerResponseRefetchInterval: TimeInterval = 2,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.jwksURI = jwksURI
         self.http = http
         self.allowedAlgorithms = allowedAlgorithms
         self.minimumRefetchInterval = max(0, minimumRefetchInterval)
+        self.providerResponseRefetchInterval = max(0, providerResponseRefetchInterval)
         self.now = now
     }
 
@@ -75,9 +90,9 @@ public actor KeySet {
     ///
     /// Refuses `alg: none` and HMAC before looking at any key, refuses algorithms outside
     /// ``allowedAlgorithms``, selects keys by `kid` (every type-compatible key when the token has
-    /// none), and refetches the set once (rate-limited) when no key matches.
+    /// none), and refetches the set once (rate-limited per `channel`) when no key matches.
     /// - Throws: ``JWSVerificationError``.
-    public func verify(_ token: String) async throws(JWSVerificationError) -> VerifiedJWS {
+    public func verify(_ token: String, from channel: TokenChannel) async throws(JWSVerificationError) -> VerifiedJWS {
         let header = try CompactJWSHeader(token: token)
         if SigningAlgorithm.isForbidden(header.alg) { throw .forbiddenAlgorithm(header.alg) }
         guard let algorithm = SigningAlgorithm(rawValue: header.alg), allowedAlgorithms.contains(algorithm) else {
@@ -95,7 +110,7 @@ public actor KeySet {
         }
         var candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
         if candidates.isEmpty && !loadedNow {
-            switch await fetch(.unknownKey) {
+            switch await fetch(.unknownKey(channel)) {
             case .success?: candidates = matchingKeys(kid: header.kid, algorithm: algorithm)
             case .failure(let error)?: throw .keySetUnavailable(error)
             case nil: break
@@ -108,7 +123,7 @@ public actor KeySet {
         }
         // A token without `kid` that no cached key verifies may be signed with a key published
         // since: one refetch, under the same limit as an unknown `kid`.
-        if header.kid == nil && !loadedNow, case .success? = await fetch(.unknownKey),
+        if header.kid == nil && !loadedNow, case .success? = await fetch(.unknownKey(channel)),
            let verified = try await verify(token, header: header, algorithm: algorithm,
                                            with: matchingKeys(kid: nil, algorithm: algorithm)) {
             return verified
@@ -167,7 +182,7 @@ public actor KeySet {
         /// No set yet: after a failure, exponential back-off.
         case firstLoad
         /// A token names a `kid` the set lacks (or has none and no key verifies it).
-        case unknownKey
+        case unknownKey(TokenChannel)
     }
 
     /// Whether a fetch for `reason` may start at `now`.
@@ -178,8 +193,11 @@ public actor KeySet {
         case .firstLoad:
             guard let loadRetry else { return true }
             return now >= loadRetry.notBefore
-        case .unknownKey:
-            guard let last = lastKeyRefetch else { return true }
+        case .unknownKey(.providerResponse):
+            guard let last = lastProviderResponseRefetch else { return true }
+            return now.timeIntervalSince(last) >= providerResponseRefetchInterval
+        case .unknownKey(.unsolicited):
+            guard let last = lastUnsolicitedRefetch else { return true }
             return last.changedKeys || now.timeIntervalSince(last.started) >= minimumRefetchInterval
         }
     }
@@ -193,9 +211,14 @@ public actor KeySet {
         } else {
             let started = now()
             guard mayFetch(reason, at: started) else { return nil }
-            if reason == .unknownKey {
-                lastKeyRefetch = (started, false)
+            switch reason {
+            case .unknownKey(.unsolicited):
+                lastUnsolicitedRefetch = (started, false)
                 counted = true
+            case .unknownKey(.providerResponse):
+                lastProviderResponseRefetch = started
+            case .forced, .firstLoad:
+                break
             }
             fetchCount += 1
             let generation = fetchCount
@@ -209,8 +232,8 @@ public actor KeySet {
             inFlight = nil
             switch result {
             case .success(let newKeys):
-                if counted, let last = lastKeyRefetch {
-                    lastKeyRefetch = (last.started, Self.keyIDs(newKeys) != Self.keyIDs(keys ?? []))
+                if counted, let last = lastUnsolicitedRefetch {
+                    lastUnsolicitedRefetch = (last.started, Self.keyIDs(newKeys) != Self.keyIDs(keys ?? []))
                 }
                 keys = newKeys
                 verifiers = [:]
@@ -247,6 +270,16 @@ public actor KeySet {
         guard response.status == 200 else { return .failure(.unexpectedStatus(response.status)) }
         return Result { () throws(KeySetError) in try ProviderKey.parseSet(response.body) }
     }
+}
+
+/// Where a token to verify came from, which decides how often its unknown `kid` may refetch the
+/// provider's keys (``KeySet``).
+public enum TokenChannel: Sendable, Equatable {
+    /// An answer to a request the gateway made to the provider over TLS (the token endpoint's ID
+    /// token, a signed UserInfo answer): its `kid` is the provider's choice.
+    case providerResponse
+    /// Posted to the gateway by anyone (a back-channel logout token): its `kid` may be made up.
+    case unsolicited
 }
 
 /// One usable key of the provider's JWKS (RFC 7517 §4–5).

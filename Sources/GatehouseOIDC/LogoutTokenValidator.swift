@@ -84,7 +84,7 @@ public struct LogoutTokenValidator: Sendable {
     /// present, `jti`, the back-channel-logout event, `sub` and/or `sid`, and no `nonce`.
     /// - Throws: ``LogoutTokenError``.
     public func validate(_ jwt: String, now: Date) async throws(LogoutTokenError) -> LogoutTokenClaims {
-        let verified = try await LogoutTokenError.verified(jwt, by: keySet)
+        let verified = try await LogoutTokenError.verified(jwt, by: keySet, from: .unsolicited)
         return try LogoutTokenError.checking { try check(verified.claims, now: now) }
     }
 

@@ -18,9 +18,9 @@ extension RegisteredClaimError {
     }
 
     /// Verifies `jwt`'s signature with the provider's keys; a failure becomes the token's own error.
-    static func verified(_ jwt: String, by keySet: KeySet) async throws(Self) -> VerifiedJWS {
+    static func verified(_ jwt: String, by keySet: KeySet, from channel: TokenChannel) async throws(Self) -> VerifiedJWS {
         do {
-            return try await keySet.verify(jwt)
+            return try await keySet.verify(jwt, from: channel)
         } catch {
             throw .signature(error)
         }

@@ -95,7 +95,7 @@ public struct UserInfoClient: Sendable {
             throw .signedResponseUnsupported
         }
         let verified: VerifiedJWS
-        do { verified = try await signed.keySet.verify(token) } catch { throw .signature(error) }
+        do { verified = try await signed.keySet.verify(token, from: .providerResponse) } catch { throw .signature(error) }
         let claims = verified.claims
         if let iss = claims["iss"], iss != .string(signed.issuer) {
             throw .signedClaimMismatch("iss is not the issuer \"\(signed.issuer)\"")

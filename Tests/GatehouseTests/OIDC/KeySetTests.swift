@@ -19,9 +19,9 @@ struct KeySetTests {
     @Test("RS256 and ES256 tokens verify with the key their kid names")
     func verifiesBothAlgorithms() async throws {
         let keys = keySet(provider.http())
-        let rs = try await keys.verify(provider.signRS256(claims))
+        let rs = try await keys.verify(provider.signRS256(claims), from: .unsolicited)
         #expect(rs.algorithm == .rs256 && rs.keyID == "rsa-1" && rs.claims == claims)
-        let es = try await keys.verify(provider.signES256(claims))
+        let es = try await keys.verify(provider.signES256(claims), from: .unsolicited)
         #expect(es.algorithm == .es256 && es.keyID == "ec-1")
         #expect(await keys.fetchCount == 1)
     }
@@ -29,7 +29,7 @@ struct KeySetTests {
     @Test("A token without kid verifies against the type-compatible keys")
     func noKid() async throws {
         let keys = keySet(provider.http())
-        let verified = try await keys.verify(provider.signES256(claims, kid: nil))
+        let verified = try await keys.verify(provider.signES256(claims, kid: nil), from: .unsolicited)
         #expect(verified.keyID == nil)
     }
 
@@ -39,7 +39,7 @@ struct KeySetTests {
         let keys = keySet(http)
         for alg in ["none", "None", "NONE"] {
             let token = TestProvider.rawToken(header: ["alg": .string(alg), "kid": .string("rsa-1")], claims: claims) { _ in [] }
-            await #expect(throws: JWSVerificationError.forbiddenAlgorithm(alg)) { try await keys.verify(token) }
+            await #expect(throws: JWSVerificationError.forbiddenAlgorithm(alg)) { try await keys.verify(token, from: .unsolicited) }
         }
         #expect(http.requests.isEmpty)
     }
@@ -51,7 +51,7 @@ struct KeySetTests {
         let token = TestProvider.rawToken(header: ["alg": .string("HS256"), "kid": .string("rsa-1")], claims: claims) { input in
             Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: pem)))
         }
-        await #expect(throws: JWSVerificationError.forbiddenAlgorithm("HS256")) { try await keys.verify(token) }
+        await #expect(throws: JWSVerificationError.forbiddenAlgorithm("HS256")) { try await keys.verify(token, from: .unsolicited) }
     }
 
     @Test("An algorithm outside the provider's allow-list is refused")
@@ -59,7 +59,7 @@ struct KeySetTests {
         let keys = keySet(provider.http(), allowed: SigningAlgorithm.allowList(configured: nil, advertised: nil))
         #expect(keys.allowedAlgorithms == [.rs256])
         await #expect(throws: JWSVerificationError.algorithmNotAllowed("ES256", allowed: ["RS256"])) {
-            try await keys.verify(provider.signES256(claims))
+            try await keys.verify(provider.signES256(claims), from: .unsolicited)
         }
         // Pinned: RS256 by default, plus the provider's algorithm only when it advertises exactly one.
         #expect(SigningAlgorithm.allowList(configured: nil, advertised: ["HS256", "none", "ES256", "PS256"]) == [.rs256])
@@ -72,17 +72,17 @@ struct KeySetTests {
     func wrongKey() async throws {
         let keys = keySet(provider.http())
         let forged = try await provider.signRS256(claims, key: TestProvider.otherRSAKey)
-        await #expect(throws: JWSVerificationError.invalidSignature(kid: "rsa-1")) { try await keys.verify(forged) }
+        await #expect(throws: JWSVerificationError.invalidSignature(kid: "rsa-1")) { try await keys.verify(forged, from: .unsolicited) }
         let genuine = try await provider.signRS256(claims)
         let tampered = genuine.dropLast(4) + (genuine.hasSuffix("AAAA") ? "BBBB" : "AAAA")
-        await #expect(throws: JWSVerificationError.invalidSignature(kid: "rsa-1")) { try await keys.verify(String(tampered)) }
+        await #expect(throws: JWSVerificationError.invalidSignature(kid: "rsa-1")) { try await keys.verify(String(tampered), from: .unsolicited) }
     }
 
     @Test("An unknown kid triggers one refetch; unproductive refetches at most one per 30 s")
     func unknownKidRefetch() async throws {
         let http = provider.http()
         let keys = keySet(http)
-        _ = try await keys.verify(provider.signRS256(claims))
+        _ = try await keys.verify(provider.signRS256(claims), from: .unsolicited)
         #expect(await keys.fetchCount == 1)
 
         // The provider rotates: rsa-2 is published after the first fetch.
@@ -93,21 +93,21 @@ struct KeySetTests {
 
         // The first fetch was not caused by an unknown kid: it does not count for the limit.
         clock.advance(seconds: 10)
-        _ = try await keys.verify(rotated)
+        _ = try await keys.verify(rotated, from: .unsolicited)
         #expect(await keys.fetchCount == 2)
 
         // That refetch changed the set (a rotation), so one more unknown kid may refetch at once;
         // this one brings nothing new, so the next waits 30 s.
         let bogus = try await provider.signRS256(claims, kid: "nope")
         clock.advance(seconds: 1)
-        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
-        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
+        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus, from: .unsolicited) }
+        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus, from: .unsolicited) }
         #expect(await keys.fetchCount == 3, "one refetch for the unknown kid, not one per token")
         clock.advance(seconds: 29)
-        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
+        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus, from: .unsolicited) }
         #expect(await keys.fetchCount == 3, "rate-limited: no refetch within 30 s of an unproductive one")
         clock.advance(seconds: 1)
-        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus) }
+        await #expect(throws: JWSVerificationError.unknownKey(kid: "nope")) { try await keys.verify(bogus, from: .unsolicited) }
         #expect(await keys.fetchCount == 4)
     }
 
@@ -115,7 +115,7 @@ struct KeySetTests {
     func firstLoadUnknownKid() async throws {
         let keys = keySet(provider.http())
         let token = try await provider.signRS256(claims, kid: "unknown")
-        await #expect(throws: JWSVerificationError.unknownKey(kid: "unknown")) { try await keys.verify(token) }
+        await #expect(throws: JWSVerificationError.unknownKey(kid: "unknown")) { try await keys.verify(token, from: .unsolicited) }
         #expect(await keys.fetchCount == 1)
     }
 
@@ -124,7 +124,7 @@ struct KeySetTests {
         let keys = keySet(provider.http())
         let token = try await provider.signES256(claims)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<8 { group.addTask { _ = try await keys.verify(token) } }
+            for _ in 0..<8 { group.addTask { _ = try await keys.verify(token, from: .unsolicited) } }
             try await group.waitForAll()
         }
         #expect(await keys.fetchCount == 1)
@@ -136,12 +136,12 @@ struct KeySetTests {
         http.fail(TestProvider.jwksURI, with: .timeout)
         let keys = keySet(http)
         let token = try await provider.signRS256(claims)
-        await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.timeout))) { try await keys.verify(token) }
-        await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.timeout))) { try await keys.verify(token) }
+        await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.timeout))) { try await keys.verify(token, from: .unsolicited) }
+        await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.timeout))) { try await keys.verify(token, from: .unsolicited) }
         #expect(await keys.fetchCount == 1)
         http.respond(to: TestProvider.jwksURI, json: provider.jwks())
         clock.advance(seconds: 30)
-        _ = try await keys.verify(token)
+        _ = try await keys.verify(token, from: .unsolicited)
         #expect(await keys.fetchCount == 2)
     }
 
@@ -154,13 +154,13 @@ struct KeySetTests {
         http.respond(to: TestProvider.jwksURI, json: TestProvider.jwksJSON([encryptionKey, symmetric, ["kty": .string("XYZ")]]))
         let keys = keySet(http)
         await #expect(throws: JWSVerificationError.keySetUnavailable(.noUsableKeys)) {
-            try await keys.verify(provider.signRS256(claims))
+            try await keys.verify(provider.signRS256(claims), from: .unsolicited)
         }
 
         http.respond(to: TestProvider.jwksURI, json: TestProvider.jwksJSON([
             encryptionKey, symmetric, TestProvider.rsaJWK(TestProvider.rsaKey, kid: "rsa-1", alg: nil)]))
         try await keys.refresh()
-        _ = try await keys.verify(provider.signRS256(claims))
+        _ = try await keys.verify(provider.signRS256(claims), from: .unsolicited)
     }
 
     @Test("A key whose alg differs from the token's is not used")
@@ -168,7 +168,7 @@ struct KeySetTests {
         let http = FakeProviderHTTP()
         http.respond(to: TestProvider.jwksURI, json: TestProvider.jwksJSON([TestProvider.rsaJWK(TestProvider.rsaKey, kid: "rsa-1", alg: "PS256")]))
         let keys = keySet(http, allowed: [.rs256, .ps256])
-        await #expect(throws: JWSVerificationError.unknownKey(kid: "rsa-1")) { try await keys.verify(provider.signRS256(claims)) }
+        await #expect(throws: JWSVerificationError.unknownKey(kid: "rsa-1")) { try await keys.verify(provider.signRS256(claims), from: .unsolicited) }
     }
 
     @Test("A crit header is refused (RFC 7515 §4.1.11)")
@@ -177,7 +177,7 @@ struct KeySetTests {
         var header = JWTHeader()
         header.crit = ["exp"]
         await #expect(throws: JWSVerificationError.unsupportedCriticalHeader(["exp"])) {
-            try await keys.verify(provider.signRS256(claims, header: header))
+            try await keys.verify(provider.signRS256(claims, header: header), from: .unsolicited)
         }
     }
 
@@ -188,7 +188,7 @@ struct KeySetTests {
     func malformed(token: String) async throws {
         let keys = keySet(provider.http())
         do {
-            _ = try await keys.verify(token)
+            _ = try await keys.verify(token, from: .unsolicited)
             Issue.record("accepted \(token)")
         } catch {
             guard case .malformed = error else {
@@ -207,7 +207,7 @@ struct KeySetTests {
         let input = Array((Base64URL.encode(Array(#"{"alg":"ES256","kid":"ec-1"}"#.utf8)) + "." + Base64URL.encode(Array("[]".utf8))).utf8)
         let signature = try await signers.getKey().sign(input)
         let forged = String(decoding: input, as: UTF8.self) + "." + Base64URL.encode(signature)
-        await #expect(throws: JWSVerificationError.malformed("the payload is not a JSON object")) { try await keys.verify(forged) }
+        await #expect(throws: JWSVerificationError.malformed("the payload is not a JSON object")) { try await keys.verify(forged, from: .unsolicited) }
     }
 }
 
@@ -219,13 +219,13 @@ struct KeySetRefetchFailureTests {
         let clock = ManualClock(unixSeconds: 1_700_000_000)
         let http = provider.http()
         let keys = KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256], now: { clock.now() })
-        _ = try await keys.verify(provider.signRS256(["sub": .string("a")]))
+        _ = try await keys.verify(provider.signRS256(["sub": .string("a")]), from: .unsolicited)
         http.fail(TestProvider.jwksURI, with: .unreachable("connection refused"))
         clock.advance(seconds: 31)
         await #expect(throws: JWSVerificationError.keySetUnavailable(.transport(.unreachable("connection refused")))) {
-            try await keys.verify(provider.signRS256(["sub": .string("a")], kid: "rsa-9"))
+            try await keys.verify(provider.signRS256(["sub": .string("a")], kid: "rsa-9"), from: .unsolicited)
         }
         // The keys already known keep working.
-        _ = try await keys.verify(provider.signRS256(["sub": .string("a")]))
+        _ = try await keys.verify(provider.signRS256(["sub": .string("a")]), from: .unsolicited)
     }
 }

@@ -77,8 +77,8 @@ public struct RouteTable: Sendable, Equatable {
         return path.count == prefix.count || path[prefix.count] == UInt8(ascii: "/")
     }
 
-    /// False when `rest` holds a dot segment (`.`, `..`, also as `%2e`, or followed by `;params`
-    /// as some servers strip them), an encoded slash or backslash, a raw backslash, or a control
+    /// False when `rest` holds a dot segment (`.`, `..`, also as `%2e`, or followed by `;params` or
+    /// `%3bparams` as some servers strip them), an encoded slash or backslash, a raw backslash, or a control
     /// character — anything an upstream might resolve outside the prefix.
     ///
     /// One pass over the bytes without allocating: it runs on every proxied request.
@@ -102,7 +102,10 @@ public struct RouteTable: Sendable, Equatable {
                 if (high == UInt8(ascii: "2") && low == UInt8(ascii: "f"))
                     || (high == UInt8(ascii: "5") && low == UInt8(ascii: "c"))
                     || (high == UInt8(ascii: "0") && low == UInt8(ascii: "0")) { return false }
-                if !params {
+                // `%3b` is a `;` to an upstream that decodes before it strips `;params`.
+                if high == UInt8(ascii: "3") && low == UInt8(ascii: "b") {
+                    params = true
+                } else if !params {
                     if high == UInt8(ascii: "2") && low == UInt8(ascii: "e") { dots += 1 } else { other = true }
                 }
                 i += 3
@@ -121,9 +124,9 @@ public struct RouteTable: Sendable, Equatable {
     /// `.` or `..`, with dots possibly percent-encoded and a `;parameter` tail ignored (used when
     /// validating configured prefixes).
     static func isDotSegment(_ segment: Substring) -> Bool {
-        var s = segment
+        var s = Substring(segment.lowercased().replacingAll("%3b", with: ";"))
         if let semicolon = s.firstIndex(of: ";") { s = s[..<semicolon] }
-        let decoded = s.lowercased().replacingAll("%2e", with: ".")
+        let decoded = String(s).replacingAll("%2e", with: ".")
         return decoded == "." || decoded == ".."
     }
 }

@@ -10,6 +10,8 @@ enum ASCII {
     static let slash: UInt8 = 0x2F
     static let dot: UInt8 = 0x2E
     static let star: UInt8 = 0x2A
+    static let question: UInt8 = 0x3F
+    static let hash: UInt8 = 0x23
     static let crlf: [UInt8] = [0x0D, 0x0A]
 
     /// `tchar`: the bytes of a token (methods, field names, transfer codings).
@@ -29,6 +31,17 @@ enum ASCII {
     /// VCHAR: visible ASCII, the only bytes a request-target may hold.
     @inline(__always)
     static func isVisible(_ b: UInt8) -> Bool { b >= 0x21 && b <= 0x7E }
+
+    /// Visible ASCII that RFC 3986 does not allow in a path: `"`, `#`, `<`, `>`, `\`, `^`, `` ` ``,
+    /// `{`, `|`, `}` (bit b of the pair for byte b < 128).
+    @inline(__always)
+    static func isExcludedFromPath(_ b: UInt8) -> Bool {
+        let low: UInt64 = 1 << 0x22 | 1 << 0x23 | 1 << 0x3C | 1 << 0x3E
+        let high: UInt64 = 1 << (0x5C - 64) | 1 << (0x5E - 64) | 1 << (0x60 - 64) | 1 << (0x7B - 64) | 1 << (0x7C - 64)
+            | 1 << (0x7D - 64)
+        guard b < 128 else { return false }
+        return (b < 64 ? low : high) >> (b & 63) & 1 == 1
+    }
 
     /// Bytes of a field value (and reason phrase): VCHAR, obs-text, SP, HTAB. Everything else is a
     /// control character, DEL or NUL, which RFC 9110 §5.5 lets a recipient reject.

@@ -44,7 +44,17 @@ enum StartLineParser {
             throw .unsupportedVersion(major: version.major, minor: version.minor)
         }
 
-        for j in targetStart..<lastSpace where !ASCII.isVisible(bytes[j]) { throw .invalidTarget }
+        // Visible ASCII only; in the path (before `?`) none of the bytes RFC 3986 §3.3 leaves out
+        // of a path, and no `#` anywhere (a fragment is never sent). An upstream that parses the
+        // path as a URI reference would otherwise read `/api/x/..#` as climbing out of a route's
+        // prefix. Browsers percent-encode all of these but `^` and `|` (WHATWG URL).
+        var inPath = true
+        for j in targetStart..<lastSpace {
+            let b = bytes[j]
+            guard ASCII.isVisible(b) else { throw .invalidTarget }
+            if b == ASCII.question { inPath = false }
+            else if b == ASCII.hash || (inPath && ASCII.isExcludedFromPath(b)) { throw .invalidTarget }
+        }
         let method = FieldText.method(UnsafeRawBufferPointer(rebasing: bytes[start..<methodEnd]))
         let isAsterisk = lastSpace - targetStart == 1 && bytes[targetStart] == ASCII.star
         // RFC 9112 §3.2: origin-form for everything we serve; asterisk-form only for OPTIONS.

@@ -105,7 +105,7 @@ struct RouteTableTests {
     @Test("refuses paths that could escape the prefix", arguments: [
         "/api/..", "/api/../login", "/api/./x", "/api/.", "/api/%2e%2e/x", "/api/%2E%2E", "/api/.%2e/x", "/api/%2e./x",
         "/api/%2e", "/api/a%2fb", "/api/a%2F..", "/api/a%5cb", "/api/a%5C..", "/api/a\\b", "/api/..;/x", "/api/.;x/y",
-        "/api/x/../../etc", "/api/a%00", "/api/\u{1}",
+        "/api/x/../../etc", "/api/a%00", "/api/\u{1}", "/api/..%3b/x", "/api/.%3Bx/y", "/api/%2e%2e%3bjsessionid=1",
     ])
     func refusesEscapes(path: String) throws {
         #expect(outcome(try table("/api=http://up/v1"), path) == "REFUSED")

@@ -46,6 +46,8 @@ struct RequestVector: Sendable, CustomTestStringConvertible {
 
 let acceptedRequests: [RequestVector] = [
     .accept("simple GET", "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", headers: [("Host", "example.com")]),
+    .accept("{, |, }, ^ and \" in the query as browsers send them", "GET /a?q={\"x\"|^} HTTP/1.1\r\nHost: a\r\n\r\n",
+            target: "/a?q={\"x\"|^}", headers: [("Host", "a")]),
     .accept("pipelined: consumed stops at the end of the first head",
             "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n",
             target: "/a", headers: [("Host", "a")], consumed: wire("GET /a HTTP/1.1\r\nHost: a\r\n\r\n").count),
@@ -128,6 +130,19 @@ let refusedRequests: [RequestVector] = [
     .refuse("non-ASCII byte in target (RFC 9112 §3.2)",
             wire("GET /caf") + [0xC3, 0xA9] + wire(" HTTP/1.1\r\nHost: a\r\n\r\n"), .invalidTarget),
     .refuse("HTAB in target (RFC 9112 §3.2)", "GET /a\tb HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    // A byte RFC 3986 §3.3 leaves out of a path: an upstream reading `/api/x/..#` as a URI
+    // reference would climb out of the route's prefix (issue #38, found by an outside review).
+    .refuse("raw # in the path (RFC 3986 §3.3)", "GET /api/public/..# HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw # after the query (RFC 3986 §3.5: never sent)", "GET /a?b#c HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw \" in the path (RFC 3986 §3.3)", "GET /a\"b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw < in the path (RFC 3986 §3.3)", "GET /a<b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw > in the path (RFC 3986 §3.3)", "GET /a>b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw \\ in the path (RFC 3986 §3.3)", "GET /a\\b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw ^ in the path (RFC 3986 §3.3)", "GET /a^b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw ` in the path (RFC 3986 §3.3)", "GET /a`b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw { in the path (RFC 3986 §3.3)", "GET /a{b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw | in the path (RFC 3986 §3.3)", "GET /a|b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
+    .refuse("raw } in the path (RFC 3986 §3.3)", "GET /a}b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget),
 
     // Version (RFC 9112 §2.3).
     .refuse("lowercase HTTP-name (RFC 9112 §2.3)", "GET / http/1.1\r\nHost: a\r\n\r\n", .invalidVersion),

@@ -29,6 +29,30 @@ public enum IssuerPolicy: String, Sendable, Equatable, CaseIterable {
         return !segment.contains("/")
     }
 
+    /// The tenant segments of Entra's shared endpoints, whose document carries the template and
+    /// whose tokens come from any tenant (a multi-tenant app by design).
+    public static let sharedTenants: Set<String> = ["common", "organizations", "consumers"]
+
+    /// The issuer tokens are checked against, given the discovery document's `issuer` and the
+    /// configured one: the document's, except under `tenantTemplate` when the document carries the
+    /// template but the configured issuer names one tenant (not a shared one): then that tenant's
+    /// issuer, so that a token of any other tenant is refused.
+    public func tokenIssuer(documentIssuer: String, configured: String) -> String {
+        guard self == .tenantTemplate, documentIssuer.contains(Self.tenantPlaceholder),
+              acceptsDocumentIssuer(documentIssuer, configured: configured),
+              let segment = Self.tenantSegment(of: configured),
+              !Self.sharedTenants.contains(segment.lowercased()) else { return documentIssuer }
+        return configured
+    }
+
+    /// The first path segment of an issuer URL (Entra's tenant), or nil.
+    static func tenantSegment(of issuer: String) -> Substring? {
+        guard let schemeEnd = issuer.firstRange(of: "://") else { return nil }
+        let afterHost = issuer[schemeEnd.upperBound...].drop { $0 != "/" }.dropFirst()
+        let segment = afterHost.prefix { $0 != "/" }
+        return segment.isEmpty ? nil : segment
+    }
+
     /// Whether two accepted `iss` values name the same issuer (a refreshed ID token against the
     /// login's, OIDC Core §12.2): Google may use either form; Entra's must name the same tenant.
     public func sameIssuer(_ first: String, _ second: String) -> Bool {
@@ -52,7 +76,16 @@ public enum IssuerPolicy: String, Sendable, Equatable, CaseIterable {
             guard let scheme = ["https://", "http://"].first(where: { issuer.hasPrefix($0) }) else { return false }
             return iss == String(issuer.dropFirst(scheme.count))
         case .tenantTemplate:
-            guard issuer.contains(Self.tenantPlaceholder) else { return iss == issuer }
+            guard issuer.contains(Self.tenantPlaceholder) else {
+                // One tenant's issuer: the token's `tid`, when it has one, names that tenant too
+                // (defence in depth beside the exact `iss`).
+                guard iss == issuer else { return false }
+                if case .string(let tid)? = claims["tid"], let segment = Self.tenantSegment(of: issuer),
+                   segment.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || $0 == "-" }) {
+                    return tid.lowercased() == segment.lowercased()
+                }
+                return true
+            }
             // A tenant id is a GUID: anything with a `/` could move the issuer elsewhere.
             guard case .string(let tid)? = claims["tid"], !tid.isEmpty,
                   tid.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || $0 == "-" }) else { return false }

@@ -177,6 +177,9 @@ public final class ProviderConnection: Sendable {
         }
         tokens.tokenRequestMethod = configuration.tokenRequestHTTPMethod
         let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms, now: now)
+        // Entra's template document behind a one-tenant issuer: tokens must be that tenant's.
+        let tokenIssuer = configuration.issuerPolicy.tokenIssuer(documentIssuer: metadata.issuer,
+                                                                 configured: configuration.issuer)
         let userinfo: UserInfoClient?
         if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
             guard let endpoint = metadata.userinfoEndpoint else {
@@ -184,7 +187,7 @@ public final class ProviderConnection: Sendable {
                                        variable: "GATEHOUSE_USERINFO_ENDPOINT")
             }
             userinfo = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
-                keySet: keys, issuer: metadata.issuer, clientID: configuration.clientID))
+                keySet: keys, issuer: tokenIssuer, clientID: configuration.clientID))
         } else {
             userinfo = nil
         }
@@ -193,9 +196,9 @@ public final class ProviderConnection: Sendable {
         }
         return ProviderClients(
             metadata: metadata, tokens: tokens,
-            idTokens: IDTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys,
+            idTokens: IDTokenValidator(issuer: tokenIssuer, clientID: configuration.clientID, keySet: keys,
                                        issuerPolicy: configuration.issuerPolicy),
-            logoutTokens: LogoutTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, keySet: keys),
+            logoutTokens: LogoutTokenValidator(issuer: tokenIssuer, clientID: configuration.clientID, keySet: keys),
             userinfo: userinfo)
     }
 

@@ -92,6 +92,27 @@ struct ProviderQuirksTests {
                                            claims: ["tid": .string("x/y")]))
         // A single-tenant document carries the tenant's issuer: exact match.
         #expect(policy.acceptsTokenIssuer(iss, issuer: iss, claims: [:]))
+        #expect(policy.acceptsTokenIssuer(iss, issuer: iss, claims: ["tid": .string(Self.tenant.uppercased())]))
+        #expect(!policy.acceptsTokenIssuer(iss, issuer: iss, claims: ["tid": .string("72f988bf-86f1-41af-91ab-2d7cd011db47")]))
+    }
+
+    @Test("Entra: a one-tenant issuer over the template document accepts only that tenant's tokens")
+    func entraTenantSpecificIssuer() {
+        let policy = IssuerPolicy.tenantTemplate
+        let configured = "https://login.microsoftonline.com/\(Self.tenant)/v2.0"
+        // Found by an outside review: the template document made any tenant's token acceptable.
+        let issuer = policy.tokenIssuer(documentIssuer: Self.entraTemplate, configured: configured)
+        #expect(issuer == configured)
+        let other = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+        #expect(!policy.acceptsTokenIssuer("https://login.microsoftonline.com/\(other)/v2.0", issuer: issuer,
+                                           claims: ["tid": .string(other)]))
+        #expect(policy.acceptsTokenIssuer(configured, issuer: issuer, claims: ["tid": .string(Self.tenant)]))
+        // The shared endpoints stay multi-tenant.
+        for shared in ["common", "organizations", "consumers"] {
+            let sharedIssuer = "https://login.microsoftonline.com/\(shared)/v2.0"
+            #expect(policy.tokenIssuer(documentIssuer: Self.entraTemplate, configured: sharedIssuer) == Self.entraTemplate)
+        }
+        #expect(IssuerPolicy.exact.tokenIssuer(documentIssuer: Self.entraTemplate, configured: configured) == Self.entraTemplate)
     }
 
     @Test("The ID token validator applies the issuer policy (Google's short form)")

@@ -116,7 +116,7 @@ let package = Package(
         // The `gatehouse` command line. Its folder is `GatehouseCLI`: `Sources/gatehouse` and
         // `Sources/Gatehouse` would be one folder on a case-insensitive file system.
         .executableTarget(name: "gatehouse",
-                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseOIDC", "GatehouseSessions", "GatehouseTime",
+                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions", "GatehouseTime",
                                          "HTTP1", "EventLoops", "HTTPServer",
                                          .product(name: "Crypto", package: "swift-crypto"),
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),

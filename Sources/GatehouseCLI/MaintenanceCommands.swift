@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import GatehouseCore
+import GatehouseEncoding
 import GatehouseSessions
 import GatehouseTime
 import Logging
@@ -9,6 +10,10 @@ import Logging
 /// GATEHOUSE_DATABASE (a SQLite file — WAL lets them run beside a serving gateway — or a PostgreSQL URI).
 func openMaintenance() throws -> any SessionAdministration & SessionDatabaseLifecycle {
     let value = ProcessInfo.processInfo.environment["GATEHOUSE_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? "gatehouse.sqlite"
+    if let problem = DatabaseSetting.problem(in: value) {
+        report("gatehouse: GATEHOUSE_DATABASE: \(problem)")
+        throw Exit.usage
+    }
     let target = SessionDatabaseTarget(value)
     let logger = Logger(label: "gatehouse")
     do {

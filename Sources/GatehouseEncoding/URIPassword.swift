@@ -73,7 +73,19 @@ public enum URIPassword {
         for secret in secrets(in: uri) {
             result = result.replacing(secret, with: mask)
         }
-        return result
+        return maskingOptionValues(result)
+    }
+
+    /// libpq's connection-option errors quote the value they could not use (`invalid port number:
+    /// "pa"`, `invalid integer value "x" for connection option "port"`); when a URI was cut in an
+    /// unexpected place that value may be part of a password, so in lines that start `invalid` the
+    /// first quoted value is hidden (the option's name, quoted last, stays).
+    static func maskingOptionValues(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard line.hasPrefix("invalid "), let open = line.firstIndex(of: "\""),
+                  let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return String(line) }
+            return String(line[...open]) + mask + String(line[close...])
+        }.joined(separator: "\n")
     }
 
     private static func isSecretKey(_ key: Substring) -> Bool {

@@ -48,6 +48,7 @@ extension GatehouseConfiguration {
 
         // Sessions
         let database = r.value("GATEHOUSE_DATABASE") ?? "gatehouse.sqlite"
+        if let problem = DatabaseSetting.problem(in: database) { r.fail("GATEHOUSE_DATABASE", problem) }
         let secretKey = r.secretKey("GATEHOUSE_SECRET_KEY", required: requireSecretKey)
         let previousKey = r.secretKey("GATEHOUSE_SECRET_KEY_PREVIOUS", required: false)
         let idle = r.duration("GATEHOUSE_SESSION_IDLE", default: 3_600, allowZero: false)

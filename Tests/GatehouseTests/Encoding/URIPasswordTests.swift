@@ -62,4 +62,40 @@ struct URIPasswordTests {
         #expect(!config.description.contains("hunter2"))
         #expect(config.description.contains("database=postgres://app:***@db:5432/gatehouse"))
     }
+
+    @Test("libpq's option errors lose their quoted value (it may be part of a password)")
+    func optionErrorsMasked() {
+        let uri = "postgres://u:pa/ss@h/db"
+        let scrubbed = URIPassword.scrubbing(#"invalid port number: "pa""#, of: uri)
+        #expect(scrubbed == #"invalid port number: "***""#)
+        #expect(URIPassword.scrubbing(#"invalid integer value "pa" for connection option "port""#, of: uri)
+                == #"invalid integer value "***" for connection option "port""#)
+        #expect(URIPassword.scrubbing(#"could not translate host name "db" to address"#, of: uri)
+                == #"could not translate host name "db" to address"#)
+    }
+
+    // Found by an outside review (issue #38): both spellings went wrong silently.
+    @Test("GATEHOUSE_DATABASE: a raw '/', '?' or '#' in the userinfo, a libpq key=value string, another scheme are refused",
+          arguments: ["postgres://u:pa/ss@h/db", "postgresql://app:a?b@db:5432/g", "postgres://u:x#y@h/db",
+                      "host=db user=app password=hunter2 dbname=g", "dbname = g", "mysql://u:p@h/db"])
+    func refusedDatabaseValues(value: String) throws {
+        let problem = try #require(DatabaseSetting.problem(in: value))
+        #expect(!problem.contains("hunter2") && !problem.contains("pa/ss") && !problem.contains(value))
+        guard case .failure(let errors) = GatehouseConfiguration.load(environment: [
+            "GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa", "GATEHOUSE_DATABASE": value,
+        ], requireSecretKey: false) else {
+            Issue.record("\(value) was accepted")
+            return
+        }
+        #expect(errors.issues.contains { $0.variable == "GATEHOUSE_DATABASE" })
+        #expect(!errors.description.contains(value))
+    }
+
+    @Test("GATEHOUSE_DATABASE: usual URIs and paths pass",
+          arguments: ["gatehouse.sqlite", "/var/lib/gatehouse/sessions.sqlite", "./a=b.sqlite",
+                      "postgres://app:p%2Fss@db:5432/g?sslmode=require", "postgresql://db/g",
+                      "postgres://u:p@h/db?options=-c%20search_path%3Dx@y", "postgres://u@[::1]:5432/g"])
+    func acceptedDatabaseValues(value: String) {
+        #expect(DatabaseSetting.problem(in: value) == nil)
+    }
 }

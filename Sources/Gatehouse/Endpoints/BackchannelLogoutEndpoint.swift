@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GatehouseSessions
 import GatehouseCore
 import GatehouseOIDC
 import HTTP1
@@ -32,19 +33,26 @@ struct BackchannelLogoutEndpoint {
             context.logger.warning("back-channel logout refused", metadata: ["error": "\(error)"])
             return invalid("The logout token is not valid.")
         }
+        let match: LogoutTokenMatch
+        if let sid = claims.sid { match = .sid(sid) }
+        else if let sub = claims.sub { match = .sub(sub) }
+        else { return invalid("The logout token names neither sid nor sub.") }
         do {
-            // §2.6: a jti seen before is a replay.
-            guard try await context.sessions.recordLogoutJTI(claims.jti, expiresAt: now + 3600) else {
+            // §2.6: a jti seen before is a replay. Recorded in the deletion's transaction: a failed
+            // deletion records nothing, so the provider's retry of this token is honoured.
+            guard let ended = try await context.sessions.endSessions(forLogoutToken: claims.jti, expiresAt: now + 3600,
+                                                                     matching: match) else {
                 context.logger.warning("back-channel logout replay refused")
                 return invalid("The logout token was already used.")
             }
-            var ended = 0
-            if let sid = claims.sid { ended += try await context.sessions.endSessions(sid: sid) }
-            else if let sub = claims.sub { ended += try await context.sessions.endSessions(sub: sub) }
             context.logger.info("back-channel logout", metadata: ["sessions.ended": "\(ended)"])
         } catch {
-            context.logger.error("back-channel logout: storage failed", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 500, error: "server_error", description: "Sessions could not be ended.")
+            context.logger.error("back-channel logout: storage failed; no session ended",
+                                 metadata: ["error": "\(error)"])
+            var response = HTTPResponse.jsonError(status: 503, error: "temporarily_unavailable",
+                                                  description: "Sessions could not be ended; retry later.")
+            response.headers.add("Retry-After", "5")
+            return response
         }
         return HTTPResponse(status: 200, headers: ["Cache-Control": "no-store"])
     }

@@ -14,11 +14,18 @@ struct LogoutEndpoint {
         let head = request.head
         // `POST` carried the anti-forgery header (checked by the router, `RequestRoute`).
         let isGET = head.method == "GET"
+        // A store that does not answer must not read as "no session": the logout would answer as
+        // done and leave the cookie working once the store is back. Nothing is cleared then.
         let session: Session?
-        if let id = await context.sessions.sessionID(in: head.headers) {
-            session = try? await context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)
-        } else {
-            session = nil
+        do {
+            if let id = await context.sessions.sessionID(in: head.headers) {
+                session = try await context.sessions.resolve(idHash: id.hash, now: context.now(), slide: false)
+            } else {
+                session = nil
+            }
+        } catch {
+            context.logger.error("logout: session lookup failed; nothing ended", metadata: ["error": "\(error)"])
+            return Responses.sessionStoreUnavailable(html: isGET)
         }
         if isGET {
             // A top-level GET can be triggered by any site: only the sid from /user makes it ours.
@@ -31,7 +38,13 @@ struct LogoutEndpoint {
         guard let session else {
             return Responses.redirect("/", cookies: [context.cookie.expire()])
         }
-        await context.sessions.endSession(idHash: session.idHash)
+        do {
+            try await context.sessions.endSession(idHash: session.idHash)
+        } catch {
+            context.logger.error("logout: the session could not be deleted; nothing ended",
+                                 metadata: ["session.id": "\(session.idHash.prefix(8))", "error": "\(error)"])
+            return Responses.sessionStoreUnavailable(html: isGET)
+        }
         context.metrics.activeSessions.nudge()
         context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
 

@@ -19,8 +19,7 @@ struct UserEndpoint {
             session = found
         } catch {
             context.logger.error("user: session lookup failed", metadata: ["error": "\(error)"])
-            return HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
-                                          description: "The session store does not answer.")
+            return Responses.sessionStoreUnavailable()
         }
         if AccessTokenExpiry.hasEnded(session.tokens, now: context.now()) {
             return await AccessTokenExpiry.end(session, context: context)

@@ -120,6 +120,5 @@ enum RouteCredentials {
         }
     }
 
-    private static let sessionStoreUnavailable = HTTPResponse.jsonError(
-        status: 503, error: "session_store_unavailable", description: "The session store does not answer.")
+    private static let sessionStoreUnavailable = Responses.sessionStoreUnavailable()
 }

@@ -93,7 +93,11 @@ public final class TokenRefresher: Sendable {
             if !acquired {
                 // Another process is refreshing: wait for its result to appear.
                 try? await Task.sleep(for: .milliseconds(100))
-                guard let current = try? await sessions.loadStored(idHash: idHash, now: now) else { return .ended }
+                let stored: Session?
+                do { stored = try await sessions.loadStored(idHash: idHash, now: now) } catch {
+                    return .unavailable("session store: \(error)")
+                }
+                guard let current = stored else { return .ended }
                 if !needsRefresh(current.tokens, now: now) {
                     sessions.update(current)
                     return .fresh(current)
@@ -109,7 +113,11 @@ public final class TokenRefresher: Sendable {
 
     private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
         // Re-read under the lease: someone may have refreshed just before we got it.
-        guard let session = try? await sessions.loadStored(idHash: idHash, now: now) else { return .ended }
+        let stored: Session?
+        do { stored = try await sessions.loadStored(idHash: idHash, now: now) } catch {
+            return .unavailable("session store: \(error)")
+        }
+        guard let session = stored else { return .ended }
         if !needsRefresh(session.tokens, now: now) {
             sessions.update(session)
             return .fresh(session)
@@ -127,7 +135,7 @@ public final class TokenRefresher: Sendable {
             if case .oauth(let code, _, _) = error, code == .invalidGrant {
                 metrics.refreshFailed(reason: "invalid_grant")
                 logger.info("refresh refused by the provider; session ended", metadata: ["session.id": "\(idHash.prefix(8))"])
-                await sessions.endSession(idHash: idHash)
+                await sessions.dropEnded(idHash: idHash, reason: "refresh refused (invalid_grant)")
                 return .ended
             }
             metrics.refreshFailed(reason: "provider_error")

@@ -24,7 +24,7 @@ enum AccessTokenExpiry {
 
     /// Ends the session and answers `401 session_expired` with the cookie cleared.
     static func end(_ session: Session, context: GatewayContext) async -> HTTPResponse {
-        await context.sessions.endSession(idHash: session.idHash)
+        await context.sessions.dropEnded(idHash: session.idHash, reason: "access token expired without a refresh token")
         context.metrics.activeSessions.nudge()
         context.logger.info("session expired with its access token (no refresh token)",
                             metadata: ["session.id": "\(session.idHash.prefix(8))"])

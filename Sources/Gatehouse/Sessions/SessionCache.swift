@@ -276,11 +276,16 @@ public final class SessionCache: Sendable {
         let clock = self.clock.monotonicNanoseconds()
         let entry: Entry
         let loadedNow: Bool
+        var generationBefore: UInt64? = nil
         if let cached = cache.withLock({ $0[SessionHashKey(idHash)] }), clock < cached.loadedAt || clock - cached.loadedAt < maximumAgeNanoseconds {
             // The hot path: no suspension, no store call.
             entry = cached
             loadedNow = false
         } else {
+            // Taken before the read: an ending of any session while it runs (a logout, here or by
+            // back-channel) keeps the loaded row out of the cache (`settle`), so a read that began
+            // before a delete cannot put the session back for the entry's lifetime.
+            generationBefore = generation.load(ordering: .acquiring)
             guard let loaded = try await onStore({ store throws(SessionStoreError) in
                 try store.loadSession(idHash: idHash, now: now)
             }) else {
@@ -293,14 +298,19 @@ public final class SessionCache: Sendable {
                           idleExpiresAt: min(slid, loaded.expiresAt), persistedIdleExpiresAt: loaded.idleExpiresAt)
             loadedNow = true
         }
-        if let resolved = settle(entry, idHash: idHash, now: now, slide: slide, changed: loadedNow) { return resolved }
-        await endSession(idHash: idHash)
+        if let resolved = settle(entry, idHash: idHash, now: now, slide: slide, changed: loadedNow,
+                                 loadedAtGeneration: generationBefore) {
+            return resolved
+        }
+        await dropEnded(idHash: idHash, reason: "expired")
         return nil
     }
 
     /// Slides the idle timeout of a cached or freshly loaded entry, synchronously; nil when it has
-    /// expired (the caller then ends it).
-    private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool) -> Resolved? {
+    /// expired (the caller then ends it). An entry loaded from the store is cached only while no
+    /// session has changed or ended since `loadedAtGeneration` (taken before the read).
+    private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool,
+                        loadedAtGeneration: UInt64? = nil) -> Resolved? {
         var entry = entry
         var changed = changed
         let expiresAt = entry.cached.session.expiresAt
@@ -323,6 +333,9 @@ public final class SessionCache: Sendable {
         guard changed else { return resolved }
         let stored = entry
         cache.withLock { cache in
+            // Checked under the lock that `forget` bumps the generation under: no ending slips
+            // between the check and the write.
+            if let loadedAtGeneration, generation.load(ordering: .acquiring) != loadedAtGeneration { return }
             // Bounded: entries are only a 0.5 s shortcut, so dropping them all costs one read each.
             let key = SessionHashKey(idHash)
             if cache.count >= Self.maximumEntries && cache[key] == nil { cache.removeAll(keepingCapacity: true) }
@@ -334,40 +347,73 @@ public final class SessionCache: Sendable {
     /// Replaces the cached copy after this process changed the session (new tokens).
     func update(_ session: Session) {
         cache.withLock { cache in
+            generation.add(1, ordering: .releasing)
             let key = SessionHashKey(session.idHash)
             guard var entry = cache[key] else { return }
             entry.cached = CachedSession(session)
             entry.loadedAt = clock.monotonicNanoseconds()
             cache[key] = entry
         }
-        generation.add(1, ordering: .releasing)
     }
 
+    /// Drops the cached copy. The generation moves under the cache's lock, so neither a loop's
+    /// bearer copy nor a refill that read the store before this (`settle`) outlives it.
     func forget(_ idHash: String) {
-        _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
-        generation.add(1, ordering: .releasing)
+        cache.withLock { cache in
+            generation.add(1, ordering: .releasing)
+            cache.removeValue(forKey: SessionHashKey(idHash))
+        }
     }
 
     // MARK: Ending sessions (delete, then forget: the only place that deletes a session)
 
-    /// Deletes the session and drops its cached copy (logout, expiry, a refused refresh). A store
-    /// failure is ignored: the cached copy is gone either way and the row expires on its own.
-    public func endSession(idHash: String) async {
-        _ = try? await onStore { store throws(SessionStoreError) in try store.deleteSession(idHash: idHash) }
+    /// Deletes the session and drops its cached copy (logout, revocation).
+    ///
+    /// - Throws: the store's error when the row could not be deleted: the ending did not happen and
+    ///   must not be reported (a logout answered as done during an outage would leave a stolen cookie
+    ///   working once the store is back). The cached copy is dropped either way, so until the store
+    ///   answers again the session is not served from memory either.
+    public func endSession(idHash: String) async throws(SessionStoreError) {
+        do {
+            _ = try await onStore { store throws(SessionStoreError) in try store.deleteSession(idHash: idHash) }
+        } catch {
+            forget(idHash)
+            throw error
+        }
         forget(idHash)
         notifyEnded(idHash)
     }
 
-    /// Deletes every session of the provider session `sid` (back-channel logout) and empties the
-    /// cache, which is keyed by id hash and cannot tell which entries belonged to `sid`.
-    public func endSessions(sid: String) async throws(SessionStoreError) -> Int {
-        let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sid: sid) }
+    /// Ends a session that can no longer be used whether or not its row goes now: its idle or
+    /// absolute expiry passed, its access token expired without a refresh token, or the provider
+    /// refused its refresh token. Loading it again finds it expired (or its refresh refused again),
+    /// so a failed delete revives nothing; it is logged, and the row expires or is purged later.
+    func dropEnded(idHash: String, reason: String) async {
+        do {
+            try await endSession(idHash: idHash)
+        } catch {
+            logger.warning("ended session not deleted from the store",
+                           metadata: ["session.id": "\(idHash.prefix(8))", "reason": "\(reason)", "error": "\(error)"])
+        }
+    }
+
+    /// Records a back-channel logout token's `jti` and deletes the sessions it names, in one store
+    /// transaction, then empties the cache (keyed by id hash, it cannot tell which entries matched).
+    /// - Returns: how many sessions ended, or nil when the `jti` was seen before (a replay).
+    /// - Throws: when the store failed: then neither the `jti` nor any deletion was recorded, and the
+    ///   provider's retry of the same token is honoured.
+    public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
+                            matching match: LogoutTokenMatch) async throws(SessionStoreError) -> Int? {
+        let ended = try await onStore { store throws(SessionStoreError) in
+            try store.endSessions(forLogoutToken: jti, expiresAt: expiresAt, matching: match)
+        }
+        guard let ended else { return nil }
         forgetAll()
         notifyEnded(nil)
         return ended
     }
 
-    /// As `endSessions(sid:)`, for every session of the user `sub`.
+    /// Deletes every session of the user `sub` (and empties the cache, as above).
     public func endSessions(sub: String) async throws(SessionStoreError) -> Int {
         let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sub: sub) }
         forgetAll()
@@ -376,8 +422,10 @@ public final class SessionCache: Sendable {
     }
 
     private func forgetAll() {
-        cache.withLock { $0.removeAll() }
-        generation.add(1, ordering: .releasing)
+        cache.withLock { cache in
+            generation.add(1, ordering: .releasing)
+            cache.removeAll()
+        }
     }
 
     // MARK: Login
@@ -401,12 +449,7 @@ public final class SessionCache: Sendable {
         return session
     }
 
-    // MARK: Back-channel logout, readiness
-
-    /// See `LogoutReplayCache.recordLogoutJTI(_:expiresAt:)`.
-    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) async throws(SessionStoreError) -> Bool {
-        try await onStore { store throws(SessionStoreError) in try store.recordLogoutJTI(jti, expiresAt: expiresAt) }
-    }
+    // MARK: Readiness
 
     /// Throws when the store cannot answer (readiness probe).
     public func ping() async throws(SessionStoreError) {

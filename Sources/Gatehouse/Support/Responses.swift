@@ -20,6 +20,18 @@ enum Responses {
     static let unauthenticated = HTTPResponse.jsonError(
         status: 401, error: "unauthenticated", description: "No valid session.")
 
+    /// The session store did not answer: `503` with `Retry-After`, as JSON for the SPA's calls or as
+    /// an HTML page for a top-level navigation.
+    static func sessionStoreUnavailable(html: Bool = false) -> HTTPResponse {
+        var response = html
+            ? HTMLPage.error(status: 503, title: "Temporarily unavailable",
+                             message: "Sessions cannot be reached right now. Nothing was changed; please try again shortly.")
+            : HTTPResponse.jsonError(status: 503, error: "session_store_unavailable",
+                                     description: "The session store does not answer.")
+        response.headers.set("Retry-After", "5")
+        return response
+    }
+
     static func methodNotAllowed(_ allowed: String) -> HTTPResponse {
         var response = HTTPResponse.jsonError(status: 405, error: "method_not_allowed",
                                               description: "Use \(allowed) for this endpoint.")

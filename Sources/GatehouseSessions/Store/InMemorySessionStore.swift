@@ -179,12 +179,16 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
-    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
+    public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
+                            matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
         let jtiHash = SecretHash.hex(of: jti)
         return state.withLock { state in
-            guard state.logoutJTIs[jtiHash] == nil else { return false }
+            guard state.logoutJTIs[jtiHash] == nil else { return nil }
             state.logoutJTIs[jtiHash] = expiresAt
-            return true
+            switch match {
+            case .sid(let sid): return Self.remove(from: &state) { $0.sid == sid }
+            case .sub(let sub): return Self.remove(from: &state) { $0.sub == sub }
+            }
         }
     }
 

@@ -141,10 +141,15 @@ public final class PostgresSessionStore: MaintenanceBackedStore {
 
     // MARK: - Back-channel logout
 
-    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
+    public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
+                            matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
         let jtiHash = SecretHash.hex(of: jti)
-        return try write { (tx: PostgresTransaction) throws(PostgresError) -> Bool in
-            try tx.run(PostgresSQL.insertJTI, [.text(jtiHash), .int8(expiresAt)]) == 1
+        return try write { (tx: PostgresTransaction) throws(PostgresError) -> Int? in
+            guard try tx.run(PostgresSQL.insertJTI, [.text(jtiHash), .int8(expiresAt)]) == 1 else { return nil }
+            switch match {
+            case .sid(let sid): return try tx.run(PostgresSQL.deleteBySid, [.text(sid)])
+            case .sub(let sub): return try tx.run(PostgresSQL.deleteBySub, [.text(sub)])
+            }
         }
     }
 

@@ -158,10 +158,15 @@ public final class SQLiteSessionStore: MaintenanceBackedStore {
 
     // MARK: - Back-channel logout
 
-    public func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
+    public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
+                            matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
         let jtiHash = SecretHash.hex(of: jti)
-        return try write { (conn: SQLiteConnection) throws(SQLiteError) -> Bool in
-            try conn.run(SQL.insertJTI, [.text(jtiHash), .integer(expiresAt)]) == 1
+        return try write { (conn: SQLiteConnection) throws(SQLiteError) -> Int? in
+            guard try conn.run(SQL.insertJTI, [.text(jtiHash), .integer(expiresAt)]) == 1 else { return nil }
+            switch match {
+            case .sid(let sid): return try conn.run(SQL.deleteBySid, [.text(sid)])
+            case .sub(let sub): return try conn.run(SQL.deleteBySub, [.text(sub)])
+            }
         }
     }
 

@@ -185,12 +185,15 @@ final class CountingSessionStore: SessionStore {
     let inner = InMemorySessionStore()
     let loads = Atomic<Int>(0)
     let counts = Atomic<Int>(0)
+    /// Runs at the start of every `loadSession` (on the store's thread), when set.
+    let loadHook = Mutex<(@Sendable () -> Void)?>(nil)
 
     func createSession(_ new: NewSession, replacing oldIdHash: String?) throws(SessionStoreError) -> Session {
         try inner.createSession(new, replacing: oldIdHash)
     }
     func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
         loads.add(1, ordering: .relaxed)
+        loadHook.withLock { $0 }?()
         return try inner.loadSession(idHash: idHash, now: now)
     }
     func touch(idHash: String, lastSeen: Int64, idleExpiresAt: Int64) throws(SessionStoreError) -> Bool {
@@ -218,8 +221,8 @@ final class CountingSessionStore: SessionStore {
     func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
         try inner.takePendingLogin(stateHash: stateHash, now: now)
     }
-    func recordLogoutJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
-        try inner.recordLogoutJTI(jti, expiresAt: expiresAt)
+    func endSessions(forLogoutToken jti: String, expiresAt: Int64, matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
+        try inner.endSessions(forLogoutToken: jti, expiresAt: expiresAt, matching: match)
     }
     func purgeExpired(now: Int64) throws(SessionStoreError) -> PurgeCounts { try inner.purgeExpired(now: now) }
     func ping() throws(SessionStoreError) {}

@@ -142,7 +142,7 @@ struct PostgresSessionStoreTests {
         try s.savePendingLogin(.make(now: t0))
         _ = try s.acquireRefreshLease(idHash: created.idHash, owner: "A", now: t0, duration: 30)
         _ = try s.updateTokens(idHash: created.idHash, expectedVersion: 1, tokens: .make(access: "a2"))
-        _ = try s.recordLogoutJTI("j", expiresAt: t0 + 60)
+        _ = try s.endSessions(forLogoutToken: "j", expiresAt: t0 + 60, matching: .sub("nobody"))
         // The same (only) connection of the pool that ran all of the above.
         let prepared = try s.maintenance.pool.withTransaction { (tx: PostgresTransaction) throws(PostgresError) in
             try tx.queryFirst("SELECT COUNT(*) FROM pg_prepared_statements") { $0.int64(0) }

@@ -28,7 +28,7 @@ struct SQLiteSessionStoreTests {
             let state = "STATE-PLAINTEXT-5e6f7a"
             try store.savePendingLogin(.make(state: state, now: t0, verifier: "VERIFIER-PLAINTEXT-8b9c0d",
                                              nonce: "NONCE-PLAINTEXT-2e3f4a", returnTo: "/RETURN-PLAINTEXT"))
-            #expect(try store.recordLogoutJTI("JTI-PLAINTEXT-7a7a7a", expiresAt: t0 + 60))
+            #expect(try store.endSessions(forLogoutToken: "JTI-PLAINTEXT-7a7a7a", expiresAt: t0 + 60, matching: .sub("nobody")) == 0)
 
             let secrets = [id.cookieValue, "AT-PLAINTEXT", "RT-PLAINTEXT", "IDT-PLAINTEXT", "AT2-PLAINTEXT",
                            "RT2-PLAINTEXT", "CLAIM-PLAINTEXT", state, "VERIFIER-PLAINTEXT", "NONCE-PLAINTEXT",

@@ -1,3 +1,4 @@
+import Dispatch
 import EventLoops
 import GatehouseCore
 import GatehouseSessions
@@ -39,12 +40,33 @@ struct SessionCacheTests {
         let sessions = try Self.cache(over: store)
         let session = try store.createSession(.make(now: now))
         #expect(try await sessions.resolve(idHash: session.idHash, now: now) != nil)
-        await sessions.endSession(idHash: session.idHash)
+        try await sessions.endSession(idHash: session.idHash)
         #expect(try store.loadSession(idHash: session.idHash, now: now) == nil)
         #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil)
     }
 
-    @Test("endSessions(sid:) and (sub:) end exactly the matching sessions, cached or not")
+    @Test("A refill that read the store before a logout does not put the session back in the cache")
+    func refillRacingAnEnding() async throws {
+        let store = CountingSessionStore()
+        let sessions = try Self.cache(over: store)
+        let session = try store.inner.createSession(.make(now: now))
+        let reading = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        store.loadHook.withLock { $0 = { reading.signal(); proceed.wait() } }
+        let now = self.now
+        let refill = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
+        await Task.detached { reading.wait() }.value
+        store.loadHook.withLock { $0 = nil }
+        // The logout completes while the refill's read is under way.
+        try await sessions.endSession(idHash: session.idHash)
+        proceed.signal()
+        _ = try await refill.value
+        let loadsBefore = store.loads.load(ordering: .relaxed)
+        #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil,
+                "the stale read is not cached: the ended session is refused at once")
+        #expect(store.loads.load(ordering: .relaxed) == loadsBefore + 1)
+    }
+
+    @Test("endSessions(forLogoutToken:) ends exactly the matching sessions, cached or not")
     func endSessionsBySidAndSub() async throws {
         let store = InMemorySessionStore()
         let sessions = try Self.cache(over: store)
@@ -52,9 +74,9 @@ struct SessionCacheTests {
         let b = try store.createSession(.make(sub: "u2", sid: "s2", now: now))
         let c = try store.createSession(.make(sub: "u3", sid: "s3", now: now))
         for s in [a, b, c] { #expect(try await sessions.resolve(idHash: s.idHash, now: now) != nil) }
-        #expect(try await sessions.endSessions(sid: "s1") == 1)
+        #expect(try await sessions.endSessions(forLogoutToken: "j1", expiresAt: now + 60, matching: .sid("s1")) == 1)
         #expect(try await sessions.resolve(idHash: a.idHash, now: now) == nil)
-        #expect(try await sessions.endSessions(sub: "u2") == 1)
+        #expect(try await sessions.endSessions(forLogoutToken: "j2", expiresAt: now + 60, matching: .sub("u2")) == 1)
         #expect(try await sessions.resolve(idHash: b.idHash, now: now) == nil)
         #expect(try await sessions.resolve(idHash: c.idHash, now: now) != nil)
     }
@@ -132,7 +154,7 @@ struct SessionCacheTests {
             let shared = try await sessions.resolveWithAuthorization(idHash: id.hash, now: now + 7, slide: false)
             seen.append(shared.map { "idle \($0.idleExpiresAt - now)" })
             // Ended in this process (a logout): refused at once, not after the 0.5 s of the entry.
-            await sessions.endSession(idHash: id.hash)
+            try await sessions.endSession(idHash: id.hash)
             seen.append(sessions.cachedBearer(in: one, now: now + 7, refreshMargin: margin))
             return seen
         }.value

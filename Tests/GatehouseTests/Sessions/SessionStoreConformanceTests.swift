@@ -293,9 +293,27 @@ struct LogoutReplayCacheConformanceTests {
     @Test("A logout token jti is accepted once", arguments: StoreKind.allCases)
     func logoutJTIReplay(kind: StoreKind) throws {
         try withStore(kind) { (store: any SessionStore) throws in
-            #expect(try store.recordLogoutJTI("jti-1", expiresAt: t0 + 300))
-            #expect(try store.recordLogoutJTI("jti-1", expiresAt: t0 + 300) == false)
-            #expect(try store.recordLogoutJTI("jti-2", expiresAt: t0 + 300))
+            #expect(try store.recordJTI("jti-1", expiresAt: t0 + 300))
+            #expect(try store.recordJTI("jti-1", expiresAt: t0 + 300) == false)
+            #expect(try store.recordJTI("jti-2", expiresAt: t0 + 300))
+        }
+    }
+
+    @Test("A logout token ends the sessions it names with its jti, once", arguments: StoreKind.allCases)
+    func logoutTokenEndsItsSessions(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            let a = try store.createSession(.make(sub: "u1", sid: "s1", now: t0))
+            let b = try store.createSession(.make(sub: "u1", sid: "s2", now: t0))
+            let c = try store.createSession(.make(sub: "u2", sid: "s3", now: t0))
+            #expect(try store.endSessions(forLogoutToken: "j1", expiresAt: t0 + 300, matching: .sid("s1")) == 1)
+            #expect(try store.loadSession(idHash: a.idHash, now: t0) == nil)
+            #expect(try store.loadSession(idHash: b.idHash, now: t0) != nil)
+            #expect(try store.endSessions(forLogoutToken: "j1", expiresAt: t0 + 300, matching: .sub("u1")) == nil,
+                    "a replayed jti deletes nothing")
+            #expect(try store.loadSession(idHash: b.idHash, now: t0) != nil)
+            #expect(try store.endSessions(forLogoutToken: "j2", expiresAt: t0 + 300, matching: .sub("u1")) == 1)
+            #expect(try store.loadSession(idHash: b.idHash, now: t0) == nil)
+            #expect(try store.loadSession(idHash: c.idHash, now: t0) != nil)
         }
     }
 }
@@ -371,19 +389,26 @@ struct SessionAdministrationConformanceTests {
             let livePending = PendingLogin.make(now: t0)
             try store.savePendingLogin(livePending)
             try store.savePendingLogin(.make(now: t0 - 1_000))
-            #expect(try store.recordLogoutJTI("old", expiresAt: t0 - 1))
-            #expect(try store.recordLogoutJTI("new", expiresAt: t0 + 1))
+            #expect(try store.recordJTI("old", expiresAt: t0 - 1))
+            #expect(try store.recordJTI("new", expiresAt: t0 + 1))
             #expect(try store.purgeExpired(now: t0) == PurgeCounts(sessions: 2, pendingLogins: 1, logoutJTIs: 1))
             #expect(try store.purgeExpired(now: t0) == PurgeCounts())
             #expect(try store.loadSession(idHash: live.idHash, now: t0) != nil)
             #expect(try store.takePendingLogin(stateHash: livePending.stateHash, now: t0) != nil)
-            #expect(try store.recordLogoutJTI("old", expiresAt: t0 + 5), "a purged jti record is gone")
-            #expect(try store.recordLogoutJTI("new", expiresAt: t0 + 5) == false)
+            #expect(try store.recordJTI("old", expiresAt: t0 + 5), "a purged jti record is gone")
+            #expect(try store.recordJTI("new", expiresAt: t0 + 5) == false)
         }
     }
 
     @Test("ping succeeds on a working store", arguments: StoreKind.allCases)
     func ping(kind: StoreKind) throws {
         try withStore(kind) { (store: any SessionStore) throws in try store.ping() }
+    }
+}
+
+extension LogoutReplayCache {
+    /// Records a `jti` alone (a logout token naming no stored session).
+    func recordJTI(_ jti: String, expiresAt: Int64) throws(SessionStoreError) -> Bool {
+        try endSessions(forLogoutToken: jti, expiresAt: expiresAt, matching: .sub("no-such-user")) != nil
     }
 }

@@ -59,7 +59,7 @@ private final class TokenResponseTap: HTTPResponseWriter {
 /// a copy of each form body so a test can replay it.
 final class RecordingBackchannelTransport: BackchannelLogoutTransport {
     private let delivered = Mutex<[[UInt8]]>([])
-    private let http = HTTPBackchannelLogoutTransport(timeout: 5)
+    private let http = HTTPBackchannelLogoutTransport(timeout: 15)
 
     var bodies: [[UInt8]] { delivered.withLock { $0 } }
 

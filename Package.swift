@@ -85,12 +85,18 @@ let package = Package(
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "JWTKit", package: "jwt-kit")],
                 swiftSettings: settings),
-        // Server-side sessions in SQLite: migrations, store, token sealing.
+        // Build time only: writes `EmbeddedMigrations` from Migrations/*.sql and Migrations/postgres/*.sql,
+        // so the binary carries its schema wherever it runs and the shipped files are the only copy.
+        .executableTarget(name: "embed-migrations", path: "Sources/EmbedMigrationsTool", swiftSettings: settings),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"],
+                path: "Sources/EmbedMigrationsPlugin"),
+        // Server-side sessions in SQLite or PostgreSQL: migrations, store, token sealing.
         .target(name: "GatehouseSessions",
                 dependencies: ["CSQLite", "CLibPQ", "GatehouseEncoding",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "Logging", package: "swift-log")],
-                swiftSettings: settings),
+                swiftSettings: settings,
+                plugins: ["EmbedMigrations"]),
         // The SPA's static files: MIME, ETag, gzip (zlib), ranges, path safety.
         .target(name: "GatehouseStatic",
                 dependencies: ["CZlib", "GatehouseEncoding", "GatehouseTime", "HTTP1", "HTTPServer", .product(name: "Logging", package: "swift-log")],

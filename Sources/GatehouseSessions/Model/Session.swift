@@ -81,4 +81,10 @@ public enum SessionLifetime {
     public static func isActive(idleExpiresAt: Int64, expiresAt: Int64, now: Int64) -> Bool {
         now < idleExpiresAt && now < expiresAt
     }
+
+    /// The idle expiry a use at `now` slides a session to: `idleSeconds` later, never past its
+    /// absolute expiry. The one rule for a new session and for every slide.
+    public static func idleExpiry(slidAt now: Int64, idleSeconds: Int64, expiresAt: Int64) -> Int64 {
+        min(saturatingAdd(now, idleSeconds), expiresAt)
+    }
 }

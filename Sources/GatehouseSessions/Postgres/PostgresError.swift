@@ -20,12 +20,6 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     /// The statement that failed, without values; nil for connection-level errors.
     public let sql: String?
 
-    public init(kind: Kind, message: String, sql: String? = nil) {
-        self.kind = kind
-        self.message = message
-        self.sql = sql
-    }
-
     /// True when the database could not answer (rather than refusing the statement): connection
     /// errors, and the server-side conditions that mean "not now" — a statement or lock timeout
     /// (`57014`), an operator or shutdown cancel (`57P01`…`57P03`), connection exceptions (`08…`).

@@ -57,6 +57,6 @@ public struct PostgresRow {
     }
 
     private static func unexpectedNull(_ column: Int) -> PostgresError {
-        PostgresError(kind: .protocolViolation, message: "column \(column) is NULL where a value was expected")
+        PostgresError(kind: .protocolViolation, message: "column \(column) is NULL where a value was expected", sql: nil)
     }
 }

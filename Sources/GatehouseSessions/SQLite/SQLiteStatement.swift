@@ -101,11 +101,6 @@ public struct SQLiteRow {
         sqlite3_column_int64(statement, column)
     }
 
-    /// The integer value, or nil for NULL.
-    public func optionalInt64(_ column: Int32) -> Int64? {
-        isNull(column) ? nil : int64(column)
-    }
-
     public func double(_ column: Int32) -> Double {
         sqlite3_column_double(statement, column)
     }

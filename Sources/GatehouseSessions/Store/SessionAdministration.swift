@@ -1,6 +1,6 @@
 /// The administration role of a store: what the operator (`gatehouse sessions …`), the `/metrics`
 /// gauge, the readiness probe and the periodic purge need. It never needs the token keys, so the CLI's
-/// `SQLiteSessionMaintenance` implements it without them.
+/// `SessionMaintenance` implements it without them.
 public protocol SessionAdministration: Sendable {
     /// Active sessions at `now`, oldest first, without tokens.
     func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary]

@@ -65,8 +65,8 @@ public enum SessionDatabaseTarget: Sendable, Equatable, CustomStringConvertible 
             // One connection is all a command needs.
             var settings = PostgresPoolSettings()
             settings.maxConnections = 1
-            return PostgresSessionMaintenance(pool: PostgresConnectionPool(uri: uri, settings: settings, environment: environment),
-                                              logger: logger)
+            let pool = PostgresConnectionPool(uri: uri, settings: settings, environment: environment)
+            return PostgresSessionMaintenance(PostgresSessionDatabase(pool: pool), logger: logger)
         }
     }
 }

@@ -7,9 +7,10 @@
 /// - `LogoutReplayCache`: back-channel logout `jti`s already seen.
 /// - `SessionAdministration`: list, revoke, count, purge, ping (CLI, metrics, readiness, maintenance).
 ///
-/// Stores: `SQLiteSessionStore` (production; several processes may share one file) and
-/// `InMemorySessionStore` (tests). Endpoints never hold a store: they go through the gateway's
-/// `SessionCache`, the one door to sessions.
+/// Stores: `SealedSessionStore` over an engine — `SQLiteSessionStore` (production; several processes
+/// may share one file) or `PostgresSessionStore` (several instances) — and `InMemorySessionStore`
+/// (tests). Endpoints never hold a store: they go through the gateway's `SessionCache`, the one door
+/// to sessions.
 public typealias SessionStore = SessionRecordStore & PendingLoginStore & LogoutReplayCache & SessionAdministration
 
 /// `now + duration` without trapping on hostile or absurd values.

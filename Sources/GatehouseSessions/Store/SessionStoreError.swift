@@ -70,19 +70,4 @@ enum SessionIDPrefix {
         }
         return lower
     }
-
-    /// `sessions revoke ID` on any engine: `deleteIfUnique` counts the hashes in `[low, high)` (every
-    /// hash starting with the normalized prefix: hashes are lowercase hex, so they sort below
-    /// `prefix + "g"`) and, in the same transaction, deletes them only when there is at most one.
-    /// - Returns: 0 or 1.
-    /// - Throws: `.invalidIDPrefix`, `.ambiguousIDPrefix` (nothing deleted).
-    static func deleteUnique(
-        _ idPrefix: String,
-        _ deleteIfUnique: (_ low: String, _ high: String) throws(SessionStoreError) -> (matches: Int, deleted: Int)
-    ) throws(SessionStoreError) -> Int {
-        let prefix = try normalized(idPrefix)
-        let outcome = try deleteIfUnique(prefix, prefix + "g")
-        guard outcome.matches <= 1 else { throw .ambiguousIDPrefix(prefix: prefix, matches: outcome.matches) }
-        return outcome.deleted
-    }
 }

@@ -1,7 +1,8 @@
 import Logging
 
 /// A session row as every engine stores it: clocks and version in the clear, tokens and claims
-/// sealed. Turning it back into a `Session` is the same for every engine.
+/// sealed. Reading it from a result and turning it back into a `Session` is the same for every
+/// engine, so both are here, once.
 struct StoredSessionRow: Sendable {
     let sub: String
     let sid: String?
@@ -29,6 +30,15 @@ struct StoredSessionRow: Sendable {
     }
 }
 
+extension StoredSessionRow {
+    /// A row of `SessionStatement.selectSession`.
+    init<Row: SessionRow>(_ row: Row) throws(Row.Failure) {
+        self.init(sub: try row.requiredString(0), sid: row.string(1), createdAt: row.int64(2), lastSeenAt: row.int64(3),
+                  idleExpiresAt: row.int64(4), expiresAt: row.int64(5), sealed: try row.requiredBytes(6),
+                  version: row.int64(7))
+    }
+}
+
 /// A pending-login row as every engine stores it (the verifier, nonce and return path sealed).
 struct StoredPendingRow: Sendable {
     let bindingHash: String
@@ -46,6 +56,14 @@ struct StoredPendingRow: Sendable {
         return PendingLogin(stateHash: stateHash, bindingHash: bindingHash, codeVerifier: secrets.codeVerifier,
                             nonce: secrets.nonce, returnTo: secrets.returnTo,
                             createdAt: createdAt, expiresAt: expiresAt)
+    }
+}
+
+extension StoredPendingRow {
+    /// A row `SessionStatement.takePending` returns.
+    init<Row: SessionRow>(taken row: Row) throws(Row.Failure) {
+        self.init(bindingHash: try row.requiredString(0), sealed: try row.requiredBytes(1),
+                  createdAt: row.int64(2), expiresAt: row.int64(3))
     }
 }
 
@@ -67,6 +85,21 @@ private func openedOrLogged<T>(_ what: String, key: String, hash: String, logger
 struct SealedVersion: Sendable {
     let sealed: [UInt8]
     let version: Int64
+
+    /// A row of `SessionStatement.selectSealed`.
+    init<Row: SessionRow>(_ row: Row) throws(Row.Failure) {
+        sealed = try row.requiredBytes(0)
+        version = row.int64(1)
+    }
+}
+
+extension SessionSummary {
+    /// A row of `SessionStatement.listActive`.
+    init<Row: SessionRow>(_ row: Row) throws(Row.Failure) {
+        self.init(idPrefix: try row.requiredString(0), sub: try row.requiredString(1),
+                  createdAt: row.int64(2), lastSeenAt: row.int64(3),
+                  idleExpiresAt: row.int64(4), expiresAt: row.int64(5))
+    }
 }
 
 extension SessionSecrets {

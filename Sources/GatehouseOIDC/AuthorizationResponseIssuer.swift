@@ -14,13 +14,8 @@ public enum AuthorizationResponseIssuer {
         }
     }
 
-    /// Checks the callback's `iss`: when present it must equal the issuer; it is required when
-    /// the metadata sets `authorization_response_iss_parameter_supported`.
-    public static func check(_ iss: String?, metadata: ProviderMetadata) throws(Problem) {
-        try check(iss, expected: metadata.issuer,
-                  required: metadata.authorizationResponseIssParameterSupported == true)
-    }
-
+    /// Checks the callback's `iss`: when present it must equal `expected`; it is required when the
+    /// provider advertises `authorization_response_iss_parameter_supported` (`required`).
     static func check(_ iss: String?, expected: String, required: Bool) throws(Problem) {
         guard let iss else {
             if required { throw .missing }

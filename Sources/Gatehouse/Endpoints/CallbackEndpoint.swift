@@ -162,7 +162,9 @@ struct CallbackEndpoint {
                                 accessTokenLifetime: tokens.expiresIn.map { Int64($0) })
         let lifetime = Int64(config.sessionLifetime)
         let newSession = NewSession(idHash: id.hash, sub: claims.sub, sid: claims.sid, claims: claimsJSON, tokens: tokenSet,
-                                    createdAt: now, idleExpiresAt: min(now + Int64(config.sessionIdle), now + lifetime),
+                                    createdAt: now,
+                                    idleExpiresAt: SessionLifetime.idleExpiry(slidAt: now, idleSeconds: Int64(config.sessionIdle),
+                                                                              expiresAt: now + lifetime),
                                     expiresAt: now + lifetime)
         do {
             _ = try await context.sessions.createSession(newSession, replacing: previous?.hash)
@@ -181,7 +183,7 @@ struct CallbackEndpoint {
         case .providerMisconfigured:
             return HTMLPage.error(status: 502, title: "Sign-in is misconfigured",
                                   message: "The identity provider's configuration does not match this site's (misconfigured provider). The site's operator has to fix it.")
-        case .providerError(let code) where code == "access_denied":
+        case .providerError(let code) where OAuthErrorCode(code) == .accessDenied:
             return HTMLPage.error(status: 400, title: "Sign-in was cancelled",
                                   message: "The identity provider did not sign you in.")
         case .unknownState:

@@ -34,7 +34,7 @@ enum RefreshedClaims {
                 let extra = try await userinfo.fetch(accessToken: response.accessToken, expectedSubject: session.sub)
                 // UserInfo values replace the ones an earlier UserInfo call stored (the user may have
                 // changed their name); claims of the ID token are never replaced.
-                let idTokenClaims = response.idToken == nil ? Self.idTokenClaims(of: session) ?? base : base
+                let idTokenClaims = response.idToken == nil ? Self.unverifiedStoredIDTokenClaims(of: session) ?? base : base
                 base = UserInfoClaims.merge(idToken: idTokenClaims, userinfo: extra)
                 changed = true
             } catch {
@@ -47,7 +47,7 @@ enum RefreshedClaims {
 
     /// The claims of the session's stored ID token. It was validated when it was stored, and it is
     /// read back from the sealed session, so its payload is trusted without a second verification.
-    private static func idTokenClaims(of session: Session) -> [String: JSONValue]? {
+    private static func unverifiedStoredIDTokenClaims(of session: Session) -> [String: JSONValue]? {
         guard let token = session.tokens.idToken else { return nil }
         let parts = Array(token.utf8).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { return nil }

@@ -45,11 +45,6 @@ public struct SessionCookie: Sendable, Equatable {
         "\(loginBindingName)=\(value)\(attributes(sameSite: .lax)); Max-Age=\(Self.loginBindingMaxAge)"
     }
 
-    /// Deletes the login-binding cookie (once the callback has consumed it).
-    public func expireLoginBinding() -> String {
-        "\(loginBindingName)=\(attributes(sameSite: .lax)); Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT"
-    }
-
     private func attributes(sameSite: SameSitePolicy) -> String {
         "; Path=/; HttpOnly; SameSite=\(sameSite.rawValue)" + (secure ? "; Secure" : "")
     }

@@ -1,3 +1,5 @@
+import GatehouseSessions
+
 /// A well-formed session cookie value (43 bytes of base64url) as six machine words: the key of the
 /// session cache's memo of recent cookie values.
 ///
@@ -8,9 +10,10 @@
 struct SessionCookieKey: Hashable, Sendable {
     private let words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
 
-    /// Nil unless `value` is exactly `SessionID.cookieValueLength` (43) bytes long.
+    /// Nil unless `value` is exactly `SessionID.cookieValueLength` (43) bytes long (the six words
+    /// hold 48).
     init?(_ value: UnsafeBufferPointer<UInt8>) {
-        guard value.count == 43 else { return nil }
+        guard value.count == SessionID.cookieValueLength else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(value)) }
         self.words = words

@@ -88,15 +88,18 @@ struct AuthorizationRequestTests {
 struct AuthorizationResponseIssuerTests {
     @Test("iss must equal the issuer when present, and is required when advertised")
     func issuerParameter() throws {
-        var metadata = TestProvider.metadata
-        try AuthorizationResponseIssuer.check(nil, metadata: metadata)
-        try AuthorizationResponseIssuer.check(TestProvider.issuer, metadata: metadata)
-        #expect(throws: AuthorizationResponseIssuer.Problem.mismatch(expected: TestProvider.issuer, actual: "https://evil.example")) {
-            try AuthorizationResponseIssuer.check("https://evil.example", metadata: metadata)
+        func response(iss: String?) throws -> AuthorizationResponse {
+            var parameters: [(name: String, value: String?)] = [("state", "s"), ("code", "c")]
+            if let iss { parameters.append(("iss", iss)) }
+            return try AuthorizationResponse(parameters: parameters)
         }
-        metadata.authorizationResponseIssParameterSupported = true
-        #expect(throws: AuthorizationResponseIssuer.Problem.missing) {
-            try AuthorizationResponseIssuer.check(nil, metadata: metadata)
+        #expect(try response(iss: nil).code(expectedIssuer: TestProvider.issuer, issuerRequired: false) == "c")
+        #expect(try response(iss: TestProvider.issuer).code(expectedIssuer: TestProvider.issuer, issuerRequired: true) == "c")
+        #expect(throws: AuthorizationResponse.Refusal.issuer(.mismatch(expected: TestProvider.issuer, actual: "https://evil.example"))) {
+            try response(iss: "https://evil.example").code(expectedIssuer: TestProvider.issuer, issuerRequired: false)
+        }
+        #expect(throws: AuthorizationResponse.Refusal.issuer(.missing)) {
+            try response(iss: nil).code(expectedIssuer: TestProvider.issuer, issuerRequired: true)
         }
     }
 }

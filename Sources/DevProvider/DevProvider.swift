@@ -22,7 +22,7 @@ import Synchronization
 /// - `handle(_:writer:)`: the HTTP endpoints under the issuer's path.
 /// - `statistics`, `setRefreshBehaviour(_:)`: test controls.
 /// - `backchannelLogout(sub:sid:)`: ends sessions and notifies clients.
-public final class DevProvider: HTTPHandler, Sendable {
+public final class DevProvider: TaskHTTPHandler, Sendable {
     let configuration: DevProviderConfiguration
     let clients: [String: DevClient]
     let policy: TokenPolicy

@@ -81,11 +81,9 @@ public final class GatewayRuntime: Sendable {
         serverConfig.maxBodyBytes = configuration.maxBody
         if let loopCount { serverConfig.loopCount = loopCount }
         serverConfig.pinsLoopsToCPUs = configuration.cpuAffinity == .auto
-        var defaults = HTTPHeaders()
-        SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: configuration.strictTransportSecurity)
         let observer = GatewayObserver(metrics: metrics, logger: logger) { gateway.routeClass(of: $0) }
         let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
-                                defaultHeaders: defaults, logger: logger)
+                                defaultHeaders: context.secure.serverDefaults, logger: logger)
         do { try server.start() } catch {
             try? store.close()
             throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")

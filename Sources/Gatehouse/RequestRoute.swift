@@ -54,4 +54,17 @@ enum RequestRoute {
         default: return false
         }
     }
+
+    /// The class the metrics and the access log count this request under.
+    var routeClass: RouteClass {
+        switch self {
+        case .own(.login): return .login
+        case .own(.callback): return .callback
+        case .own(.user): return .user
+        case .own(.logout), .own(.backchannelLogout): return .logout
+        case .own(.healthz), .own(.readyz), .own(.metrics): return .ops
+        case .api: return .api
+        case .staticFile: return .static
+        }
+    }
 }

@@ -137,7 +137,7 @@ func locatePublicDirectory() -> String {
 /// The demo's upstream API: says hello to whoever called, asking the provider's userinfo endpoint
 /// with the bearer token the gateway attached (the API never sees a cookie). `GET /api/live` with
 /// `Upgrade: websocket` opens the SPA's live panel: a WebSocket sending an update every second.
-struct SampleAPI: HTTPHandler {
+struct SampleAPI: TaskHTTPHandler {
     let issuer: String
 
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {

@@ -72,29 +72,42 @@ public struct UpstreamCall: Sendable {
     }
 }
 
+/// What `UpstreamClient.sendOnLoop` did: sent the head (the call to wait on), or nothing (the
+/// request handed back whole, for `send`).
+public enum LoopSend: Sendable {
+    case sent(UpstreamCall)
+    case notSent(UpstreamRequest)
+
+    /// The call, when sent.
+    public var call: UpstreamCall? {
+        if case .sent(let call) = self { return call }
+        return nil
+    }
+}
+
 extension UpstreamClient {
     /// Sends a bodiless request from the event loop without suspending, when that can be done: a
     /// plain-TCP upstream, an idle pooled connection to it, and a head that leaves in one `send`
-    /// (or partly: `finish` sends the rest). nil otherwise, with nothing sent: use `send`.
-    /// Must be called on `loop`, the loop of the caller's connection.
-    public func sendOnLoop(_ request: consuming UpstreamRequest, loop: EventLoop) -> UpstreamCall? {
-        guard !usesTLS else { return nil }
+    /// (or partly: `finish` sends the rest). Otherwise nothing is sent and the request comes back
+    /// (`.notSent`) for `send`. Must be called on `loop`, the loop of the caller's connection.
+    public func sendOnLoop(_ request: consuming UpstreamRequest, loop: EventLoop) -> LoopSend {
+        guard !usesTLS else { return .notSent(request) }
         let key = UpstreamKey(host: request.host, port: request.port, tls: false)
         let pool = loopPool(loop)
-        guard let connection = pool.take(key, maxIdleAge: maxIdleAgeNanoseconds) else { return nil }
+        guard let connection = pool.take(key, maxIdleAge: maxIdleAgeNanoseconds) else { return .notSent(request) }
         let timeouts = timeouts.cut(now: loop.now)
         if timeouts.deadline != nil && timeouts.firstByteNanoseconds == 0 {
             pool.put(connection, limit: maxIdlePerUpstream)
-            return nil
+            return .notSent(request)
         }
         let reused = connection.beginRequest()
         let sent = connection.writeHeadNow { bytes in request.encodeHead(bodyFraming: nil, on: connection, into: &bytes) }
         guard sent != .notSent else {
             // Not one byte left, so `send` may start over with another connection.
             connection.close()
-            return nil
+            return .notSent(request)
         }
-        return UpstreamCall(request: consume request, connection: connection, pool: pool, timeouts: timeouts,
-                            reused: reused, firstByteDeadline: loop.now &+ timeouts.firstByteNanoseconds)
+        return .sent(UpstreamCall(request: consume request, connection: connection, pool: pool, timeouts: timeouts,
+                                  reused: reused, firstByteDeadline: loop.now &+ timeouts.firstByteNanoseconds))
     }
 }

@@ -8,76 +8,81 @@ import HTTPServer
 /// session's access token by default), streaming both bodies (SPEC "API routes"; the IETF
 /// browser-apps BFF pattern).
 ///
-/// Every answer it writes carries the security headers (`SecurityHeaders`): its own refusals here,
+/// One function decides the forward (`forward`): the bearer (without waiting when the session is
+/// cached), the fields that go upstream (from the connection's `RequestFieldMemo`), the upstream
+/// request. Only the transport differs after that: sent from the loop and relayed from the upstream
+/// socket's readiness callback (`LoopRelay`) when the call is bodiless and an idle pooled connection
+/// is there, else sent and relayed in the connection's task (`UpstreamRelay`).
+///
+/// Every answer it writes carries the security headers (`SecuredAnswers`): its own refusals here,
 /// the relayed ones in `UpstreamRelay`, so the router hands it the connection's writer unwrapped.
 struct ApiProxy {
     let context: GatewayContext
 
-    func forward(_ request: HTTPRequest, match: consuming RouteMatch, writer: any HTTPResponseWriter) async {
-        // The method and the anti-forgery header were checked by the router (`RequestRoute`).
-        // (`request.head` read in place: a local copy of it cost two hundred instructions.)
-        guard let forward = ForwardTarget(consume match, query: request.head.query) else {
-            return await writer.respond(secured(ForwardTarget.unroutable))
+    /// The method and the anti-forgery header were checked by the plan's gate (`RequestPlan`).
+    func forward(_ target: ForwardTarget, head: HTTPRequestHead, connection: RequestConnection,
+                 fieldsRead: RequestFieldMemo) -> HandlerAnswer {
+        let context = self.context
+        let route = target.route
+        let (request, writer, completion) = connection.take(head)
+        // Which of the browser's fields go upstream, decided here on the loop (the connection's
+        // memo is the loop's), whatever the transport.
+        let passing = fieldsRead.upstreamPassing(UpstreamPassingInputs(peerIP: request.peer.ip,
+                                                                       passesTracestate: request.trace.isReceived,
+                                                                       forwarding: context.forwarding))
+        // The route's `auth=` policy decides whether a session is needed and which bearer goes
+        // upstream; usually decided without a suspension (a cached session).
+        guard case .forward(let authorization)? = RouteCredentials.cachedAuthorization(
+            for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
+            context: context) else {
+            return .inTask { request, writer in
+                switch await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context) {
+                case .refuse(let response):
+                    await writer.respond(context.secure.response(response))
+                case .forward(let authorization):
+                    let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
+                                                               passing: passing, context: context)
+                    await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
+                }
+            }
         }
-        let route = forward.route
-        // The route's `auth=` policy decides whether a session is needed and which bearer goes upstream.
-        // Usually decided without a suspension (a cached session): five async frames fewer.
-        let outcome: RouteCredentials.Outcome
-        if let cached = RouteCredentials.cachedAuthorization(for: route, headers: request.head.headers, context: context) {
-            outcome = cached
-        } else {
-            outcome = await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context)
+        let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
+                                                   passing: passing, context: context)
+        guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
+            return .inTask { request, writer in
+                await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
+            }
         }
-        let authorization: String?
-        switch outcome {
-        case .forward(let value): authorization = value
-        case .refuse(let response): return await writer.respond(secured(response))
+        // Moved, not copied, into the call (a copy retained and released each of its references).
+        switch client.sendOnLoop(consume upstreamRequest, loop: completion.loop) {
+        case .sent(let call):
+            LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion).start()
+            return .onLoop
+        case .notSent(let unsent):
+            // No idle pooled connection: the same upstream request, sent from the task.
+            return .inTask { request, writer in
+                await Self.send(unsent, route: route, request: request, context: context, writer: writer)
+            }
         }
+    }
 
-        let fields = ProxyHeaderPolicy.upstreamRequestFields(from: request.head.headers, peerIP: request.peer.ip,
-                                                            authorization: authorization,
+    /// The request the upstream gets: the route's target, the browser's fields as the header policy
+    /// passes them, the bearer and the forwarding fields.
+    private static func upstreamRequest(_ target: ForwardTarget, request: HTTPRequest, authorization: String?,
+                                        passing: UpstreamFieldPassing, context: GatewayContext) -> UpstreamRequest {
+        let fields = ProxyHeaderPolicy.upstreamRequestFields(passing: passing, authorization: authorization,
                                                             forwarding: context.forwarding, trace: request.trace)
-        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: request.head.method,
-                                              target: forward.target, fields: fields)
+        return UpstreamRequest(host: target.route.host, port: target.route.port, method: request.head.method,
+                               target: target.target, fields: fields)
+    }
+
+    /// Sends from the task, through the pooled client directly when it is the transport.
+    private static func send(_ upstreamRequest: UpstreamRequest, route: UpstreamRoute, request: HTTPRequest,
+                             context: GatewayContext, writer: any HTTPResponseWriter) async {
         if let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient {
             return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, context: context, writer: writer)
         }
         let transport = route.usesTLS ? context.httpsUpstream : context.upstream
         await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
-    }
-
-    /// `forward` without a task, for a bodiless call whose bearer is known without waiting (a route
-    /// without one, or a cached session) and whose upstream has an idle pooled connection: the head
-    /// is sent from here and the answer relayed from the upstream socket's readiness callback
-    /// (`LoopRelay`). false, having sent nothing, for anything else: `forward` then handles it.
-    /// `fieldsRead`: the connection's memo of what was read from the request's fields (nil: read them).
-    func forwardOnLoop(_ request: HTTPRequest, match: consuming RouteMatch, writer: any HTTPResponseWriter,
-                       completion: HandlerCompletion, fieldsRead: RequestFieldMemo? = nil) -> Bool {
-        guard let forward = ForwardTarget(consume match, query: request.head.query) else { return false }
-        let route = forward.route
-        guard !route.usesTLS, context.upstreamClient != nil,
-              case .forward(let authorization)? = RouteCredentials.cachedAuthorization(
-                  for: route, headers: request.head.headers,
-                  loneKey: { fieldsRead?.loneSessionKey(in: context.sessions) ?? context.sessions.loneSessionCookieKey(in: request.head.headers) },
-                  context: context) else { return false }
-        let passesTracestate = request.trace.isReceived
-        let passing = fieldsRead?.upstreamPassing(peerIP: request.peer.ip, passesTracestate: passesTracestate, forwarding: context.forwarding)
-            ?? ProxyHeaderPolicy.upstreamFieldPassing(from: request.head.headers, peerIP: request.peer.ip,
-                                                      passesTracestate: passesTracestate, forwarding: context.forwarding)
-        let fields = ProxyHeaderPolicy.upstreamRequestFields(passing: passing, authorization: authorization,
-                                                            forwarding: context.forwarding, trace: request.trace)
-        let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: request.head.method,
-                                              target: forward.target, fields: fields)
-        // Moved, not copied, into the relay (a copy of the call retained and released each of its
-        // references: about 900 instructions).
-        // Called through the context, not a local reference: the client is shared by the loops.
-        let sent = context.upstreamClient?.sendOnLoop(consume upstreamRequest, loop: completion.loop)
-        guard let call = consume sent else { return false }
-        LoopRelay(call: consume call, method: request.head.method, context: context, writer: writer, completion: completion).start()
-        return true
-    }
-
-    private func secured(_ response: HTTPResponse) -> HTTPResponse {
-        Gateway.secured(response, strictTransportSecurity: context.configuration.strictTransportSecurity)
     }
 }

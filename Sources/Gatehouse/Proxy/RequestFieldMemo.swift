@@ -3,30 +3,29 @@ import HTTP1
 import HTTPServer
 
 /// What the gateway read from a browser request's fields, kept with the browser's connection
-/// (`HTTPRequest.connectionMemo`) for its next request with the very same field list.
+/// (`RequestConnection.memo`) for its next request with the very same field list.
 ///
 /// A keep-alive browser sends the same field lines again, and the connection's parser then hands
-/// back the same list (`RepeatedFieldLines`). What the gateway reads from it is a function of the
-/// list and of what stays put for the connection (its peer, the loop's gateway and configuration):
-/// whether the session cookie is there and which one it is, whether the anti-forgery header is
-/// valid, which fields go upstream and the `X-Forwarded-For` sent with them. Each is read the
-/// first time it is asked for; another list starts over. Holding the list keeps its storage
-/// alive, so an address seen again is never another list's. The server drops the memo with an
-/// idle connection's buffers. Loop thread only, like the connection.
+/// back the same list (`RepeatedFieldLines`). Each answer here is a function of that list and of a
+/// key that holds every other input of its rule, compared whole before a kept answer is used:
+///
+/// - whether the session cookie is there: the cookie's name;
+/// - whether the anti-forgery header is valid: the header's name;
+/// - the request's one well-formed session cookie: the session door (`SessionCache`), whose cookie
+///   name and rule decide it;
+/// - which fields go upstream and the `X-Forwarded-For` sent with them: `UpstreamPassingInputs`,
+///   the rule's whole second parameter.
+///
+/// Another list starts over. Holding the list keeps its storage alive, so an address seen again
+/// is never another list's. The server drops the memo with an idle connection's buffers. Loop
+/// thread only, like the connection. `MemoDifferentialTests` runs random request sequences through
+/// a gateway with and without these memos and requires the same upstream requests and answers.
 final class RequestFieldMemo {
     private var source: HTTPHeaders?
     private var cookiePresent: (name: String, present: Bool)?
     private var antiForgery: (name: String, valid: Bool)?
-    private var sessionKey: SessionCookieKey??
-    private var passing: (peerIP: String, passesTracestate: Bool, passing: UpstreamFieldPassing)?
-
-    /// The memo of `request`'s connection, about `request`'s fields; nil when the request has no
-    /// connection to keep it with (or is handled off its loop).
-    static func of(_ request: HTTPRequest) -> RequestFieldMemo? {
-        guard let memo = request.connectionMemo({ RequestFieldMemo() }) else { return nil }
-        memo.use(request.head.headers)
-        return memo
-    }
+    private var sessionKey: (door: ObjectIdentifier, key: SessionCookieKey?)?
+    private var passing: (inputs: UpstreamPassingInputs, passing: UpstreamFieldPassing)?
 
     /// Makes `headers` the list the answers are about: what was read stays when it is the list
     /// seen last, else it is forgotten.
@@ -35,14 +34,16 @@ final class RequestFieldMemo {
         source = headers
         cookiePresent = nil
         antiForgery = nil
-        sessionKey = .none
+        sessionKey = nil
         passing = nil
     }
+
+    private var fields: HTTPHeaders { source ?? HTTPHeaders() }
 
     /// `CookieParser.isPresent(named:in:)`.
     func sessionCookiePresent(named name: String) -> Bool {
         if let cookiePresent, cookiePresent.name == name { return cookiePresent.present }
-        let present = CookieParser.isPresent(named: name, in: source ?? HTTPHeaders())
+        let present = CookieParser.isPresent(named: name, in: fields)
         cookiePresent = (name, present)
         return present
     }
@@ -50,26 +51,24 @@ final class RequestFieldMemo {
     /// `CSRFPolicy.check(_:headerName:)`.
     func antiForgeryHeaderValid(named name: String) -> Bool {
         if let antiForgery, antiForgery.name == name { return antiForgery.valid }
-        let valid = CSRFPolicy.check(source ?? HTTPHeaders(), headerName: name)
+        let valid = CSRFPolicy.check(fields, headerName: name)
         antiForgery = (name, valid)
         return valid
     }
 
-    /// `SessionCache.loneSessionCookieKey(in:)` (one cache per gateway, so per connection).
+    /// `SessionCache.loneSessionCookieKey(in:)`.
     func loneSessionKey(in sessions: SessionCache) -> SessionCookieKey? {
-        if case .some(let known) = sessionKey { return known }
-        let key = sessions.loneSessionCookieKey(in: source ?? HTTPHeaders())
-        sessionKey = .some(key)
+        if let sessionKey, sessionKey.door == ObjectIdentifier(sessions) { return sessionKey.key }
+        let key = sessions.loneSessionCookieKey(in: fields)
+        sessionKey = (ObjectIdentifier(sessions), key)
         return key
     }
 
-    /// `ProxyHeaderPolicy.upstreamFieldPassing` (one forwarding configuration per gateway, so per
-    /// connection).
-    func upstreamPassing(peerIP: String, passesTracestate: Bool, forwarding: ProxyForwarding) -> UpstreamFieldPassing {
-        if let passing, passing.passesTracestate == passesTracestate, passing.peerIP == peerIP { return passing.passing }
-        let made = ProxyHeaderPolicy.upstreamFieldPassing(from: source ?? HTTPHeaders(), peerIP: peerIP,
-                                                          passesTracestate: passesTracestate, forwarding: forwarding)
-        passing = (peerIP, passesTracestate, made)
+    /// `ProxyHeaderPolicy.upstreamFieldPassing`.
+    func upstreamPassing(_ inputs: UpstreamPassingInputs) -> UpstreamFieldPassing {
+        if let passing, passing.inputs == inputs { return passing.passing }
+        let made = ProxyHeaderPolicy.upstreamFieldPassing(from: fields, inputs)
+        passing = (inputs, made)
         return made
     }
 }

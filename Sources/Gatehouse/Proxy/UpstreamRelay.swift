@@ -37,8 +37,7 @@ enum UpstreamRelay {
     }
 
     static func answerFailure(_ error: UpstreamError, context: GatewayContext, writer: any HTTPResponseWriter) async {
-        await writer.respond(Gateway.secured(failure(error, context: context),
-                                             strictTransportSecurity: context.configuration.strictTransportSecurity))
+        await writer.respond(context.secure.response(failure(error, context: context)))
     }
 
     static func relay(_ answer: some UpstreamAnswer, method: String, context: GatewayContext,
@@ -65,9 +64,8 @@ enum UpstreamRelay {
         // The security headers are added here, while this function owns the only copy of the
         // fields: the secured writer then finds them present and adds (and copies) nothing.
         var outgoing = BrowserAnswerHead.make(status: answer.head.status, upstreamHeaders: answer.head.headers,
-                                              framing: answer.framing,
-                                              strictTransportSecurity: context.configuration.strictTransportSecurity,
-                                              memo: answer.connectionMemo { BrowserHeadMemo() }).head
+                                              framing: answer.framing, secure: context.secure,
+                                              memo: context.speedLayer.isOn ? answer.connectionMemo { BrowserHeadMemo() } : nil).head
         // Small answers usually arrive whole with their head: relay them in one write. The client
         // decided the framing and the length to announce (for HEAD, what GET would send).
         guard let body = answer.wholeBodyIfBuffered() else { return .streamed(outgoing) }

@@ -86,10 +86,14 @@ public final class SessionCache: Sendable {
         for observer in endObservers.withLock({ $0 }) { observer(idHash) }
     }
 
+    /// Off: no per-loop copies (`SessionIDMemo`, `LoopBearer`); every request reads the shared entry.
+    private let speedLayer: SpeedLayer
+
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
-                clock: any GatewayClock = SystemClock()) {
+                clock: any GatewayClock = SystemClock(), speedLayer: SpeedLayer = SpeedLayer()) {
         self.store = store
+        self.speedLayer = speedLayer
         self.executor = executor
         self.clock = clock
         cookieName = configuration.cookieName
@@ -113,20 +117,28 @@ public final class SessionCache: Sendable {
         return await firstLiveCandidate(in: headers) ?? first
     }
 
-    /// The first well-formed session cookie value's id, and whether there are several.
-    private func wellFormedSessionID(in headers: HTTPHeaders) -> (first: SessionID?, several: Bool) {
-        var first: SessionID? = nil
+    /// The request's first well-formed session cookie (its memo key and id), and whether there are
+    /// several: the one rule for "the request's session cookie" (`sessionID`, `cachedResolution`,
+    /// `loneSessionCookieKey`). Well-formed: exactly `SessionID.cookieValueLength` bytes that decode
+    /// to a session id.
+    private func wellFormedSessionCookie(in headers: HTTPHeaders) -> (first: (key: SessionCookieKey, id: SessionID)?, several: Bool) {
+        var first: (key: SessionCookieKey, id: SessionID)? = nil
         var several = false
         CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
-            guard value.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
+            guard let key = SessionCookieKey(value), let id = knownID(key, value) else { return true }
             guard first == nil else {
                 several = true
                 return false
             }
-            first = id
+            first = (key, id)
             return true
         }
         return (first, several)
+    }
+
+    private func wellFormedSessionID(in headers: HTTPHeaders) -> (first: SessionID?, several: Bool) {
+        let (first, several) = wellFormedSessionCookie(in: headers)
+        return (first?.id, several)
     }
 
     /// The proxy's usual case without a suspension: the request's one session cookie names a
@@ -142,10 +154,18 @@ public final class SessionCache: Sendable {
         return settle(cached, idHash: id.hash, now: now, slide: true, changed: false)
     }
 
+    /// The key of the request's one well-formed session cookie; nil when it has none, or several
+    /// (then only the shared entry's checks decide).
+    func loneSessionCookieKey(in headers: HTTPHeaders) -> SessionCookieKey? {
+        let (first, several) = wellFormedSessionCookie(in: headers)
+        return several ? nil : first?.key
+    }
+
     /// The proxy's usual case on an event loop: the `Authorization` value for the request's one
-    /// session cookie, when `cachedResolution` would give its session and the access token is
-    /// neither ended nor due for a refresh (`refreshMargin`, as `TokenRefresher.needsRefresh`). Nil
-    /// for everything else: the caller takes the async path, which decides those.
+    /// session cookie (`loneKey`, found before: `RequestFieldMemo`), when `cachedResolution` would
+    /// give its session and the access token is neither ended nor due for a refresh
+    /// (`refreshMargin`, as `TokenRefresher.needsRefresh`). Nil for everything else: the caller
+    /// takes the async path, which decides those.
     ///
     /// Answered from the loop's own copy (`LoopBearer`, kept in the loop's `SessionIDMemo`) while
     /// that copy is as good as the shared entry: no session of this process changed or ended since
@@ -153,30 +173,11 @@ public final class SessionCache: Sendable {
     /// idle expiry to where the copy's request did (the same second). Otherwise the shared entry
     /// decides, as `cachedResolution`, and a new copy is made from it. So the loops touch the shared
     /// lock, entry and strings about once a second per session instead of on every request.
-    func cachedBearer(in headers: HTTPHeaders, now: Int64, refreshMargin: Int64) -> String? {
-        cachedBearer(in: headers, loneKey: loneSessionCookieKey(in: headers), now: now, refreshMargin: refreshMargin)
-    }
-
-    /// The key of the request's one well-formed session cookie; nil when it has none, or several
-    /// (then only the shared entry's checks decide).
-    func loneSessionCookieKey(in headers: HTTPHeaders) -> SessionCookieKey? {
-        var key: SessionCookieKey? = nil
-        var candidates = 0
-        CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
-            guard let candidate = SessionCookieKey(value) else { return true }
-            candidates += 1
-            key = candidate
-            return candidates < 2
-        }
-        return candidates == 1 ? key : nil
-    }
-
-    /// `cachedBearer` with the request's `loneSessionCookieKey` found before (`RequestFieldMemo`).
     func cachedBearer(in headers: HTTPHeaders, loneKey key: SessionCookieKey?, now: Int64, refreshMargin: Int64) -> String? {
         let memo = EventLoop.withCurrent { loop in
             loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
         }
-        guard let key, let memo else {
+        guard let key, let memo, speedLayer.isOn else {
             return sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved.authorization
         }
         let generation = self.generation.load(ordering: .acquiring)
@@ -187,7 +188,8 @@ public final class SessionCache: Sendable {
                 && (clock < bearer.loadedAt || clock - bearer.loadedAt < maximumAge)
                 && now < bearer.usableBefore
                 && now < bearer.idleExpiresAt
-                && min(now + idleSeconds, bearer.expiresAt) == bearer.idleExpiresAt
+                && SessionLifetime.idleExpiry(slidAt: now, idleSeconds: idleSeconds, expiresAt: bearer.expiresAt)
+                    == bearer.idleExpiresAt
         }) {
             return authorization
         }
@@ -226,7 +228,7 @@ public final class SessionCache: Sendable {
     private func firstLiveCandidate(in headers: HTTPHeaders) async -> SessionID? {
         var candidates: [SessionID] = []
         CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
-            guard value.count == SessionID.cookieValueLength, let id = knownID(value) else { return true }
+            guard let key = SessionCookieKey(value), let id = knownID(key, value) else { return true }
             candidates.append(id)
             return candidates.count < Self.maximumCookieCandidates
         }
@@ -246,12 +248,11 @@ public final class SessionCache: Sendable {
     /// needs nobody else's, and the loops then share neither a lock nor the ids' strings (each
     /// request locked one shared mutex and retained strings another core had just touched). Off
     /// the loops (tests, tools) every value is validated.
-    private func knownID(_ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
+    private func knownID(_ key: SessionCookieKey, _ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
         // Keyed by the value's bytes (`SessionCookieKey`): no String of the value, no String hashing.
-        guard let key = SessionCookieKey(cookieValue) else { return nil }
-        let memo = EventLoop.withCurrent { loop in
+        let memo = speedLayer.isOn ? EventLoop.withCurrent { loop in
             loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
-        }
+        } : nil
         if let known = memo?.memo.id(for: key) { return known }
         guard let id = SessionID(cookieValue: String(decoding: cookieValue, as: UTF8.self)) else { return nil }
         memo?.memo.remember(id, for: key)
@@ -316,7 +317,7 @@ public final class SessionCache: Sendable {
         let expiresAt = entry.cached.session.expiresAt
         guard now < entry.idleExpiresAt, now < expiresAt else { return nil }
         if slide {
-            let slid = min(now + idleSeconds, expiresAt)
+            let slid = SessionLifetime.idleExpiry(slidAt: now, idleSeconds: idleSeconds, expiresAt: expiresAt)
             if slid != entry.idleExpiresAt { changed = true }
             entry.idleExpiresAt = slid
             // Persist the slide at most once per interval (the hot path stays write-free), without

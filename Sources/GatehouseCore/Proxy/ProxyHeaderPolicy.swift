@@ -56,8 +56,8 @@ public enum ProxyHeaderPolicy {
     /// trace is decided by the caller (no optional trace copied on the proxy's path).
     public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
                                              forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
-        upstreamRequestFields(passing: upstreamFieldPassing(from: incoming, peerIP: peerIP, passesTracestate: trace.isReceived,
-                                                            forwarding: forwarding),
+        upstreamRequestFields(passing: upstreamFieldPassing(from: incoming, UpstreamPassingInputs(
+                                  peerIP: peerIP, passesTracestate: trace.isReceived, forwarding: forwarding)),
                               authorization: authorization, forwarding: forwarding, trace: trace)
     }
 
@@ -70,9 +70,10 @@ public enum ProxyHeaderPolicy {
     }
 
     /// Which of `incoming`'s fields pass and the `X-Forwarded-For` value (see
-    /// `upstreamRequestHeaders`); `passesTracestate`: a valid `traceparent` was received.
-    public static func upstreamFieldPassing(from incoming: HTTPHeaders, peerIP: String, passesTracestate: Bool,
-                                            forwarding: ProxyForwarding) -> UpstreamFieldPassing {
+    /// `upstreamRequestHeaders`). Everything it depends on besides the fields is in `inputs`, the
+    /// key a memo of its result compares (`RequestFieldMemo`): keep it that way.
+    public static func upstreamFieldPassing(from incoming: HTTPHeaders, _ inputs: UpstreamPassingInputs) -> UpstreamFieldPassing {
+        let (peerIP, passesTracestate, forwarding) = (inputs.peerIP, inputs.passesTracestate, inputs.forwarding)
         let named = namedInConnection(incoming, keeping: "content-length")
         let trusted = forwarding.trusts(peerIP: peerIP)
         let dropped = trusted ? forwarding.droppedFromTrusted : forwarding.droppedFromOthers

@@ -12,3 +12,22 @@ public struct UpstreamFieldPassing: Sendable {
     public let passed: UInt64?
     public let forwardedFor: String
 }
+
+/// Every input of `ProxyHeaderPolicy.upstreamFieldPassing` besides the browser's fields, and so the
+/// key of any memo of its result (`RequestFieldMemo`): a new input of the rule is a new property
+/// here, compared by the synthesised `==` (a test lists the properties, so one added here is
+/// noticed there too).
+public struct UpstreamPassingInputs: Sendable, Equatable {
+    /// The browser's address (`X-Forwarded-For`, whether its forwarding fields are trusted).
+    public var peerIP: String
+    /// A valid `traceparent` was received, so `tracestate` passes.
+    public var passesTracestate: Bool
+    /// The gateway's forwarding configuration (trusted proxies, the anti-forgery header's name).
+    public var forwarding: ProxyForwarding
+
+    public init(peerIP: String, passesTracestate: Bool, forwarding: ProxyForwarding) {
+        self.peerIP = peerIP
+        self.passesTracestate = passesTracestate
+        self.forwarding = forwarding
+    }
+}

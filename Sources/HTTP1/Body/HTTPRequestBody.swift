@@ -8,15 +8,9 @@ public protocol HTTPRequestBody: AnyObject, Sendable {
     /// `Content-Length` when the request declared one, 0 when it has no body, nil for chunked.
     var declaredLength: Int? { get }
     func next() async throws(HTTPBodyError) -> [UInt8]?
-    /// The object of type `Memo` kept with the connection the request came on, made by `make` the
-    /// first time: what a handler derives from one request and may reuse for the connection's
-    /// next. Nil when there is no such connection, or off its event loop.
-    func connectionMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo?
 }
 
 extension HTTPRequestBody {
-    public func connectionMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo? { nil }
-
     /// Reads the whole body, refusing it once it passes `limit` bytes.
     public func collect(limit: Int) async throws(HTTPBodyError) -> [UInt8] {
         if let declared = declaredLength, declared > limit { throw .tooLarge(limit: limit) }

@@ -1,26 +1,21 @@
 import EventLoops
 import HTTP1
 
-/// Application entry point of the server.
+/// Application entry point of the server: one question per request, asked once, synchronously on the
+/// connection's event loop (`answer`), whose reply says how the request is answered:
 ///
-/// Each request first gets `immediateResponse(to:)`, called synchronously on the connection's event
-/// loop: answers that need no I/O (health probes, cached files) leave without creating a task. When
-/// it returns nil, `handle(_:writer:)` runs in a task whose executor preference is that same event
-/// loop, so the handler's code runs on the loop thread (no hop to the global pool) and awaits on
-/// body reads, response writes and upstream sockets are resumed there.
+/// - `.now`: a complete answer that needs no I/O (health probes, cached files, refusals): it leaves
+///   without a request object or a task.
+/// - `.onLoop`: the handler took the request on the loop (`RequestConnection.take`) and answers it
+///   from readiness callbacks there (the API proxy's usual exchange: a head sent upstream, the
+///   answer relayed when its socket turns readable), then calls its `HandlerCompletion`.
+/// - `.inTask`: the work runs in the connection's handler task, whose executor preference is that
+///   same loop, so it runs on the loop thread and its awaits resume there.
 ///
-/// In between, `handleOnLoop(_:writer:completion:)` may take the request without a task, to answer
-/// it from readiness callbacks on the loop (the API proxy's usual exchange: a head sent upstream,
-/// the answer relayed when its socket turns readable).
+/// A handler decides once: whatever it worked out (its route, its checks) travels in the answer
+/// instead of being worked out again by the task.
 public protocol HTTPHandler: Sendable {
-    func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse?
-    /// Called on the connection's loop for a request `immediateResponse` did not answer. true: the
-    /// handler took it, answers through `writer` and calls `completion.handlerReturned()` when
-    /// done (or hands the rest to `completion.continueInTask`). false: `handle` gets the request
-    /// as if this had not been called, so a handler returns false only while nothing it did needs
-    /// undoing (nothing answered, nothing sent on the request's behalf).
-    func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool
-    func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async
+    func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer
     /// The handler the connections of `loop` call, asked once per loop when the server starts.
     /// A handler shared by the loops has its reference count moved between their cores on every
     /// call (each request copies the handler it calls); one of the loop's own keeps that count, and
@@ -29,9 +24,36 @@ public protocol HTTPHandler: Sendable {
 }
 
 extension HTTPHandler {
-    public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? { nil }
-    public func handleOnLoop(_ request: HTTPRequest, writer: any HTTPResponseWriter, completion: HandlerCompletion) -> Bool {
-        false
-    }
     public func loopHandler(for loop: EventLoop) -> any HTTPHandler { self }
+}
+
+/// How a request is answered (`HTTPHandler.answer`).
+public enum HandlerAnswer: Sendable {
+    /// This complete answer, written now on the loop.
+    case now(HTTPResponse)
+    /// Taken on the loop (`RequestConnection.take`): the handler answers through the writer it got
+    /// and says when it is done through its `HandlerCompletion`.
+    case onLoop
+    /// Run in the connection's handler task; the request is complete when the work returns (no
+    /// answer becomes a `500`, an open stream is ended).
+    case inTask(HandlerWork)
+}
+
+/// What a handler runs in the connection's task for one request.
+public typealias HandlerWork = @Sendable (HTTPRequest, any HTTPResponseWriter) async -> Void
+
+/// A handler that answers in a task, after an optional answer without one: the shape of handlers
+/// that decide nothing worth carrying (the development provider, sample and test servers).
+public protocol TaskHTTPHandler: HTTPHandler {
+    func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse?
+    func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async
+}
+
+extension TaskHTTPHandler {
+    public func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? { nil }
+
+    public func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
+        if let response = immediateResponse(to: head, peer: connection.peer) { return .now(response) }
+        return .inTask { [self] request, writer in await handle(request, writer: writer) }
+    }
 }

@@ -22,9 +22,4 @@ public struct HTTPRequest: Sendable {
         self.id = id
         self.trace = trace ?? TraceParent.continuing(head.headers)
     }
-
-    /// What the handler keeps with the browser's connection (`HTTPRequestBody.connectionMemo`).
-    public func connectionMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo? {
-        body.connectionMemo(make)
-    }
 }

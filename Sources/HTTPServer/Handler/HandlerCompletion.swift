@@ -1,7 +1,7 @@
 import EventLoops
 
-/// How a handler that took a request on the loop (`HTTPHandler.handleOnLoop`) says it is done with
-/// it, or goes on with it in a task: what returning from `handle` does for a handler run in a task.
+/// How a handler that took a request on the loop (`HandlerAnswer.onLoop`) says it is done with it,
+/// or goes on with it in a task: what returning from its work does for a request run in a task.
 public struct HandlerCompletion: Sendable {
     let exchange: Exchange
 

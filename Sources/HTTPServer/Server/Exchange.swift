@@ -20,11 +20,6 @@ final class Exchange: HTTPRequestBody, HTTPResponseWriter, @unchecked Sendable {
 
     var declaredLength: Int? { connection.declaredLength }
 
-    func connectionMemo<Memo: AnyObject>(_ make: () -> Memo) -> Memo? {
-        guard connection.loop.inEventLoop else { return nil }
-        return connection.handlerMemo(make)
-    }
-
     func next() async throws(HTTPBodyError) -> [UInt8]? {
         await connection.loop.hop()
         guard isCurrent else { throw .connectionClosed }

@@ -156,7 +156,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     @exclusivity(unchecked) private var idleBuffers = IdleBufferRelease()
 
-    /// What the handler keeps with this connection across its requests (`Exchange.connectionMemo`);
+    /// What the handler keeps with this connection across its requests (`RequestConnection.memo`);
     /// given back with the idle buffers. Loop thread only.
     @exclusivity(unchecked) private var handlerKept: AnyObject?
 
@@ -335,6 +335,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         // Made where something reads it: the handler, or the access log (a fresh trace costs
         // three keyed hashes, a tenth of a `/healthz` answer).
         trace = nil
+        category = nil
         state = .handling
         // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
         deadlines.clear()
@@ -347,20 +348,45 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             return
         }
 
-        if let immediate = handler.immediateResponse(to: head, peer: peer) {
+        current = nil
+        started = nil
+        switch handler.answer(head, RequestConnection(self)) {
+        case .now(let response):
+            if let exchange = current {
+                // Taken and then answered at once: the exchange writes it and is completed.
+                _ = exchange.respondImmediately(response)
+                exchange.handlerReturnedSoon()
+                started = nil
+                return
+            }
             if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
-            current = nil
-            writeComplete(immediate)
-            return
+            writeComplete(response)
+        case .onLoop:
+            started = nil
+        case .inTask(let work):
+            let (request, exchange) = started ?? startExchange(head)
+            started = nil
+            if runner == nil { runner = HandlerRunner.start(on: loop) }
+            runner?.submit(request, exchange, work)
         }
+    }
+
+    /// What the handler said the current request is (`RequestConnection.categorize`), for its record.
+    var category: Int?
+
+    /// The request being decided, once the handler took it (`RequestConnection.take`).
+    private var started: (request: HTTPRequest, exchange: Exchange)?
+
+    /// The request object and its exchange for the request being decided (made once).
+    func startExchange(_ head: HTTPRequestHead) -> (request: HTTPRequest, exchange: Exchange) {
+        if let started { return started }
         let requestTrace = TraceParent.continuing(head.headers)
         trace = requestTrace
         let exchange = Exchange(connection: self)
         current = exchange
-        let request = HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace)
-        if handler.handleOnLoop(request, writer: exchange, completion: HandlerCompletion(exchange: exchange)) { return }
-        if runner == nil { runner = HandlerRunner.start(on: loop, handler: handler) }
-        runner?.submit(request, exchange)
+        let made = (HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace), exchange)
+        started = made
+        return made
     }
 
     // MARK: Request body
@@ -578,9 +604,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         guard state == .handling else { return nil }
         let endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable),
                                       unsent: Array(output[outputOffset...]))
-        observer?.requestCompleted(HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
-                                                           durationNanoseconds: EventLoop.monotonicNow() &- startTime,
-                                                           requestID: requestID, peer: peer))
+        var record = HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
+                                      durationNanoseconds: EventLoop.monotonicNow() &- startTime,
+                                      requestID: requestID, peer: peer)
+        record.category = category
+        observer?.requestCompleted(record)
         state = .upgraded
         current = nil
         loop.deregister(fd)
@@ -613,6 +641,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         expectContinue = false
         method = "-"
         path = "-"
+        category = nil
         requestID = listener.nextRequestID()
         trace = nil
         startTime = EventLoop.monotonicNow()
@@ -635,6 +664,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                                       durationNanoseconds: EventLoop.monotonicNow() &- startTime,
                                       requestID: requestID, peer: peer)
         record.traceID = trace?.traceID
+        record.category = category
         observer?.requestCompleted(record)
         current = nil
         responseStarted = false

@@ -65,6 +65,9 @@ public struct HTTPAccessRecord: Sendable {
     public var peer: PeerAddress
     /// The request's W3C trace id (received or fresh); nil for requests refused before parsing.
     public var traceID: TraceID? = nil
+    /// What the handler said the request is (`RequestConnection.categorize`); nil for requests the
+    /// server answered without asking the handler (malformed, too large).
+    public var category: Int? = nil
 }
 
 /// Hooks for observing the server (access log, metrics). Called on loop threads: keep them cheap.
@@ -80,7 +83,7 @@ public protocol HTTPServerObserver: AnyObject, Sendable {
     /// Called once per event-loop batch on each loop thread (flush buffers here).
     func endOfBatch(loop: Int)
     /// Whether `requestCompleted` reads `traceID` (an access log): when not, a request answered
-    /// without its handler (`immediateResponse`) gets no trace at all, and makes no fresh one.
+    /// without a task (`HandlerAnswer.now`) gets no trace at all, and makes no fresh one.
     var recordsTraceIDs: Bool { get }
     /// The observer the connections of `loop` call (as `HTTPHandler.loopHandler(for:)`, and for
     /// the same reason: a request copies its observer). Default: `self`.

@@ -15,6 +15,7 @@ final class HandlerRunner: @unchecked Sendable {
     struct Work {
         let request: HTTPRequest
         let exchange: Exchange
+        let run: HandlerWork
     }
 
     private var waiter: UnsafeContinuation<Work?, Never>?
@@ -28,9 +29,9 @@ final class HandlerRunner: @unchecked Sendable {
     private var closed = false
 
     /// Starts the task on `loop`; it then waits for work.
-    static func start(on loop: EventLoop, handler: any HTTPHandler) -> HandlerRunner {
+    static func start(on loop: EventLoop) -> HandlerRunner {
         let runner = HandlerRunner()
-        Task(executorPreference: loop) { await runner.run(handler) }
+        Task(executorPreference: loop) { await runner.run() }
         return runner
     }
 
@@ -38,21 +39,21 @@ final class HandlerRunner: @unchecked Sendable {
     /// the package's default): written in the task's closure, which runs on the generic executor,
     /// every await in it was followed by a switch back to that executor, each a look-up of the
     /// task's executor preference under its status lock (two per request).
-    private func run(_ handler: any HTTPHandler) async {
+    private func run() async {
         while let work = await next() {
-            await handler.handle(work.request, writer: work.exchange)
+            await work.run(work.request, work.exchange)
             if !work.exchange.handlerReturnedImmediately() { await work.exchange.handlerReturned() }
         }
     }
 
     /// Hands the next request to the task (it runs once the previous handler run has returned).
-    func submit(_ request: consuming HTTPRequest, _ exchange: Exchange) {
+    func submit(_ request: consuming HTTPRequest, _ exchange: Exchange, _ run: @escaping HandlerWork) {
         if let waiter {
             self.waiter = nil
-            waiter.resume(returning: Work(request: request, exchange: exchange))
+            waiter.resume(returning: Work(request: request, exchange: exchange, run: run))
         } else {
             assert(pending == nil, "a second request handed over before the first one's handler ran")
-            pending = Work(request: request, exchange: exchange)
+            pending = Work(request: request, exchange: exchange, run: run)
         }
     }
 

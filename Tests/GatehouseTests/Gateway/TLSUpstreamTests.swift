@@ -76,7 +76,7 @@ struct TLSUpstreamTests {
         #expect(encoded.head.headers["Content-Type"] == "text/plain")
         #expect(encoded.head.headers["X-Content-Type-Options"] == "nosniff" && !encoded.head.headers.contains("Strict-Transport-Security"))
         let strict = BrowserAnswerHead.make(status: 200, upstreamHeaders: encodedHeaders, framing: encodedFraming,
-                                            strictTransportSecurity: "max-age=60")
+                                            secure: SecuredAnswers(strictTransportSecurity: "max-age=60"))
         #expect(strict.head.headers["Strict-Transport-Security"] == "max-age=60")
 
         let plainHeaders = HTTPHeaders([("Content-Length", "42"), ("Set-Cookie", "a=1"), ("Connection", "close")])

@@ -179,3 +179,10 @@ struct SessionCacheTests {
         #expect(try await sessions.takePendingLogin(stateHash: pending.stateHash, now: now) == nil)
     }
 }
+
+extension SessionCache {
+    /// The proxy's loop path as a request without a connection memo takes it.
+    func cachedBearer(in headers: HTTPHeaders, now: Int64, refreshMargin: Int64) -> String? {
+        cachedBearer(in: headers, loneKey: loneSessionCookieKey(in: headers), now: now, refreshMargin: refreshMargin)
+    }
+}

@@ -60,8 +60,8 @@ struct UpstreamCallTests {
         let port = upstream.port
         let declined = await CallLoop.run { loop in
             let request = CallLoop.request(port: port)
-            return (UpstreamClient().sendOnLoop(request, loop: loop) == nil,
-                    UpstreamClient(usesTLS: true).sendOnLoop(request, loop: loop) == nil)
+            return (UpstreamClient().sendOnLoop(request, loop: loop).call == nil,
+                    UpstreamClient(usesTLS: true).sendOnLoop(request, loop: loop).call == nil)
         }
         #expect(declined == (true, true))
         #expect(upstream.requests == 0)
@@ -181,7 +181,7 @@ enum CallLoop {
             } catch {
                 return .failed(error)
             }
-            guard let call = client.sendOnLoop(request(port: port, method: method), loop: loop) else { return .notSent }
+            guard let call = client.sendOnLoop(request(port: port, method: method), loop: loop).call else { return .notSent }
             return await withCheckedContinuation { continuation in
                 RecordingReceiver(call: call, loop: loop, continuation: continuation).start()
             }

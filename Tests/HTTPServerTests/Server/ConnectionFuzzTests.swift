@@ -15,7 +15,7 @@ import TestSupport
 ///   connection ends first: the server then answers 500).
 /// - `/stream`: a chunked answer in three pieces; `/fixed`: 1000 bytes with a Content-Length, streamed.
 /// - `/immediate`: answered from `immediateResponse`. Anything else: 200 with the target, body unread.
-struct FuzzHandler: HTTPHandler {
+struct FuzzHandler: TaskHTTPHandler {
     static func readsBody(_ path: Substring) -> Bool { path == "/echo" }
 
     func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {

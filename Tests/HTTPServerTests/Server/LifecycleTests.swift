@@ -135,7 +135,7 @@ struct LifecycleTests {
         let loops = Mutex<[Int]>([])
     }
 
-    private final class PerLoopHandler: HTTPHandler, Sendable {
+    private final class PerLoopHandler: TaskHTTPHandler, Sendable {
         let madeFor: Int?
         let made: Made
         init(madeFor: Int?, made: Made) {

@@ -18,7 +18,7 @@ final class HandlerLog: Sendable {
         /// Body bytes the flood handler's `writeBody` calls have accepted so far.
         var floodAccepted = 0
         var gateOpen = false
-        /// Memos `/memo` made (`HTTPRequest.connectionMemo`).
+        /// Memos `/memo` made (`RequestConnection.memo`).
         var memosMade = 0
     }
     let state = Mutex(State())
@@ -82,7 +82,7 @@ final class MemoProbe {
     init(number: Int) { self.number = number }
 }
 
-struct TestHandler: HTTPHandler {
+struct TestHandler: TaskHTTPHandler {
     let log: HandlerLog
 
     func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
@@ -93,6 +93,17 @@ struct TestHandler: HTTPHandler {
         guard head.path == "/immediate" else { return nil }
         log.state.withLock { $0.calls["/immediate", default: 0] += 1 }
         return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: "immediate")
+    }
+
+    func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
+        guard head.path == "/memo" else {
+            if let response = immediateResponse(to: head, peer: connection.peer) { return .now(response) }
+            return .inTask { [self] request, writer in await handle(request, writer: writer) }
+        }
+        // The number of the memo kept with this connection.
+        log.state.withLock { $0.calls["/memo", default: 0] += 1 }
+        let memo = connection.memo { MemoProbe(number: log.state.withLock { $0.memosMade += 1; return $0.memosMade }) }
+        return .now(HTTPResponse(status: 200, body: "\(memo.number)"))
     }
 
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
@@ -106,10 +117,6 @@ struct TestHandler: HTTPHandler {
             case "/loop":
                 // The index of the event loop serving this connection.
                 await writer.respond(HTTPResponse(status: 200, body: "\(request.id.loop)"))
-            case "/memo":
-                // The number of the memo kept with this connection (0: none could be kept).
-                let memo = request.connectionMemo { MemoProbe(number: log.state.withLock { $0.memosMade += 1; return $0.memosMade }) }
-                await writer.respond(HTTPResponse(status: 200, body: "\(memo?.number ?? 0)"))
             case "/echo":
                 await echo(request, writer: writer)
             case "/ignore":

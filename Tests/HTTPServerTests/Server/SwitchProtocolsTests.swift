@@ -52,7 +52,7 @@ import TestSupport
         let ended = Mutex(false)
     }
 
-    struct Handler: HTTPHandler {
+    struct Handler: TaskHTTPHandler {
         let outcomes: Outcomes
 
         func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {

@@ -7,7 +7,7 @@ import Synchronization
 
 /// Serves the development provider and remembers every token its token endpoint handed out, so the
 /// tests can check that none of them reaches the database file or the logs.
-final class ProviderTap: HTTPHandler {
+final class ProviderTap: TaskHTTPHandler {
     let provider: DevProvider
     private let issued = IssuedTokens()
 

@@ -26,7 +26,7 @@ struct EchoedRequest: Codable, Sendable {
 /// - `/api/slow`: answers after 3 s;
 /// - `/api/set-cookie`: an answer carrying `Set-Cookie` and a harmless header;
 /// - anything else: a JSON echo of method, path, query, headers and body length/digest.
-final class UpstreamTestAPI: HTTPHandler {
+final class UpstreamTestAPI: TaskHTTPHandler {
     private let seen = Mutex<[EchoedRequest]>([])
 
     /// Every request received so far, in order.

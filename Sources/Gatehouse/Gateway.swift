@@ -1,0 +1,111 @@
+import GatehouseCore
+import GatehouseStatic
+import EventLoops
+import HTTP1
+import HTTPServer
+
+/// The gateway's router: decides each request once (`answer`) and says how it is answered: from
+/// memory now (health, metrics, cached files, refusals), on the loop (the proxy's usual exchange),
+/// or in a task with what was decided (`RequestPlan`). Every answer goes through `SecuredAnswers`.
+public final class Gateway: HTTPHandler {
+    public let context: GatewayContext
+    private let routes: RouteTable
+    /// `/healthz`'s answer never changes: built (and secured) once, not per request.
+    private let healthAnswer: HTTPResponse
+    /// The session cookie's and the anti-forgery header's names, read by every request's gate.
+    private let cookieName: String
+    private let csrfHeader: String
+
+    public convenience init(context: GatewayContext) {
+        self.init(context: context, routes: context.configuration.routeTable)
+    }
+
+    private init(context: GatewayContext, routes: RouteTable) {
+        self.context = context
+        self.routes = routes
+        cookieName = context.configuration.cookieName.ownedCopy
+        csrfHeader = context.configuration.csrfHeader.ownedCopy
+        var health = context.secure.response(OpsEndpoints.health())
+        health.headers.checkAll()
+        healthAnswer = health
+    }
+
+    /// A gateway of the loop's own: the same context members and routes in objects and storage
+    /// only that loop touches (`GatewayContext.loopCopy`, `RouteTable.loopCopy`), so a proxied
+    /// request's references (its route, context, forwarded fields) are counted on its loop's core.
+    public func loopHandler(for loop: EventLoop) -> any HTTPHandler {
+        Gateway(context: context.loopCopy, routes: routes.loopCopy)
+    }
+
+    /// The class of a request the server answered without asking the gateway (malformed, too
+    /// large): every other request's class comes from its route (`RequestRoute.routeClass`).
+    public func routeClass(of path: Substring) -> RouteClass {
+        RequestRoute(path: path, routes: routes).routeClass
+    }
+
+    public func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
+        let route = RequestRoute(path: head.path, routes: routes)
+        connection.categorize(route.routeClass.rawValue)
+        // Answers from memory, before the gate: these routes take every method and no session.
+        switch route {
+        case .own(.healthz):
+            return .now(healthAnswer)
+        case .own(.metrics):
+            return .now(context.secure.response(OpsEndpoints.metrics(context)))
+        case .staticFile:
+            if case .response(let response) = context.staticFiles.respond(to: head) {
+                return .now(context.secure.response(response))
+            }
+        default:
+            break
+        }
+        let fieldsRead = context.speedLayer.isOn ? connection.memo { RequestFieldMemo() } : RequestFieldMemo()
+        fieldsRead.use(head.headers)
+        let plan = RequestPlan(route, head: head, cookieName: cookieName, csrfHeader: csrfHeader, fieldsRead: fieldsRead)
+        switch plan.verdict {
+        case .pass:
+            break
+        case .refuse(let response):
+            return .now(context.secure.response(response))
+        case .webSocket:
+            guard case .api(let match) = plan.route, let target = ForwardTarget(match, head: head) else {
+                return .now(context.secure.response(ForwardTarget.unroutable))
+            }
+            let context = self.context
+            return .inTask { request, writer in
+                await WebSocketProxy(context: context).forward(request, to: target, writer: context.secure.writer(writer))
+            }
+        }
+        let context = self.context
+        switch plan.route {
+        case .api(let match):
+            guard let target = ForwardTarget(match, query: head.query) else {
+                return .now(context.secure.response(ForwardTarget.unroutable))
+            }
+            return ApiProxy(context: context).forward(target, head: head, connection: connection, fieldsRead: fieldsRead)
+        case .own(.login):
+            return endpoint { request in await LoginEndpoint(context: context).respond(to: request) }
+        case .own(.callback):
+            return endpoint { request in await CallbackEndpoint(context: context).respond(to: request) }
+        case .own(.user):
+            return endpoint { request in await UserEndpoint(context: context).respond(to: request) }
+        case .own(.logout):
+            return endpoint { request in await LogoutEndpoint(context: context).respond(to: request) }
+        case .own(.backchannelLogout):
+            return endpoint { request in await BackchannelLogoutEndpoint(context: context).respond(to: request) }
+        case .own(.readyz):
+            // Asks the store: answered in a task, never on the loop.
+            return endpoint { _ in await OpsEndpoints.readiness(context) }
+        case .own(.healthz), .own(.metrics):
+            return .now(healthAnswer)  // answered above
+        case .staticFile:
+            return .inTask { request, writer in await context.staticFiles.serve(request.head, to: context.secure.writer(writer)) }
+        }
+    }
+
+    /// An endpoint's complete answer, made in a task and secured.
+    private func endpoint(_ respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) -> HandlerAnswer {
+        let secure = context.secure
+        return .inTask { request, writer in await writer.respond(secure.response(await respond(request))) }
+    }
+}

@@ -1,0 +1,86 @@
+import EventLoops
+import GatehouseCore
+import HTTP1
+import HTTPServer
+
+/// The one door through which the security headers (`SecurityHeaders`: `nosniff`, `no-referrer`,
+/// `DENY`, the CSP on HTML, HSTS on https) reach every answer the gateway writes: its own complete
+/// answers and streamed heads, relayed upstream answers, and the server's own (malformed requests,
+/// `500`s). A value of the configuration's HSTS setting; equal values secure alike, which is what
+/// lets a memo of secured fields use it as (part of) its key.
+struct SecuredAnswers: Sendable, Equatable {
+    let strictTransportSecurity: String?
+
+    /// A complete answer of the gateway's own.
+    func response(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
+                              strictTransportSecurity: strictTransportSecurity)
+        return response
+    }
+
+    /// A streamed head of the gateway's own.
+    func head(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var head = head
+        SecurityHeaders.apply(to: &head.headers, html: SecurityHeaders.isHTML(head.headers),
+                              strictTransportSecurity: strictTransportSecurity)
+        return head
+    }
+
+    /// An upstream answer's fields as the browser gets them: the proxy's header policy, then the
+    /// security headers the upstream did not set (noted while its fields are kept: no second pass).
+    func relayed(_ upstreamHeaders: HTTPHeaders) -> HTTPHeaders {
+        var present = SecurityHeaders.Present()
+        var headers = ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders, noting: &present)
+        SecurityHeaders.apply(to: &headers, present: present, strictTransportSecurity: strictTransportSecurity)
+        return headers
+    }
+
+    /// The fields the server adds to the answers it writes without the gateway (malformed requests,
+    /// limits, `500`s).
+    var serverDefaults: HTTPHeaders {
+        var defaults = HTTPHeaders()
+        SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: strictTransportSecurity)
+        return defaults
+    }
+
+    /// `inner` securing whatever goes through it (complete or streamed).
+    func writer(_ inner: any HTTPResponseWriter) -> SecuredResponseWriter {
+        SecuredResponseWriter(inner, secure: self)
+    }
+}
+
+/// Adds the security headers to whatever a handler writes (complete or streamed), through
+/// `SecuredAnswers`.
+final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
+    private let inner: any HTTPResponseWriter
+    private let secure: SecuredAnswers
+
+    init(_ inner: any HTTPResponseWriter, secure: SecuredAnswers) {
+        self.inner = inner
+        self.secure = secure
+    }
+
+    var headWritten: Bool { inner.headWritten }
+
+    func respond(_ response: HTTPResponse) async {
+        await inner.respond(secure.response(response))
+    }
+
+    func respondImmediately(_ response: HTTPResponse) -> Bool {
+        inner.respondImmediately(secure.response(response))
+    }
+
+    func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
+        try await inner.writeHead(secure.head(head), contentLength: contentLength)
+    }
+
+    func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) { try await inner.writeBody(bytes) }
+    func finish() async throws(HTTPWriteError) { try await inner.finish() }
+    func abort() { inner.abort() }
+
+    func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
+        // No security headers on a 101: what follows is not an HTTP answer the browser renders.
+        try await inner.switchProtocols(head)
+    }
+}

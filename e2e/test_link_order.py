@@ -53,9 +53,10 @@ def test_check_fails_when_a_block_of_names_is_renamed(tmp_path):
     names = ORDER.read_text().splitlines()
     rename = re.compile(r"^(\$s9Gatehouse[1-9]\d*)([A-Za-z])")
     targets = [i for i, name in enumerate(names) if rename.match(name) and name in present]
-    assert len(targets) > RENAMED, len(targets)
-    start = (len(targets) - RENAMED) // 2
-    for i in targets[start:start + RENAMED]:
+    assert len(targets) >= 120, len(targets)  # so that half of them is well past the 2 % allowed
+    renamed = min(RENAMED, len(targets) // 2)
+    start = (len(targets) - renamed) // 2
+    for i in targets[start:start + renamed]:
         names[i] = rename.sub(lambda m: m.group(1) + m.group(2).swapcase(), names[i])
     corrupted = tmp_path / "gatehouse.order"
     corrupted.write_text("\n".join(names) + "\n")
@@ -64,7 +65,7 @@ def test_check_fails_when_a_block_of_names_is_renamed(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAIL" in done.stdout and "bench/linkorder/record" in done.stderr, done.stdout + done.stderr
     missing = int(re.search(r"^  missing: (\d+)", done.stdout, re.M).group(1))
-    assert missing >= RENAMED // 2, done.stdout
+    assert missing >= renamed // 2, done.stdout
     assert "Gatehouse." in done.stdout, done.stdout  # the missing functions are shown demangled
 
 

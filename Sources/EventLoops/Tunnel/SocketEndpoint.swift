@@ -39,14 +39,8 @@ public final class SocketEndpoint: TunnelEndpoint, EventLoopSelectable {
     public func attach(_ handler: any TunnelEndpointHandler) {
         self.handler = handler
         guard !closed, !registered else { return }
-        do {
-            // Edge-triggered: a socket that is already readable or writable reports it at once.
-            try loop.register(fd, self)
-            registered = true
-        } catch {
-            handler.endpointEnded(self, graceful: false)
-            return
-        }
+        registered = loop.registerTunnel(fd, self, handler: handler)
+        guard registered else { return }
         // Bytes taken over from the previous owner are not in the socket: no edge will announce
         // them, so say so once the caller has finished attaching.
         if leftoverOffset < leftover.count {

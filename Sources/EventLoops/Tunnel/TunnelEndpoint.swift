@@ -32,3 +32,20 @@ public protocol TunnelEndpointHandler: AnyObject {
     /// The endpoint failed or its owner (the server shutting down) asks the tunnel to end.
     func endpointEnded(_ endpoint: any TunnelEndpoint, graceful: Bool)
 }
+
+extension EventLoop {
+    /// Registers a tunnel endpoint's socket with this loop, edge-triggered (a socket already
+    /// readable or writable reports it at once); when that fails, `handler` hears that the endpoint
+    /// ended. The one way both endpoint kinds (`SocketEndpoint`, the TLS one) start reporting.
+    /// - Returns: whether the socket is registered.
+    public func registerTunnel(_ fd: Int32, _ endpoint: any TunnelEndpoint & EventLoopSelectable,
+                               handler: any TunnelEndpointHandler) -> Bool {
+        do {
+            try register(fd, endpoint)
+            return true
+        } catch {
+            handler.endpointEnded(endpoint, graceful: false)
+            return false
+        }
+    }
+}

@@ -93,16 +93,10 @@ public final class TokenRefresher: Sendable {
             if !acquired {
                 // Another process is refreshing: wait for its result to appear.
                 try? await Task.sleep(for: .milliseconds(100))
-                let stored: Session?
-                do { stored = try await sessions.loadStored(idHash: idHash, now: now) } catch {
-                    return .unavailable("session store: \(error)")
+                switch await storedUnlessDue(idHash: idHash, now: now) {
+                case .decided(let outcome): return outcome
+                case .due: continue
                 }
-                guard let current = stored else { return .ended }
-                if !needsRefresh(current.tokens, now: now) {
-                    sessions.update(current)
-                    return .fresh(current)
-                }
-                continue
             }
             let outcome = await refreshHoldingLease(idHash: idHash, now: now)
             try? await sessions.releaseRefreshLease(idHash: idHash, owner: owner)
@@ -111,16 +105,34 @@ public final class TokenRefresher: Sendable {
         return .unavailable("timed out waiting for another refresh")
     }
 
-    private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
-        // Re-read under the lease: someone may have refreshed just before we got it.
+    private enum StoredState {
+        /// The answer without a refresh: fresh tokens someone else stored, an ended session, or a
+        /// store that does not answer (never read as an ended session: that would clear the cookie).
+        case decided(Outcome)
+        /// Still due for a refresh.
+        case due(Session)
+    }
+
+    /// The stored session, read past the cache, unless it needs no refresh (then the cache takes it).
+    private func storedUnlessDue(idHash: String, now: Int64) async -> StoredState {
         let stored: Session?
         do { stored = try await sessions.loadStored(idHash: idHash, now: now) } catch {
-            return .unavailable("session store: \(error)")
+            return .decided(.unavailable("session store: \(error)"))
         }
-        guard let session = stored else { return .ended }
-        if !needsRefresh(session.tokens, now: now) {
+        guard let session = stored else { return .decided(.ended) }
+        guard needsRefresh(session.tokens, now: now) else {
             sessions.update(session)
-            return .fresh(session)
+            return .decided(.fresh(session))
+        }
+        return .due(session)
+    }
+
+    private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
+        // Re-read under the lease: someone may have refreshed just before we got it.
+        let session: Session
+        switch await storedUnlessDue(idHash: idHash, now: now) {
+        case .decided(let outcome): return outcome
+        case .due(let stored): session = stored
         }
         guard let refreshToken = session.tokens.refreshToken else { return .ended }
         let clients: ProviderClients

@@ -26,8 +26,6 @@ public struct UpstreamPassingInputs: Sendable, Equatable {
     public var forwarding: ProxyForwarding
 
     public init(peerIP: String, passesTracestate: Bool, forwarding: ProxyForwarding) {
-        self.peerIP = peerIP
-        self.passesTracestate = passesTracestate
-        self.forwarding = forwarding
+        (self.peerIP, self.passesTracestate, self.forwarding) = (peerIP, passesTracestate, forwarding)
     }
 }

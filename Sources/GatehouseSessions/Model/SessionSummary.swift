@@ -11,12 +11,8 @@ public struct SessionSummary: Sendable, Equatable {
 
     public init(idPrefix: String, sub: String, createdAt: Int64, lastSeenAt: Int64,
                 idleExpiresAt: Int64, expiresAt: Int64) {
-        self.idPrefix = idPrefix
-        self.sub = sub
-        self.createdAt = createdAt
-        self.lastSeenAt = lastSeenAt
-        self.idleExpiresAt = idleExpiresAt
-        self.expiresAt = expiresAt
+        (self.idPrefix, self.sub) = (idPrefix, sub)
+        (self.createdAt, self.lastSeenAt, self.idleExpiresAt, self.expiresAt) = (createdAt, lastSeenAt, idleExpiresAt, expiresAt)
     }
 }
 

@@ -10,8 +10,6 @@ enum ASCII {
     static let slash: UInt8 = 0x2F
     static let dot: UInt8 = 0x2E
     static let star: UInt8 = 0x2A
-    static let question: UInt8 = 0x3F
-    static let hash: UInt8 = 0x23
     static let crlf: [UInt8] = [0x0D, 0x0A]
 
     /// `tchar`: the bytes of a token (methods, field names, transfer codings).

@@ -52,8 +52,8 @@ enum StartLineParser {
         for j in targetStart..<lastSpace {
             let b = bytes[j]
             guard ASCII.isVisible(b) else { throw .invalidTarget }
-            if b == ASCII.question { inPath = false }
-            else if b == ASCII.hash || (inPath && ASCII.isExcludedFromPath(b)) { throw .invalidTarget }
+            if b == UInt8(ascii: "?") { inPath = false }
+            else if b == UInt8(ascii: "#") || (inPath && ASCII.isExcludedFromPath(b)) { throw .invalidTarget }
         }
         let method = FieldText.method(UnsafeRawBufferPointer(rebasing: bytes[start..<methodEnd]))
         let isAsterisk = lastSpace - targetStart == 1 && bytes[targetStart] == ASCII.star

@@ -32,13 +32,8 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
     func attach(_ handler: any TunnelEndpointHandler) {
         self.handler = handler
         guard !closed, !registered else { return }
-        do {
-            try loop.register(fd, self)
-            registered = true
-        } catch {
-            handler.endpointEnded(self, graceful: false)
-            return
-        }
+        registered = loop.registerTunnel(fd, self, handler: handler)
+        guard registered else { return }
         // Bytes already taken from the socket (the leftover, or a record OpenSSL holds decrypted)
         // have no edge to announce them: say so once the caller has finished attaching.
         loop.scheduleTimer(afterNanoseconds: 0) { [weak self] in

@@ -5,8 +5,7 @@ public struct RequestID: Sendable, Equatable, CustomStringConvertible {
     public var number: UInt64
 
     public init(loop: Int, number: UInt64) {
-        self.loop = loop
-        self.number = number
+        (self.loop, self.number) = (loop, number)
     }
 
     public var description: String { "\(loop)-\(String(number, radix: 16))" }

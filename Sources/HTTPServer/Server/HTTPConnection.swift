@@ -73,10 +73,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// Framing, progress and limit of the current request's body.
     @exclusivity(unchecked) private var requestBody: RequestBodyReader
     /// Unread body discarded after the response (bounded by `maxDrainBytes`).
-    @exclusivity(unchecked) private var drainedBytes = 0
+    private var drainedBytes = 0
     @exclusivity(unchecked) private var bodyFailed: HTTPBodyError?
     @exclusivity(unchecked) private var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
-    @exclusivity(unchecked) private var drainWaiter: UnsafeContinuation<Bool, Never>?
+    private var drainWaiter: UnsafeContinuation<Bool, Never>?
     @exclusivity(unchecked) private var expectContinue = false
     @exclusivity(unchecked) private var continueSent = false
     @exclusivity(unchecked) private var keepAlive = true
@@ -773,7 +773,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if state == .lingering && closeWhenFlushed { shutdownWriteAndLinger() }
     }
 
-    @exclusivity(unchecked) private var closeWhenFlushed = false
+    private var closeWhenFlushed = false
 
     /// Ends the connection, but only after the answers already queued are sent: neither the client's
     /// EOF (a client may half-close after its requests and still read) nor a body it will not finish

@@ -157,12 +157,8 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
 
     init(fd: Int32, loop: EventLoop, server: HTTPServer, handler: any HTTPHandler, observer: (any HTTPServerObserver)?,
          steering: ConnectionSteering? = nil) {
-        self.fd = fd
-        self.loop = loop
-        self.server = server
-        self.handler = handler
-        self.observer = observer
-        self.steering = steering
+        (self.fd, self.loop, self.server) = (fd, loop, server)
+        (self.handler, self.observer, self.steering) = (handler, observer, steering)
     }
 
     func nextRequestID() -> RequestID {

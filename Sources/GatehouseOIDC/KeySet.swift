@@ -18,8 +18,8 @@ public struct VerifiedJWS: Sendable, Equatable {
 ///
 /// - `.providerResponse` (ID tokens from the token endpoint, signed UserInfo): only the provider
 ///   chooses their `kid`s, so an unknown one means a rotation. The next such refetch waits
-///   ``providerResponseRefetchInterval`` (default 2 s): a rotation is seen within seconds whatever
-///   anyone else sends.
+///   ``providerResponseRefetchInterval`` (default 2 s), unless the last one changed the set (two
+///   rotations in a row): a rotation is seen within seconds whatever anyone else sends.
 /// - `.unsolicited` (back-channel logout tokens, posted by anyone): after such a refetch the next
 ///   one waits ``minimumRefetchInterval`` (default 30 s), unless that refetch brought a different
 ///   key set (the provider is rotating), when the next unknown `kid` may refetch once more at once.
@@ -44,8 +44,9 @@ public actor KeySet {
     /// When the last refetch an unsolicited token's unknown `kid` caused started, and whether it
     /// changed the set.
     private var lastUnsolicitedRefetch: (started: Date, changedKeys: Bool)?
-    /// When the last refetch a provider response's unknown `kid` caused started.
-    private var lastProviderResponseRefetch: Date?
+    /// When the last refetch a provider response's unknown `kid` caused started, and whether it
+    /// changed the set.
+    private var lastProviderResponseRefetch: (started: Date, changedKeys: Bool)?
     /// Back-off of the first load after failures: the earliest next attempt and the current delay.
     private var loadRetry: (notBefore: Date, delay: TimeInterval)?
     private var inFlight: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>?
@@ -195,7 +196,7 @@ public actor KeySet {
             return now >= loadRetry.notBefore
         case .unknownKey(.providerResponse):
             guard let last = lastProviderResponseRefetch else { return true }
-            return now.timeIntervalSince(last) >= providerResponseRefetchInterval
+            return last.changedKeys || now.timeIntervalSince(last.started) >= providerResponseRefetchInterval
         case .unknownKey(.unsolicited):
             guard let last = lastUnsolicitedRefetch else { return true }
             return last.changedKeys || now.timeIntervalSince(last.started) >= minimumRefetchInterval
@@ -205,7 +206,7 @@ public actor KeySet {
     /// Fetches unless rate-limited (`nil`), joining a fetch already under way.
     private func fetch(_ reason: FetchReason) async -> Result<Void, KeySetError>? {
         let task: Task<(generation: Int, result: Result<[ProviderKey], KeySetError>), Never>
-        var counted = false
+        var counted: TokenChannel? = nil
         if let inFlight {
             task = inFlight
         } else {
@@ -214,9 +215,10 @@ public actor KeySet {
             switch reason {
             case .unknownKey(.unsolicited):
                 lastUnsolicitedRefetch = (started, false)
-                counted = true
+                counted = .unsolicited
             case .unknownKey(.providerResponse):
-                lastProviderResponseRefetch = started
+                lastProviderResponseRefetch = (started, false)
+                counted = .providerResponse
             case .forced, .firstLoad:
                 break
             }
@@ -232,8 +234,11 @@ public actor KeySet {
             inFlight = nil
             switch result {
             case .success(let newKeys):
-                if counted, let last = lastUnsolicitedRefetch {
-                    lastUnsolicitedRefetch = (last.started, Self.keyIDs(newKeys) != Self.keyIDs(keys ?? []))
+                let changed = Self.keyIDs(newKeys) != Self.keyIDs(keys ?? [])
+                switch counted {
+                case .unsolicited?: lastUnsolicitedRefetch?.changedKeys = changed
+                case .providerResponse?: lastProviderResponseRefetch?.changedKeys = changed
+                case nil: break
                 }
                 keys = newKeys
                 verifiers = [:]

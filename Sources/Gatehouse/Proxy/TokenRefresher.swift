@@ -128,6 +128,11 @@ public final class TokenRefresher: Sendable {
     }
 
     private func refreshHoldingLease(idHash: String, now: Int64) async -> Outcome {
+        // Tokens an earlier refresh could not store go first: refreshing from the stored ones would
+        // present a refresh token the provider already rotated.
+        guard await sessions.writeHeld(idHash: idHash) else {
+            return .unavailable("session store: refreshed tokens not stored yet")
+        }
         // Re-read under the lease: someone may have refreshed just before we got it.
         let session: Session
         switch await storedUnlessDue(idHash: idHash, now: now) {
@@ -177,9 +182,20 @@ public final class TokenRefresher: Sendable {
         if let scope = response.scope { tokens.scope = scope }
         tokens.accessTokenExpiresAt = response.expiresIn.map { now + Int64($0) }
         tokens.accessTokenLifetime = response.expiresIn.map { Int64($0) }
+        let stored: Bool
         do {
-            let stored = try await sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
-                                                claims: claims)
+            stored = try await sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,
+                                                     claims: claims)
+        } catch {
+            // The provider has rotated the refresh token: these tokens are now the only good copy.
+            // They are held in memory and written as soon as the store answers (`SessionCache.hold`),
+            // never dropped for the old ones the store still has.
+            logger.error("refreshed tokens not stored; held in memory until the store answers",
+                         metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+            metrics.refreshSucceeded()
+            return .fresh(sessions.hold(tokens, claims: claims, for: session))
+        }
+        do {
             guard stored, let updated = try await sessions.loadStored(idHash: idHash, now: now) else {
                 // Lost a race we should not have (the lease expired): use whatever is stored now.
                 guard let current = try await sessions.loadStored(idHash: idHash, now: now) else { return .ended }

@@ -289,7 +289,7 @@ public final class SessionCache: Sendable {
             generationBefore = generation.load(ordering: .acquiring)
             guard let loaded = try await onStore({ store throws(SessionStoreError) in
                 try store.loadSession(idHash: idHash, now: now)
-            }) else {
+            }).map(withHeld) else {
                 _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
                 return nil
             }
@@ -381,6 +381,7 @@ public final class SessionCache: Sendable {
             forget(idHash)
             throw error
         }
+        _ = held.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
         forget(idHash)
         notifyEnded(idHash)
     }
@@ -469,9 +470,75 @@ public final class SessionCache: Sendable {
         try await onStore { store throws(SessionStoreError) in try store.releaseRefreshLease(idHash: idHash, owner: owner) }
     }
 
-    /// The stored session, read past the cache (the refresher then decides whether to `update` it).
+    /// The stored session, read past the cache (the refresher then decides whether to `update` it),
+    /// with the tokens held for it in memory, if any.
     func loadStored(idHash: String, now: Int64) async throws(SessionStoreError) -> Session? {
         try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) }
+            .map(withHeld)
+    }
+
+    // MARK: Refreshed tokens the store has not taken yet
+
+    /// What a refresh obtained while the store could not write it: the provider had already rotated
+    /// the refresh token, so these are the only good copy of the session's tokens.
+    private struct HeldTokens: Sendable {
+        let tokens: TokenSet
+        let claims: [UInt8]?
+        /// The stored version they replace.
+        let expectedVersion: Int64
+    }
+
+    private let held = Mutex<[SessionHashKey: HeldTokens]>([:])
+
+    /// Keeps `tokens` (and `claims`) for `session` in memory after the store failed to take them:
+    /// every read of the session in this process uses them, a refresh writes them first
+    /// (`writeHeld`), and a task retries the write every second until the store takes it, the
+    /// session changes or ends elsewhere, or it expires.
+    /// - Returns: the session with the held tokens.
+    func hold(_ tokens: TokenSet, claims: [UInt8]?, for session: Session) -> Session {
+        let key = SessionHashKey(session.idHash)
+        held.withLock { $0[key] = HeldTokens(tokens: tokens, claims: claims, expectedVersion: session.version) }
+        let updated = withHeld(session)
+        update(updated)
+        let idHash = session.idHash, expiresAt = session.expiresAt
+        Task { [self] in
+            while held.withLock({ $0[key] != nil }), clock.unixSeconds() < expiresAt {
+                try? await Task.sleep(for: .seconds(1))
+                if await writeHeld(idHash: idHash) { return }
+            }
+            _ = held.withLock { $0.removeValue(forKey: key) }
+        }
+        return updated
+    }
+
+    /// `session` with the tokens held for it, if any.
+    private func withHeld(_ session: Session) -> Session {
+        guard let pending = held.withLock({ $0[SessionHashKey(session.idHash)] }) else { return session }
+        var session = session
+        session.tokens = pending.tokens
+        if let claims = pending.claims { session.claims = claims }
+        return session
+    }
+
+    /// Writes the tokens held for `idHash`, if any.
+    /// - Returns: false while they are still held (the store did not take them); true when nothing
+    ///   is held any more: written, or the stored session changed or ended meanwhile.
+    func writeHeld(idHash: String) async -> Bool {
+        let key = SessionHashKey(idHash)
+        guard let pending = held.withLock({ $0[key] }) else { return true }
+        do {
+            _ = try await onStore { store throws(SessionStoreError) in
+                try store.updateTokens(idHash: idHash, expectedVersion: pending.expectedVersion, tokens: pending.tokens,
+                                       claims: pending.claims)
+            }
+        } catch {
+            return false
+        }
+        held.withLock { if $0[key]?.expectedVersion == pending.expectedVersion { $0[key] = nil } }
+        logger.info("held refreshed tokens stored", metadata: ["session.id": "\(idHash.prefix(8))"])
+        // The next read loads the stored session, at its new version.
+        forget(idHash)
+        return true
     }
 
     func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet, claims: [UInt8]?) async throws(SessionStoreError) -> Bool {

@@ -16,16 +16,20 @@ final class ProviderTap: TaskHTTPHandler {
     /// Access, refresh and ID tokens from every successful token response, in order.
     var issuedTokens: [String] { issued.all }
 
+    /// Runs after the token endpoint made a successful answer and before the gateway gets it.
+    let beforeTokenAnswer = Mutex<(@Sendable () -> Void)?>(nil)
+
     func immediateResponse(to head: HTTPRequestHead, peer: PeerAddress) -> HTTPResponse? {
         provider.immediateResponse(to: head, peer: peer)
     }
 
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         guard request.head.path == "/token" else { return await provider.handle(request, writer: writer) }
-        await provider.handle(request, writer: TokenResponseTap(inner: writer) { [issued] body in
+        await provider.handle(request, writer: TokenResponseTap(inner: writer) { [issued, self] body in
             guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else { return }
             let tokens = ["access_token", "refresh_token", "id_token"].compactMap { object[$0] as? String }
             issued.append(tokens)
+            self.beforeTokenAnswer.withLock { $0 }?()
         })
     }
 }

@@ -65,8 +65,10 @@ public final class GatewayContext: Sendable {
         secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity)
         let speedLayer = SpeedLayer()
         self.speedLayer = speedLayer
-        let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger, clock: clock,
-                                        speedLayer: speedLayer)
+        let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger,
+                                        executor: StoreExecutor(queueLimit: configuration.storeQueue,
+                                                                timeout: .seconds(configuration.storeTimeout)),
+                                        clock: clock, speedLayer: speedLayer)
         sessions = sessionCache
         refresher = TokenRefresher(provider: provider, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)

@@ -67,7 +67,7 @@ public final class GatewayRuntime: Sendable {
             // `target` prints a PostgreSQL URI without its password.
             throw .database("\(target): \(error)")
         }
-        let http = HTTPProviderClient(timeout: configuration.providerTimeout)
+        let http = HTTPProviderClient(timeout: configuration.providerTimeout, maxInFlight: configuration.providerMaxInFlight)
         let provider = ProviderConnection(configuration: configuration, http: http, logger: logger, clock: clock)
         let metrics = GatewayMetrics()
         let context = GatewayContext(configuration: configuration, provider: provider, store: store, metrics: metrics,

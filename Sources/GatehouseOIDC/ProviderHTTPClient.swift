@@ -76,6 +76,8 @@ public enum ProviderTransportError: Error, Sendable, Equatable, CustomStringConv
     case invalidURL(String)
     /// The calling task was cancelled.
     case cancelled
+    /// `limit` provider calls were in flight already: refused without calling the provider.
+    case overloaded(limit: Int)
 
     public var description: String {
         switch self {
@@ -84,6 +86,7 @@ public enum ProviderTransportError: Error, Sendable, Equatable, CustomStringConv
         case .responseTooLarge(let limit): "provider response larger than \(limit) bytes"
         case .invalidURL(let url): "invalid provider URL \(ProviderHTTPRequest.withoutQuery(url))"
         case .cancelled: "provider call cancelled"
+        case .overloaded(let limit): "\(limit) provider calls in flight already (GATEHOUSE_PROVIDER_MAX_IN_FLIGHT)"
         }
     }
 }

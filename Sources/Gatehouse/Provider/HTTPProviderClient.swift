@@ -1,3 +1,4 @@
+import GatehouseCore
 import GatehouseOIDC
 import GatehouseTime
 import HTTP1
@@ -12,6 +13,9 @@ import HTTPClient
 /// - Bodies above `maximumResponseSize` (default 1 MiB) are cut off with
 ///   ``ProviderTransportError/responseTooLarge(limit:)``.
 /// - No cookies, no cache, no proxy from the environment, no content decoding.
+/// - At most `maxInFlight` calls at once (`GATEHOUSE_PROVIDER_MAX_IN_FLIGHT`): past that a call
+///   fails at once (``ProviderTransportError/overloaded(limit:)``) instead of queuing behind a
+///   provider that has slowed down, so a login storm or a slow provider cannot pile up requests.
 ///
 /// For example: `let http = HTTPProviderClient(timeout: 10)`.
 public struct HTTPProviderClient: ProviderHTTPClient {
@@ -19,13 +23,19 @@ public struct HTTPProviderClient: ProviderHTTPClient {
 
     public let timeout: Int
     public let maximumResponseSize: Int
+    public let maxInFlight: Int
+    private let inFlight = InFlightCount()
 
-    public init(timeout: Int, maximumResponseSize: Int = HTTPProviderClient.defaultMaximumResponseSize) {
+    public init(timeout: Int, maximumResponseSize: Int = HTTPProviderClient.defaultMaximumResponseSize,
+                maxInFlight: Int = 64) {
         self.timeout = max(1, timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
+        self.maxInFlight = max(1, maxInFlight)
     }
 
     public func send(_ request: ProviderHTTPRequest) async throws(ProviderTransportError) -> ProviderHTTPResponse {
+        guard inFlight.enter(limit: maxInFlight) else { throw .overloaded(limit: maxInFlight) }
+        defer { inFlight.leave() }
         var headers = HTTPHeaders(minimumCapacity: request.headers.count)
         for header in request.headers { headers.add(header.name, header.value) }
         // URLSession named itself, and some providers' firewalls refuse a request without one.

@@ -24,6 +24,11 @@ struct ApiProxy {
                  fieldsRead: RequestFieldMemo) -> HandlerAnswer {
         let context = self.context
         let route = target.route
+        // Admission first: a call past the route's bound costs nothing more than this answer.
+        guard let ticket = InFlightTicket(route.inFlight, limit: route.maxInFlight ?? context.configuration.routeMaxInFlight) else {
+            context.metrics.upstreamError(kind: "overloaded")
+            return .now(context.secure.response(InFlightTicket.refusal))
+        }
         let (request, writer, completion) = connection.take(head)
         // Which of the browser's fields go upstream, decided here on the loop (the connection's
         // memo is the loop's), whatever the transport.
@@ -36,6 +41,7 @@ struct ApiProxy {
             for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
             context: context) else {
             return .inTask { request, writer in
+                defer { withExtendedLifetime(ticket) {} }
                 switch await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context) {
                 case .refuse(let response):
                     await writer.respond(context.secure.response(response))
@@ -50,17 +56,20 @@ struct ApiProxy {
                                                    passing: passing, context: context)
         guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
             return .inTask { request, writer in
+                defer { withExtendedLifetime(ticket) {} }
                 await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
             }
         }
         // Moved, not copied, into the call (a copy retained and released each of its references).
         switch client.sendOnLoop(consume upstreamRequest, loop: completion.loop) {
         case .sent(let call):
-            LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion).start()
+            LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion,
+                      ticket: ticket).start()
             return .onLoop
         case .notSent(let unsent):
             // No idle pooled connection: the same upstream request, sent from the task.
             return .inTask { request, writer in
+                defer { withExtendedLifetime(ticket) {} }
                 await Self.send(unsent, route: route, request: request, context: context, writer: writer)
             }
         }

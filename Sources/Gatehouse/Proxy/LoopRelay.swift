@@ -12,14 +12,17 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     private let context: GatewayContext
     private let writer: any HTTPResponseWriter
     private let completion: HandlerCompletion
+    /// The call's admission on its route, held until the answer is relayed (here or in a task).
+    private let ticket: InFlightTicket
 
     init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
-         completion: HandlerCompletion) {
+         completion: HandlerCompletion, ticket: InFlightTicket) {
         self.call = call
         self.method = method
         self.context = context
         self.writer = writer
         self.completion = completion
+        self.ticket = ticket
     }
 
     /// Waits for the answer (the call keeps this relay until then).
@@ -28,10 +31,11 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     }
 
     func upstreamAnswered() {
-        let (method, context, writer) = (self.method, self.context, self.writer)
+        let (method, context, writer, ticket) = (self.method, self.context, self.writer, self.ticket)
         guard let answer = call.headIfArrived() else {
             let call = self.call
             return completion.continueInTask {
+                defer { withExtendedLifetime(ticket) {} }
                 let answer: UpstreamResponse
                 do throws(UpstreamError) {
                     answer = try await call.finish()
@@ -47,6 +51,7 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
             completion.continueInTask { await writer.respond(response) }
         case .streamed(let head):
             completion.continueInTask {
+                defer { withExtendedLifetime(ticket) {} }
                 await UpstreamRelay.stream(answer, head: head, framing: answer.framing, context: context, writer: writer)
             }
         }

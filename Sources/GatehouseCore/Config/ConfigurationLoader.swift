@@ -66,6 +66,12 @@ extension GatehouseConfiguration {
         let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
         let cpuAffinity = r.choice("GATEHOUSE_CPU_AFFINITY", default: CPUAffinityPolicy.auto, expected: "auto or off")
 
+        // Bounds under overload: what waits beyond them is refused at once with 503.
+        let routeMaxInFlight = r.count("GATEHOUSE_ROUTE_MAX_IN_FLIGHT", default: 512, maximum: 1_000_000)
+        let providerMaxInFlight = r.count("GATEHOUSE_PROVIDER_MAX_IN_FLIGHT", default: 64, maximum: 100_000)
+        let storeQueue = r.count("GATEHOUSE_STORE_QUEUE", default: 4_096, maximum: 1_000_000)
+        let storeTimeout = r.duration("GATEHOUSE_STORE_TIMEOUT", default: 10, allowZero: false)
+
         // Logging
         let logLevel = r.logLevel()
         let logFormat = r.logFormat()
@@ -73,7 +79,7 @@ extension GatehouseConfiguration {
         guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
               let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo, let tokenRequest,
-              let cpuAffinity
+              let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout
         else {
             return .failure(ConfigurationErrors(issues: r.issues))
         }
@@ -89,6 +95,10 @@ extension GatehouseConfiguration {
         configuration.userinfo = userinfo
         configuration.websocketIdle = websocketIdle ?? 600
         configuration.cpuAffinity = cpuAffinity
+        configuration.routeMaxInFlight = routeMaxInFlight
+        configuration.providerMaxInFlight = providerMaxInFlight
+        configuration.storeQueue = storeQueue
+        configuration.storeTimeout = storeTimeout
         configuration.idTokenAlgorithms = idTokenAlgorithms
         configuration.clientPrivateKeyPEM = clientKey?.pem
         configuration.clientKeyID = clientKey?.keyID
@@ -218,6 +228,16 @@ struct EnvironmentReader {
         guard let text = value(name) else { return defaultSeconds }
         return quantity(name, text, allowZero: allowZero, DurationParser.seconds,
                         expected: "a duration (use 90s, 30m, 8h, 14d or seconds)")
+    }
+
+    /// A whole number from 1 to `maximum`.
+    mutating func count(_ name: String, default fallback: Int, maximum: Int) -> Int? {
+        guard let text = value(name) else { return fallback }
+        guard let number = Int(text), number >= 1, number <= maximum else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not a whole number from 1 to \(maximum)")
+            return nil
+        }
+        return number
     }
 
     mutating func byteSize(_ name: String, default defaultBytes: Int) -> Int? {

@@ -78,6 +78,15 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var trustedProxies: [CIDR]
     /// Time limit for an upstream's first response byte, seconds.
     public var upstreamTimeout: Int
+    /// In-flight API calls per route and event loop before more are refused with `503`
+    /// (`GATEHOUSE_ROUTE_MAX_IN_FLIGHT`, a route's `max_in_flight=` option wins).
+    public var routeMaxInFlight: Int = 512
+    /// Provider calls in flight at once before more fail at once (`GATEHOUSE_PROVIDER_MAX_IN_FLIGHT`).
+    public var providerMaxInFlight: Int = 64
+    /// Session-store calls waiting for a store thread before more fail at once (`GATEHOUSE_STORE_QUEUE`).
+    public var storeQueue: Int = 4_096
+    /// How long a request waits for the session store, seconds (`GATEHOUSE_STORE_TIMEOUT`).
+    public var storeTimeout: Int = 10
     /// A proxied WebSocket with no byte in either direction for this long is closed, seconds
     /// (`GATEHOUSE_WEBSOCKET_IDLE`).
     public var websocketIdle: Int = 600

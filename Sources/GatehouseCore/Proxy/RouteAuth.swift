@@ -66,7 +66,15 @@ public struct ClientCredentialsGrant: Sendable, Hashable {
 /// can tell the operator what to fix.
 public enum RouteOptions {
     /// The names this version understands.
-    public static let known = ["auth", "scope", "audience", "session"]
+    public static let known = ["auth", "scope", "audience", "session", "max_in_flight"]
+
+    /// What the options of one route say.
+    public struct Parsed: Sendable, Equatable {
+        public var auth: RouteAuth = .user
+        /// `max_in_flight=N`: this route's bound of API calls in flight per event loop; nil for
+        /// `GATEHOUSE_ROUTE_MAX_IN_FLIGHT`.
+        public var maxInFlight: Int? = nil
+    }
 
     /// Why an option list was refused.
     public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -88,7 +96,8 @@ public enum RouteOptions {
     }
 
     /// Parses `auth=client;scope=a b` (the text after the first `;`, so empty text is an empty option).
-    public static func parse(_ text: Substring) throws(ParseError) -> RouteAuth {
+    public static func parse(_ text: Substring) throws(ParseError) -> Parsed {
+        var maxInFlight: Int?
         var auth: String?
         var scope: String?
         var audience: String?
@@ -122,6 +131,12 @@ public enum RouteOptions {
                     throw .invalidValue(option: name, value: value, reason: "which may only hold visible ASCII without spaces")
                 }
                 audience = value
+            case "max_in_flight":
+                guard maxInFlight == nil else { throw .duplicate(name) }
+                guard let number = Int(value), number >= 1, number <= 1_000_000 else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
+                }
+                maxInFlight = number
             default: // "session"
                 guard session == nil else { throw .duplicate(name) }
                 guard value == "required" || value == "optional" else {
@@ -136,13 +151,15 @@ public enum RouteOptions {
                 throw .notApplicable(option: option, auth: chosen)
             }
         }
+        let routeAuth: RouteAuth
         switch chosen {
-        case "optional": return .optional
-        case "none": return .none
+        case "optional": routeAuth = .optional
+        case "none": routeAuth = .none
         case "client":
-            return .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
-        default: return .user
+            routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
+        default: routeAuth = .user
         }
+        return Parsed(auth: routeAuth, maxInFlight: maxInFlight)
     }
 
     /// RFC 6749 §3.3: space-separated scope-tokens of `%x21 / %x23-5B / %x5D-7E`, normalized to

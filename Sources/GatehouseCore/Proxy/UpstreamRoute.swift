@@ -27,6 +27,15 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         get { storage.auth }
         set { mutableStorage().auth = newValue }
     }
+    /// `max_in_flight=N`: this route's bound of calls in flight per event loop (nil: the
+    /// configuration's `GATEHOUSE_ROUTE_MAX_IN_FLIGHT`).
+    public var maxInFlight: Int? {
+        get { storage.maxInFlight }
+        set { mutableStorage().maxInFlight = newValue }
+    }
+    /// The calls in flight on this copy of the route: each event loop's copy (`loopCopy`) has its
+    /// own, so the count stays on that loop's core.
+    public var inFlight: InFlightCount { storage.inFlight }
 
     /// The fields, shared between copies until one is changed (copy on write). A route is copied
     /// several times per proxied request (the match, the router's decision, the forward target):
@@ -40,26 +49,28 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         var upstream: AbsoluteURL
         var replacementPath: String?
         var auth: RouteAuth
+        var maxInFlight: Int?
+        /// Not configuration: a new storage (another copy of the route) counts from zero.
+        let inFlight = InFlightCount()
 
-        init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth) {
-            self.prefix = prefix
-            self.upstream = upstream
-            self.replacementPath = replacementPath
-            self.auth = auth
+        init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?) {
+            (self.prefix, self.upstream, self.replacementPath) = (prefix, upstream, replacementPath)
+            (self.auth, self.maxInFlight) = (auth, maxInFlight)
         }
     }
 
     private mutating func mutableStorage() -> Storage {
         if !isKnownUniquelyReferenced(&storage) {
             storage = Storage(prefix: storage.prefix, upstream: storage.upstream,
-                              replacementPath: storage.replacementPath, auth: storage.auth)
+                              replacementPath: storage.replacementPath, auth: storage.auth, maxInFlight: storage.maxInFlight)
         }
         return storage
     }
 
     public static func == (a: UpstreamRoute, b: UpstreamRoute) -> Bool {
         a.storage === b.storage || (a.prefix == b.prefix && a.upstream == b.upstream
-                                    && a.replacementPath == b.replacementPath && a.auth == b.auth)
+                                    && a.replacementPath == b.replacementPath && a.auth == b.auth
+                                    && a.maxInFlight == b.maxInFlight)
     }
 
     public var description: String { "\(prefix)=\(upstream)\(auth)" }
@@ -127,7 +138,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         guard url.query == nil else { throw .invalidUpstream(upstreamText, reason: "must not have a query") }
         guard url.fragment == nil else { throw .invalidUpstream(upstreamText, reason: "must not have a fragment") }
         var replacement: String?
-        var auth = RouteAuth.user
+        var options = RouteOptions.Parsed()
         if !url.path.isEmpty {
             var path = url.path
             while path.hasSuffix("/") { path.removeLast() }
@@ -139,11 +150,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
             replacement = path
         }
         if let semicolon {
-            do { auth = try RouteOptions.parse(rawUpstream[rawUpstream.index(after: semicolon)...]) } catch {
+            do { options = try RouteOptions.parse(rawUpstream[rawUpstream.index(after: semicolon)...]) } catch {
                 throw .invalidOptions(prefix: prefix, error)
             }
         }
-        storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: auth)
+        storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: options.auth,
+                          maxInFlight: options.maxInFlight)
     }
 
     /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.

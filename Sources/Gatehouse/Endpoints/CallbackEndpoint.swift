@@ -16,6 +16,8 @@ struct CallbackEndpoint {
         case missingState, unknownState, wrongBrowser, providerError(String), issuer(AuthorizationResponseIssuer.Problem)
         case missingCode, ambiguousParameters, providerUnreachable(String), providerMisconfigured(String)
         case tokenEndpoint(String), invalidIDToken(String), missingIDToken, userinfo(String), storage(String)
+        /// The session store did not answer (down, locked, read-only): `503`, try again.
+        case storeUnavailable(String)
         /// The ID token lacks a claim of `GATEHOUSE_REQUIRE_CLAIMS` (wrong Google domain, Entra tenant…).
         case claim(String)
 
@@ -47,6 +49,7 @@ struct CallbackEndpoint {
             case .missingIDToken: "missing_id_token"
             case .userinfo: "userinfo_error"
             case .storage: "storage_error"
+            case .storeUnavailable: "store_unavailable"
             case .claim: "claim"
             }
         }
@@ -62,7 +65,7 @@ struct CallbackEndpoint {
             var detail = ""
             switch failure {
             case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
-                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .claim(let d):
+                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d):
                 detail = d
             case .issuer(let problem):
                 detail = problem.description
@@ -87,7 +90,7 @@ struct CallbackEndpoint {
             }
             pending = found
         } catch {
-            return .failure(.storage("\(error)"))
+            return .failure(error.isUnavailable ? .storeUnavailable("\(error)") : .storage("\(error)"))
         }
         let bindings = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
         do {
@@ -169,7 +172,7 @@ struct CallbackEndpoint {
         do {
             _ = try await context.sessions.createSession(newSession, replacing: previous?.hash)
         } catch {
-            return .failure(.storage("\(error)"))
+            return .failure(error.isUnavailable ? .storeUnavailable("\(error)") : .storage("\(error)"))
         }
         context.logger.info("login completed", metadata: ["session.id": "\(id.hashPrefix)"])
         return .success(Responses.redirect(pending.returnTo, cookies: [context.cookie.set(id.cookieValue)]))
@@ -197,6 +200,8 @@ struct CallbackEndpoint {
                                   message: "Your account signed in, but it is not one this site admits (for example another organization or domain).")
         case .storage:
             return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The session could not be stored.")
+        case .storeUnavailable:
+            return Responses.sessionStoreUnavailable(html: true)
         default:
             return HTMLPage.error(status: 400, title: "Sign-in failed",
                                   message: "The sign-in response could not be accepted.")

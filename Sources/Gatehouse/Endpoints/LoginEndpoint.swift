@@ -54,8 +54,10 @@ struct LoginEndpoint {
             try await context.sessions.savePendingLogin(pending)
         } catch {
             context.logger.error("login: cannot store the pending login", metadata: ["error": "\(error)"])
-            return HTMLPage.error(status: error.isUnavailable ? 503 : 500, title: "Sign-in failed",
-                                  message: "The login could not be started.")
+            guard error.isUnavailable else {
+                return HTMLPage.error(status: 500, title: "Sign-in failed", message: "The login could not be started.")
+            }
+            return Responses.sessionStoreUnavailable(html: true)
         }
         context.metrics.loginStarted()
         return Responses.redirect(url, cookies: [context.cookie.setLoginBinding(binding)])

@@ -25,6 +25,12 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True for `SQLITE_BUSY` / `SQLITE_LOCKED`: another connection held the lock past the busy timeout.
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
 
+    /// True when the file cannot be written now (read-only, an I/O error, a full disk, a file that
+    /// cannot be opened): nothing wrong with the operation, the storage needs the operator.
+    public var isUnwritable: Bool {
+        [SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN].contains(primaryCode)
+    }
+
     public var description: String {
         let name = String(cString: sqlite3_errstr(code))
         if let sql {

@@ -48,7 +48,7 @@ extension SessionStoreError {
     public var isUnavailable: Bool {
         switch self {
         case .unavailable, .timedOut, .overloaded: true
-        case .database(let error): error.isBusy
+        case .database(let error): error.isBusy || error.isUnwritable
         default: false
         }
     }

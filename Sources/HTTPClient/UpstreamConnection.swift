@@ -183,6 +183,16 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         if waitingFor == .writable { resumeWaiter(true) }
     }
 
+    /// The upstream shut down its sending side (EPOLLRDHUP, reported with the readable edge): keep
+    /// reading after a short read until the EOF, which waits behind the last bytes and gets no edge
+    /// of its own. Without this an answer cut by a FIN left the browser's connection waiting for
+    /// the body's idle timeout (found by the fault harness, `e2e/test_faults.py`).
+    func socketReadHangup() {
+        peerShutdownSeen = true
+    }
+
+    private var peerShutdownSeen = false
+
     func socketHangup() {
         peerClosed = true
         readable = true
@@ -283,7 +293,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     }
 
     /// True when a pooled connection still looks usable.
-    var isReusable: Bool { !closed && !peerClosed }
+    var isReusable: Bool { !closed && !peerClosed && !peerShutdownSeen }
 
     // MARK: Writing
 
@@ -424,8 +434,9 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
             }
             let n = input.read(from: fd, maximum: space)
             if n > 0 {
-                // A short read drained the socket; the next edge will announce more.
-                if n < space { readable = false }
+                // A short read drained the socket; the next edge will announce more (but for an EOF
+                // after a shutdown already reported: read on to it).
+                if n < space && !peerShutdownSeen { readable = false }
                 return true
             }
             if n == 0 { peerClosed = true; readable = false; return false }

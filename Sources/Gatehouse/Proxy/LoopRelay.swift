@@ -18,11 +18,8 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
          completion: HandlerCompletion, ticket: InFlightTicket) {
         self.call = call
-        self.method = method
-        self.context = context
-        self.writer = writer
-        self.completion = completion
-        self.ticket = ticket
+        (self.method, self.context, self.writer) = (method, context, writer)
+        (self.completion, self.ticket) = (completion, ticket)
     }
 
     /// Waits for the answer (the call keeps this relay until then).

@@ -29,10 +29,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     }
     /// `max_in_flight=N`: this route's bound of calls in flight per event loop (nil: the
     /// configuration's `GATEHOUSE_ROUTE_MAX_IN_FLIGHT`).
-    public var maxInFlight: Int? {
-        get { storage.maxInFlight }
-        set { mutableStorage().maxInFlight = newValue }
-    }
+    public var maxInFlight: Int? { storage.maxInFlight }
     /// The calls in flight on this copy of the route: each event loop's copy (`loopCopy`) has its
     /// own, so the count stays on that loop's core.
     public var inFlight: InFlightCount { storage.inFlight }

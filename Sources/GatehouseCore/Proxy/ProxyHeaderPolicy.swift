@@ -11,11 +11,19 @@ public enum ProxyHeaderPolicy {
                                                 "transfer-encoding", "upgrade", "proxy-authorization",
                                                 "proxy-authenticate"])
 
-    /// Never forwarded upstream: hop-by-hop, the browser's credentials, and what the gateway sets
-    /// itself (`Host`, `X-Forwarded-Host`/`-Proto`, whoever sent them).
+    /// Never forwarded upstream: hop-by-hop, the browser's credentials, what the gateway sets
+    /// itself (`Host`, `X-Forwarded-Host`/`-Proto`, whoever sent them), and the identity headers.
     static let upstreamAlwaysDropped = hopByHop.union(["cookie", "authorization", "host", "expect",
                                                        "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
-                                                       "traceparent"])
+                                                       "traceparent"] + identityHeaders)
+    /// Headers an upstream behind an authenticating proxy believes name the user (oauth2-proxy's,
+    /// Apache's, the gateway's own assertion): a browser's copy of any of them is forged, on every
+    /// route, signed in or out, whoever forwarded it (SPEC "Identity for your own APIs").
+    public static let identityHeaders = ["x-forwarded-user", "x-forwarded-email", "x-forwarded-preferred-username",
+                                         "x-forwarded-groups", "x-forwarded-access-token", "x-auth-request-user",
+                                         "x-auth-request-email", "x-auth-request-preferred-username",
+                                         "x-auth-request-groups", "x-auth-request-access-token", "remote-user",
+                                         "x-remote-user", "gatehouse-assertion"]
     /// Claims about the client or the original request that upstreams (and frameworks behind them)
     /// believe: the client's address, the port and path prefix it used, the URL it "really" asked
     /// for. Only a trusted proxy in front of Gatehouse may make them; from anyone else they are

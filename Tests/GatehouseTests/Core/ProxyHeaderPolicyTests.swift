@@ -25,6 +25,22 @@ struct ProxyHeaderPolicyTests {
         #expect(out["Accept"] == "application/json")
     }
 
+    /// SPEC "Identity for your own APIs": a browser's copy of an identity header never reaches an
+    /// upstream, from any peer (a trusted proxy's too: the gateway is the one that says who the user is).
+    @Test("strips forged identity headers, from a trusted proxy too", arguments: [
+        "X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Preferred-Username", "X-Forwarded-Groups",
+        "X-Forwarded-Access-Token", "X-Auth-Request-User", "X-Auth-Request-Email",
+        "X-Auth-Request-Preferred-Username", "X-Auth-Request-Groups", "X-Auth-Request-Access-Token",
+        "Remote-User", "X-Remote-User", "Gatehouse-Assertion", "x-forwarded-user", "REMOTE-USER",
+    ])
+    func stripsIdentityHeaders(name: String) {
+        for peer in ["203.0.113.9", "10.0.0.2"] {
+            let out = upstream([name: "admin", "Accept": "application/json"], peer: peer)
+            #expect(!out.contains(name), "\(name) from \(peer)")
+            #expect(out["Accept"] == "application/json")
+        }
+    }
+
     @Test("strips the fields named in Connection, but never Content-Length")
     func connectionNamed() {
         let out = upstream(["Connection": "keep-alive, X-Secret-Hop, Content-Length", "X-Secret-Hop": "1",

@@ -175,7 +175,9 @@ struct CallbackEndpoint {
             return .failure(error.isUnavailable ? .storeUnavailable("\(error)") : .storage("\(error)"))
         }
         context.logger.info("login completed", metadata: ["session.id": "\(id.hashPrefix)"])
-        return .success(Responses.redirect(pending.returnTo, cookies: [context.cookie.set(id.cookieValue)]))
+        return .success(Responses.redirect(pending.returnTo, cookies: [
+            context.cookie.set(id.cookieValue, sessionExpiresAt: newSession.expiresAt, now: now),
+        ]))
     }
 
     private func page(for failure: Failure) -> HTTPResponse {

@@ -4,14 +4,16 @@ import GatehouseCore
 /// cookie (SPEC "Session cookie"; RFC 6265bis).
 ///
 /// Both are `HttpOnly`, `Path=/`, never `Domain` (host-only, as `__Host-` demands), and `Secure`
-/// when the public URL is https. The session cookie has no `Max-Age`/`Expires`: it is a
-/// browser-session cookie whose real lifetime is enforced server-side.
+/// when the public URL is https. By default the session cookie has no `Max-Age`/`Expires`: it is a
+/// browser-session cookie whose real lifetime is enforced server-side; with
+/// `GATEHOUSE_SESSION_PERSISTENT=true` it gets `Max-Age` = the session's remaining absolute lifetime.
 ///
 /// For example: `SessionCookie(configuration: config).set(sessionID)`.
 public struct SessionCookie: Sendable, Equatable {
     public var name: String
     public var sameSite: SameSitePolicy
     public var secure: Bool
+    public var persistence: SessionCookiePersistence = .browserSession
 
     /// How long a login may stay pending, and so the login-binding cookie's `Max-Age`.
     public static let loginBindingMaxAge = 600
@@ -24,11 +26,15 @@ public struct SessionCookie: Sendable, Equatable {
 
     public init(configuration: GatehouseConfiguration) {
         self.init(name: configuration.cookieName, sameSite: configuration.cookieSameSite, secure: configuration.cookieSecure)
+        persistence = configuration.sessionCookiePersistence
     }
 
-    /// `name=value; Path=/; HttpOnly; SameSite=…[; Secure]`.
-    public func set(_ value: String) -> String {
-        "\(name)=\(value)\(attributes(sameSite: sameSite))"
+    /// `name=value; Path=/; HttpOnly; SameSite=…[; Secure]`, and `; Max-Age=N` (the seconds from
+    /// `now` to the session's absolute `expiresAt`) when the cookie is persistent.
+    public func set(_ value: String, sessionExpiresAt expiresAt: Int64, now: Int64) -> String {
+        let cookie = "\(name)=\(value)\(attributes(sameSite: sameSite))"
+        guard persistence == .untilSessionEnds else { return cookie }
+        return cookie + "; Max-Age=\(max(0, expiresAt - now))"
     }
 
     /// Deletes the session cookie in the browser (logout, ended session).

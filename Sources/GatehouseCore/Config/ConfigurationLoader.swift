@@ -53,6 +53,8 @@ extension GatehouseConfiguration {
         let previousKey = r.secretKey("GATEHOUSE_SECRET_KEY_PREVIOUS", required: false)
         let idle = r.duration("GATEHOUSE_SESSION_IDLE", default: 3_600, allowZero: false)
         let lifetime = r.duration("GATEHOUSE_SESSION_LIFETIME", default: 86_400, allowZero: false)
+        let persistent = r.choice("GATEHOUSE_SESSION_PERSISTENT", default: SessionCookiePersistence.browserSession,
+                                  expected: "true or false")
         // An idle timeout longer than the lifetime is harmless: the absolute lifetime ends the session
         // first (the default idle of 1h with a short lifetime must stay a valid combination).
         _ = (idle, lifetime)
@@ -79,7 +81,8 @@ extension GatehouseConfiguration {
         guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
               let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo, let tokenRequest,
-              let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout
+              let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout,
+              let persistent
         else {
             return .failure(ConfigurationErrors(issues: r.issues))
         }
@@ -95,6 +98,7 @@ extension GatehouseConfiguration {
         configuration.userinfo = userinfo
         configuration.websocketIdle = websocketIdle ?? 600
         configuration.cpuAffinity = cpuAffinity
+        configuration.sessionCookiePersistence = persistent
         configuration.routeMaxInFlight = routeMaxInFlight
         configuration.providerMaxInFlight = providerMaxInFlight
         configuration.storeQueue = storeQueue

@@ -23,6 +23,8 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_PUBLIC_DIR", "Public", "folder of the SPA served at /"),
         ("GATEHOUSE_SESSION_IDLE", "1h", "sliding idle timeout (90s, 30m, 8h, 14d or seconds)"),
         ("GATEHOUSE_SESSION_LIFETIME", "24h", "absolute session lifetime"),
+        ("GATEHOUSE_SESSION_PERSISTENT", "false",
+         "true: the session cookie gets Max-Age = the session's remaining absolute lifetime (remember me); false: a browser-session cookie"),
         ("GATEHOUSE_COOKIE_NAME", "__Host-Http-gatehouse when PUBLIC_URL is https, else gatehouse",
          "session cookie name"),
         ("GATEHOUSE_COOKIE_SAMESITE", "Strict", "Strict or Lax for the session cookie"),

@@ -70,6 +70,8 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var sessionIdle: Int
     /// Absolute session lifetime, seconds.
     public var sessionLifetime: Int
+    /// `GATEHOUSE_SESSION_PERSISTENT`: whether the session cookie outlives the browser session.
+    public var sessionCookiePersistence: SessionCookiePersistence = .browserSession
 
     // MARK: Proxy
     public var routes: [UpstreamRoute]
@@ -128,4 +130,12 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
             trustedProxies=\(trustedProxies.map(\.description).joined(separator: ","))
             """
     }
+}
+
+/// `GATEHOUSE_SESSION_PERSISTENT` ("remember me"): `false` (the default) gives a browser-session
+/// cookie, gone when the browser closes; `true` gives it `Max-Age` = the session's remaining
+/// absolute lifetime, so it lasts as long as the session can.
+public enum SessionCookiePersistence: String, Sendable {
+    case browserSession = "false"
+    case untilSessionEnds = "true"
 }

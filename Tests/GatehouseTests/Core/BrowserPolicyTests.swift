@@ -8,16 +8,36 @@ struct SessionCookieTests {
     @Test("secure session cookie on https")
     func secure() {
         let cookie = SessionCookie(name: "__Host-Http-gatehouse", sameSite: .strict, secure: true)
-        #expect(cookie.set("abc") == "__Host-Http-gatehouse=abc; Path=/; HttpOnly; SameSite=Strict; Secure")
-        #expect(!cookie.set("abc").contains("Domain"))
-        #expect(!cookie.set("abc").contains("Max-Age"))
-        #expect(!cookie.set("abc").contains("Expires"))
+        #expect(cookie.set("abc", sessionExpiresAt: 2_000, now: 1_000) == "__Host-Http-gatehouse=abc; Path=/; HttpOnly; SameSite=Strict; Secure")
+        #expect(!cookie.set("abc", sessionExpiresAt: 2_000, now: 1_000).contains("Domain"))
+        #expect(!cookie.set("abc", sessionExpiresAt: 2_000, now: 1_000).contains("Max-Age"))
+        #expect(!cookie.set("abc", sessionExpiresAt: 2_000, now: 1_000).contains("Expires"))
     }
 
     @Test("plain-http session cookie has no Secure")
     func plain() {
         let cookie = SessionCookie(name: "gatehouse", sameSite: .lax, secure: false)
-        #expect(cookie.set("abc") == "gatehouse=abc; Path=/; HttpOnly; SameSite=Lax")
+        #expect(cookie.set("abc", sessionExpiresAt: 2_000, now: 1_000) == "gatehouse=abc; Path=/; HttpOnly; SameSite=Lax")
+    }
+
+    @Test("GATEHOUSE_SESSION_PERSISTENT=true: Max-Age is the session's remaining absolute lifetime")
+    func persistent() throws {
+        var cookie = SessionCookie(name: "gatehouse", sameSite: .strict, secure: false)
+        cookie.persistence = .untilSessionEnds
+        #expect(cookie.set("abc", sessionExpiresAt: 87_400, now: 1_000) == "gatehouse=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=86400")
+        #expect(cookie.set("abc", sessionExpiresAt: 900, now: 1_000).hasSuffix("; Max-Age=0"))
+        let base = ["GATEHOUSE_ISSUER": "https://idp.example.com", "GATEHOUSE_CLIENT_ID": "spa"]
+        let loaded = try GatehouseConfiguration.load(environment: base.merging(["GATEHOUSE_SESSION_PERSISTENT": "true"]) { $1 },
+                                                    requireSecretKey: false).get()
+        #expect(SessionCookie(configuration: loaded).persistence == .untilSessionEnds)
+        let plain = try GatehouseConfiguration.load(environment: base, requireSecretKey: false).get()
+        #expect(SessionCookie(configuration: plain).persistence == .browserSession)
+        guard case .failure(let errors) = GatehouseConfiguration.load(
+            environment: base.merging(["GATEHOUSE_SESSION_PERSISTENT": "yes"]) { $1 }, requireSecretKey: false) else {
+            Issue.record("GATEHOUSE_SESSION_PERSISTENT=yes accepted")
+            return
+        }
+        #expect(errors.issues.contains { $0.variable == "GATEHOUSE_SESSION_PERSISTENT" })
     }
 
     @Test("expiring the session cookie")

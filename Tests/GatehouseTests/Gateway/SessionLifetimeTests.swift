@@ -84,4 +84,21 @@ struct SessionLifetimeTests {
             #expect(try ProxyTests.echoed(api).values("Authorization") == ["Bearer \(try #require(harness.tap.issuedTokens.first))"])
         }
     }
+
+    @Test("GATEHOUSE_SESSION_PERSISTENT=true: the session cookie's Max-Age is the session's absolute lifetime")
+    func persistentCookie() async throws {
+        let clock = ManualClock()
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_SESSION_PERSISTENT": "true",
+                                                                   "GATEHOUSE_SESSION_LIFETIME": "2h"], clock: clock)) { harness in
+            let browser = harness.browser()
+            let login = try await browser.login()
+            let set = try #require(login.finish.setCookies(named: harness.cookieName).first)
+            #expect(LoginTests.attributes(of: set).contains("max-age=7200"), "\(set)")
+            // A new sign-in an hour later: a new session, its cookie good for its own two hours.
+            clock.advance(seconds: 3600)
+            let again = try await browser.login()
+            let renewed = try #require(again.finish.setCookies(named: harness.cookieName).first)
+            #expect(LoginTests.attributes(of: renewed).contains("max-age=7200"), "\(renewed)")
+        }
+    }
 }

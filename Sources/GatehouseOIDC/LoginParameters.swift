@@ -36,6 +36,24 @@ public enum LoginParameters {
         return selected
     }
 
+    /// The names a `/login` may always pass, listed or not, with the one value each may take:
+    /// `prompt=none`, the SPA's silent sign-in (OIDC Core §3.1.2.1; SPEC "Silent login"). Another
+    /// `prompt` value passes only when `GATEHOUSE_LOGIN_PARAMS` lists `prompt`.
+    public static let alwaysAllowed: [(name: String, value: String)] = [("prompt", "none")]
+
+    /// `select(from:allowed:)`, plus the `alwaysAllowed` pairs present in `query` with their one value.
+    public static func selectAllowingSilent(from query: [(String, String?)],
+                                            allowed: [String]) throws(Problem) -> [(String, String)] {
+        var selected = try select(from: query, allowed: allowed)
+        for (name, value) in alwaysAllowed where !allowed.contains(name) {
+            let values = query.filter { $0.0 == name }.map(\.1)
+            guard !values.isEmpty else { continue }
+            guard values.count == 1 else { throw .repeated(name) }
+            if values[0] == value { selected.append((name, value)) }
+        }
+        return selected
+    }
+
     /// `GATEHOUSE_AUTH_PARAMS` with the per-login values in place of configured ones of the same
     /// name (a login's `prompt=login` replaces a configured `prompt=consent`).
     public static func merged(configured: [(String, String)], login: [(String, String)]) -> [(String, String)] {

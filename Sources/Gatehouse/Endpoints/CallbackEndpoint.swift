@@ -97,6 +97,12 @@ struct CallbackEndpoint {
             try response.checkBrowserAndOutcome(presentedBindingHashes: bindings.map { SecretHash.hex(of: $0) },
                                                 pendingBindingHash: pending.bindingHash)
         } catch {
+            // A silent sign-in the provider could not complete without the user (SPEC "Silent
+            // login"): back to the SPA with the reason in the fragment, no error page, no session.
+            if case .providerError(let code) = error, Self.silentLoginErrors.contains(code) {
+                context.logger.info("silent login not possible", metadata: ["oauth.error": "\(code)"])
+                return .success(Responses.redirect(pending.returnTo + "#error=" + code))
+            }
             return .failure(Failure(error))
         }
         let clients: ProviderClients
@@ -179,6 +185,10 @@ struct CallbackEndpoint {
             context.cookie.set(id.cookieValue, sessionExpiresAt: newSession.expiresAt, now: now),
         ]))
     }
+
+    /// The answers to `prompt=none` that mean "the user has to be there" (OIDC Core §3.1.2.6).
+    static let silentLoginErrors: Set<String> = ["login_required", "interaction_required", "consent_required",
+                                                 "account_selection_required"]
 
     private func page(for failure: Failure) -> HTTPResponse {
         switch failure {

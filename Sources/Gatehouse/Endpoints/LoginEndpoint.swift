@@ -21,10 +21,12 @@ struct LoginEndpoint {
             requested = single
         }
         guard let returnTo = ReturnTo.validate(requested) else { return invalidReturnTo() }
-        // GATEHOUSE_LOGIN_PARAMS: only the listed names pass; everything else in the query is ignored.
+        // GATEHOUSE_LOGIN_PARAMS: only the listed names pass (and `prompt=none`, the silent sign-in,
+        // always); everything else in the query is ignored.
         let loginParameters: [(String, String)]
         do {
-            loginParameters = try LoginParameters.select(from: query.pairs.map { ($0.name, $0.value) }, allowed: context.configuration.loginParams)
+            loginParameters = try LoginParameters.selectAllowingSilent(from: query.pairs.map { ($0.name, $0.value) },
+                                                                       allowed: context.configuration.loginParams)
         } catch {
             return HTMLPage.error(status: 400, title: "Invalid sign-in link",
                                   message: "A sign-in parameter is repeated, too long or malformed.")

@@ -12,6 +12,8 @@ public final class Gateway: HTTPHandler {
     private let routes: RouteTable
     /// `/healthz`'s answer never changes: built (and secured) once, not per request.
     private let healthAnswer: HTTPResponse
+    /// `/metrics` on the public port when it has a listener of its own.
+    private let notFound: HTTPResponse
     /// The session cookie's and the anti-forgery header's names, read by every request's gate.
     private let cookieName: String
     private let csrfHeader: String
@@ -28,6 +30,7 @@ public final class Gateway: HTTPHandler {
         var health = context.secure.response(OpsEndpoints.health())
         health.headers.checkAll()
         healthAnswer = health
+        notFound = context.secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "Not found."))
     }
 
     /// A gateway of the loop's own: the same context members and routes in objects and storage
@@ -51,6 +54,8 @@ public final class Gateway: HTTPHandler {
         case .own(.healthz):
             return .now(healthAnswer)
         case .own(.metrics):
+            // With GATEHOUSE_METRICS_LISTEN, only that listener serves it (`MetricsListener`).
+            guard context.configuration.metricsListen == nil else { return .now(notFound) }
             return .now(context.secure.response(OpsEndpoints.metrics(context)))
         case .staticFile:
             if case .response(let response) = context.staticFiles.respond(to: head) {

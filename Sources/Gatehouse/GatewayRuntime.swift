@@ -35,6 +35,8 @@ public enum GatewayStartError: Error, CustomStringConvertible {
 /// A running gateway: server, store, provider loader and background maintenance.
 public final class GatewayRuntime: Sendable {
     public let server: HTTPServer
+    /// The `GATEHOUSE_METRICS_LISTEN` listener, when configured.
+    public let metricsServer: HTTPServer?
     public let context: GatewayContext
     private let store: any SessionStore & SessionDatabaseLifecycle
     private let maintenance: Task<Void, Never>
@@ -84,7 +86,16 @@ public final class GatewayRuntime: Sendable {
         let observer = GatewayObserver(metrics: metrics, logger: logger) { gateway.routeClass(of: $0) }
         let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
                                 defaultHeaders: context.secure.serverDefaults, logger: logger)
+        // The metrics listener first: a port it cannot have stops the start before the public one opens.
+        var metricsServer: HTTPServer?
+        if let address = configuration.metricsListen {
+            do { metricsServer = try MetricsListener.start(address, context: context) } catch {
+                try? store.close()
+                throw .bind("GATEHOUSE_METRICS_LISTEN \(address.host):\(address.port): \(error)")
+            }
+        }
         do { try server.start() } catch {
+            if let metricsServer { Task { await metricsServer.shutdown(graceNanoseconds: 0) } }
             try? store.close()
             throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")
         }
@@ -107,12 +118,14 @@ public final class GatewayRuntime: Sendable {
                 }
             }
         }
-        return GatewayRuntime(server: server, context: context, store: store, maintenance: maintenance)
+        return GatewayRuntime(server: server, metricsServer: metricsServer, context: context, store: store,
+                              maintenance: maintenance)
     }
 
-    private init(server: HTTPServer, context: GatewayContext, store: any SessionStore & SessionDatabaseLifecycle,
-                 maintenance: Task<Void, Never>) {
+    private init(server: HTTPServer, metricsServer: HTTPServer?, context: GatewayContext,
+                 store: any SessionStore & SessionDatabaseLifecycle, maintenance: Task<Void, Never>) {
         self.server = server
+        self.metricsServer = metricsServer
         self.context = context
         self.store = store
         self.maintenance = maintenance
@@ -122,6 +135,7 @@ public final class GatewayRuntime: Sendable {
     /// checkpointed and closed.
     public func shutdown(grace: Duration = .seconds(25)) async {
         await server.shutdown(graceNanoseconds: TimeUnits.nanoseconds(grace))
+        await metricsServer?.shutdown(graceNanoseconds: 0)
         maintenance.cancel()
         context.metrics.activeSessions.stop()
         context.provider.stop()

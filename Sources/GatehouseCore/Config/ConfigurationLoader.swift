@@ -39,6 +39,11 @@ extension GatehouseConfiguration {
         // Browser-facing
         let publicURL = r.publicURL()
         let listen = r.listen()
+        // `/metrics` on a listener of its own (the public port then answers 404 there).
+        let metricsListen = r.value("GATEHOUSE_METRICS_LISTEN") == nil ? nil : r.listen("GATEHOUSE_METRICS_LISTEN")
+        if let metricsListen, let listen, metricsListen.port == listen.port, metricsListen.port != 0 {
+            r.fail("GATEHOUSE_METRICS_LISTEN", "uses the port of GATEHOUSE_LISTEN (\(listen.port)): give /metrics a port of its own")
+        }
         let publicDir = r.value("GATEHOUSE_PUBLIC_DIR") ?? "Public"
         let cookieName = r.cookieName(publicURL: publicURL)
         let sameSite = r.sameSite()
@@ -99,6 +104,7 @@ extension GatehouseConfiguration {
         configuration.websocketIdle = websocketIdle ?? 600
         configuration.cpuAffinity = cpuAffinity
         configuration.sessionCookiePersistence = persistent
+        configuration.metricsListen = metricsListen
         configuration.routeMaxInFlight = routeMaxInFlight
         configuration.providerMaxInFlight = providerMaxInFlight
         configuration.storeQueue = storeQueue
@@ -282,9 +288,8 @@ struct EnvironmentReader {
         }
     }
 
-    mutating func listen() -> ListenAddress? {
-        let name = "GATEHOUSE_LISTEN"
-        return parsed(name, value(name) ?? "0.0.0.0:8080", ListenAddress.init(parsing:)) { error in
+    mutating func listen(_ name: String = "GATEHOUSE_LISTEN", default fallback: String = "0.0.0.0:8080") -> ListenAddress? {
+        return parsed(name, value(name) ?? fallback, ListenAddress.init(parsing:)) { error in
             switch error {
             case .missingPort: "needs a port (e.g. 0.0.0.0:8080 or [::]:8080)"
             case .invalidHost: "needs an IP address (e.g. 0.0.0.0:8080, 127.0.0.1:8080 or [::]:8080)"

@@ -10,6 +10,8 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_PUBLIC_URL", "http://localhost:8080",
          "the origin the browser uses; redirect_uri is {PUBLIC_URL}/callback"),
         ("GATEHOUSE_LISTEN", "0.0.0.0:8080", "address and port to bind ([::]:8080 for IPv6)"),
+        ("GATEHOUSE_METRICS_LISTEN", "none",
+         "address and port of a listener of its own for /metrics (e.g. 127.0.0.1:9090); the public port then answers 404 there"),
         ("GATEHOUSE_SCOPES", "openid profile email offline_access",
          "space-separated scopes; openid is always included"),
         ("GATEHOUSE_AUTH_PARAMS", "none",

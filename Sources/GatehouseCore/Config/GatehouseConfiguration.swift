@@ -51,6 +51,9 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     // MARK: Browser-facing
     public var publicURL: PublicURL
     public var listen: ListenAddress
+    /// `GATEHOUSE_METRICS_LISTEN`: where `/metrics` is served instead of the public port; nil to
+    /// serve it on the public port.
+    public var metricsListen: ListenAddress? = nil
     public var publicDir: String
     public var cookieName: String
     public var cookieSameSite: SameSitePolicy

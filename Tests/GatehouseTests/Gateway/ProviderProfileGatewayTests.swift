@@ -27,9 +27,10 @@ struct ProviderProfileGatewayTests {
         let options = HarnessOptions(environment: ["GATEHOUSE_LOGIN_PARAMS": "login_hint,ui_locales"])
         try await GatewayHarness.with(options) { harness in
             let browser = harness.browser()
-            let start = try await browser.beginLogin(query: "login_hint=ada%40example.com&prompt=none&state=forged&returnTo=/x")
+            let start = try await browser.beginLogin(query: "login_hint=ada%40example.com&prompt=consent&state=forged&returnTo=/x")
             let authorize = try #require(start.location)
             #expect(Browser.queryValue("login_hint", in: authorize) == "ada@example.com")
+            // `prompt` is not listed: only `prompt=none` (the silent sign-in) passes anyway.
             #expect(Browser.queryValue("prompt", in: authorize) == nil)
             #expect(Browser.queryValue("state", in: authorize) != "forged")
             #expect(authorize.components(separatedBy: "state=").count == 2)

@@ -350,7 +350,8 @@ def test_auth0_audience_gives_a_jwt_access_token_for_the_api(emulate):
 def test_auth0_organization_and_invitation_passed_other_params_ignored(emulate):
     provider, gw = emulate("auth0", env={"GATEHOUSE_LOGIN_PARAMS": "organization,invitation,screen_hint",
                                          "GATEHOUSE_REQUIRE_CLAIMS": "org_id=org_123"})
-    sess, r = browser_login(gw, "organization=org_123&invitation=inv_9&connection=evil&prompt=none&returnTo=/")
+    # prompt is not listed: prompt=login is dropped (only prompt=none, the silent sign-in, always passes).
+    sess, r = browser_login(gw, "organization=org_123&invitation=inv_9&connection=evil&prompt=login&returnTo=/")
     assert r.status_code == 200, r.text
     authorize = provider.stats()["authorize"][-1]
     assert authorize["organization"] == "org_123" and authorize["invitation"] == "inv_9"

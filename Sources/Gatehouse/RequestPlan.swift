@@ -18,10 +18,10 @@ struct RequestPlan {
         case webSocket
     }
 
-    /// The plan for `head` on `route`. `fieldsRead`: the connection's memo of what was read from
-    /// the request's fields (nil: read them).
+    /// The plan for `head` on `route`. `fieldsRead`: what was read from the request's fields (the
+    /// connection's memo, or a fresh one with the speed layer off).
     init(_ route: RequestRoute, head: HTTPRequestHead, cookieName: String, csrfHeader: String,
-         fieldsRead: RequestFieldMemo?) {
+         fieldsRead: RequestFieldMemo) {
         verdict = Self.gate(route, head, cookieName: cookieName, csrfHeader: csrfHeader, fieldsRead: fieldsRead)
         self.route = route
     }
@@ -30,7 +30,7 @@ struct RequestPlan {
     /// aside) the one anti-forgery gate (SPEC: `/user`, `POST /logout`, every API call), so a
     /// cross-site request changes nothing, not even the idle timer.
     private static func gate(_ route: RequestRoute, _ head: HTTPRequestHead, cookieName: String, csrfHeader: String,
-                             fieldsRead: RequestFieldMemo?) -> Verdict {
+                             fieldsRead: RequestFieldMemo) -> Verdict {
         guard route.allows(method: head.method) else {
             return .refuse(Responses.methodNotAllowed(route.allowedMethods ?? ""))
         }
@@ -38,9 +38,8 @@ struct RequestPlan {
             return .webSocket
         }
         if route.requiresAntiForgery(method: head.method,
-                                     sessionCookiePresent: fieldsRead?.sessionCookiePresent(named: cookieName)
-                                         ?? CookieParser.isPresent(named: cookieName, in: head.headers)),
-           !(fieldsRead?.antiForgeryHeaderValid(named: csrfHeader) ?? CSRFPolicy.check(head.headers, headerName: csrfHeader)) {
+                                     sessionCookiePresent: fieldsRead.sessionCookiePresent(named: cookieName)),
+           !fieldsRead.antiForgeryHeaderValid(named: csrfHeader) {
             return .refuse(Responses.csrfMissing)
         }
         return .pass

@@ -49,10 +49,7 @@ struct BackchannelLogoutEndpoint {
         } catch {
             context.logger.error("back-channel logout: storage failed; no session ended",
                                  metadata: ["error": "\(error)"])
-            var response = HTTPResponse.jsonError(status: 503, error: "temporarily_unavailable",
-                                                  description: "Sessions could not be ended; retry later.")
-            response.headers.add("Retry-After", "5")
-            return response
+            return Responses.sessionStoreUnavailable()
         }
         return HTTPResponse(status: 200, headers: ["Cache-Control": "no-store"])
     }

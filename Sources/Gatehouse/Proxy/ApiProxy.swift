@@ -25,7 +25,7 @@ struct ApiProxy {
         let context = self.context
         let route = target.route
         // Admission first: a call past the route's bound costs nothing more than this answer.
-        guard let ticket = InFlightTicket(route.inFlight, limit: route.maxInFlight ?? context.configuration.routeMaxInFlight) else {
+        guard route.inFlight.enter(limit: route.maxInFlight ?? context.configuration.routeMaxInFlight) else {
             context.metrics.upstreamError(kind: "overloaded")
             return .now(context.secure.response(InFlightTicket.refusal))
         }
@@ -40,6 +40,7 @@ struct ApiProxy {
         guard case .forward(let authorization)? = RouteCredentials.cachedAuthorization(
             for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
             context: context) else {
+            let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
                 switch await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context) {
@@ -55,6 +56,7 @@ struct ApiProxy {
         let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
                                                    passing: passing, context: context)
         guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
+            let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
                 await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
@@ -64,10 +66,11 @@ struct ApiProxy {
         switch client.sendOnLoop(consume upstreamRequest, loop: completion.loop) {
         case .sent(let call):
             LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion,
-                      ticket: ticket).start()
+                      admittedOn: route.inFlight).start()
             return .onLoop
         case .notSent(let unsent):
             // No idle pooled connection: the same upstream request, sent from the task.
+            let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
                 await Self.send(unsent, route: route, request: request, context: context, writer: writer)

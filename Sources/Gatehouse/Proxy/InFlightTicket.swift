@@ -1,15 +1,15 @@
 import GatehouseCore
 import HTTP1
 
-/// One admitted API call on a route (`InFlightCount`): it leaves the count when the last holder of
-/// the ticket lets go — the task's work, or the loop relay and the tasks it continues in — whether
-/// the call ran to its end or was dropped with its connection, so no path can leak a slot.
+/// One admitted API call on a route (`InFlightCount`) that goes on in a task: it leaves the count
+/// when the last holder lets go of it (the task's work, run or dropped with its connection), so no
+/// path can leak a slot. A call relayed from the loop needs no ticket: its `LoopRelay`, already an
+/// object of its own, leaves the count the same way.
 final class InFlightTicket: Sendable {
     private let count: InFlightCount
 
-    /// nil when `limit` calls are in flight on the route already.
-    init?(_ count: InFlightCount, limit: Int) {
-        guard count.enter(limit: limit) else { return nil }
+    /// For a call `count` has already admitted (`InFlightCount.enter`).
+    init(admitted count: InFlightCount) {
         self.count = count
     }
 

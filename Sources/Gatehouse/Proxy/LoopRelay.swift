@@ -1,3 +1,4 @@
+import GatehouseCore
 import HTTPClient
 import HTTPServer
 
@@ -12,15 +13,18 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     private let context: GatewayContext
     private let writer: any HTTPResponseWriter
     private let completion: HandlerCompletion
-    /// The call's admission on its route, held until the answer is relayed (here or in a task).
-    private let ticket: InFlightTicket
+    /// The count that admitted the call: left when this relay goes, i.e. once the answer is relayed
+    /// (here, or by the tasks it continues in, which hold the relay until they end).
+    private let admittedOn: InFlightCount
 
     init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
-         completion: HandlerCompletion, ticket: InFlightTicket) {
+         completion: HandlerCompletion, admittedOn: InFlightCount) {
         self.call = call
         (self.method, self.context, self.writer) = (method, context, writer)
-        (self.completion, self.ticket) = (completion, ticket)
+        (self.completion, self.admittedOn) = (completion, admittedOn)
     }
+
+    deinit { admittedOn.leave() }
 
     /// Waits for the answer (the call keeps this relay until then).
     func start() {
@@ -28,11 +32,11 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     }
 
     func upstreamAnswered() {
-        let (method, context, writer, ticket) = (self.method, self.context, self.writer, self.ticket)
+        let (method, context, writer, relay) = (self.method, self.context, self.writer, self)
         guard let answer = call.headIfArrived() else {
             let call = self.call
             return completion.continueInTask {
-                defer { withExtendedLifetime(ticket) {} }
+                defer { withExtendedLifetime(relay) {} }
                 let answer: UpstreamResponse
                 do throws(UpstreamError) {
                     answer = try await call.finish()
@@ -48,7 +52,7 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
             completion.continueInTask { await writer.respond(response) }
         case .streamed(let head):
             completion.continueInTask {
-                defer { withExtendedLifetime(ticket) {} }
+                defer { withExtendedLifetime(relay) {} }
                 await UpstreamRelay.stream(answer, head: head, framing: answer.framing, context: context, writer: writer)
             }
         }

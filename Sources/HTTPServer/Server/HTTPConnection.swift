@@ -349,23 +349,20 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
 
         current = nil
-        started = nil
         switch handler.answer(head, RequestConnection(self)) {
         case .now(let response):
             if let exchange = current {
                 // Taken and then answered at once: the exchange writes it and is completed.
                 _ = exchange.respondImmediately(response)
                 exchange.handlerReturnedSoon()
-                started = nil
                 return
             }
             if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
             writeComplete(response)
         case .onLoop:
-            started = nil
+            break
         case .inTask(let work):
-            let (request, exchange) = started ?? startExchange(head)
-            started = nil
+            let (request, exchange) = startExchange(head)
             if runner == nil { runner = HandlerRunner.start(on: loop) }
             runner?.submit(request, exchange, work)
         }
@@ -374,19 +371,20 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     /// What the handler said the current request is (`RequestConnection.categorize`), for its record.
     var category: Int?
 
-    /// The request being decided, once the handler took it (`RequestConnection.take`).
-    private var started: (request: HTTPRequest, exchange: Exchange)?
-
-    /// The request object and its exchange for the request being decided (made once).
+    /// The request object and its exchange for the request being decided: the exchange and the
+    /// trace are made once (`current` is nil until then), so a request taken on the loop and then
+    /// handed to the task is the same request.
     func startExchange(_ head: HTTPRequestHead) -> (request: HTTPRequest, exchange: Exchange) {
-        if let started { return started }
-        let requestTrace = TraceParent.continuing(head.headers)
-        trace = requestTrace
-        let exchange = Exchange(connection: self)
-        current = exchange
-        let made = (HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace), exchange)
-        started = made
-        return made
+        let exchange: Exchange, requestTrace: TraceParent
+        if let current, let trace {
+            (exchange, requestTrace) = (current, trace)
+        } else {
+            requestTrace = TraceParent.continuing(head.headers)
+            trace = requestTrace
+            exchange = Exchange(connection: self)
+            current = exchange
+        }
+        return (HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace), exchange)
     }
 
     // MARK: Request body

@@ -34,8 +34,13 @@ struct OverloadTests {
             #expect(admitted.count + refused.count == answers.count, "\(answers)")
             #expect(refused.allSatisfy { $0.1 == "overloaded" && $0.2 == "1" }, "\(refused)")
             #expect(harness.upstream.requests.filter { $0.path == "/api/slow" }.count == admitted.count)
-            // The slots came back with the answers.
-            #expect(try await browser.get("/api/echo", csrf: true).status == 200)
+            // The slots came back with the answers, whichever way each call went (sent from the loop
+            // on a pooled connection, or from a task): with one slot per loop, a leaked one would
+            // refuse every later call on its loop.
+            for _ in 0..<20 {
+                #expect(try await browser.get("/api/echo", csrf: true).status == 200)
+                #expect(try await browser.send("POST", "/api/echo", csrf: true, body: .bytes(Array("x".utf8))).status == 200)
+            }
             #expect(try await harness.send("GET", "/metrics").text.contains("overloaded"))
         }
     }

@@ -17,6 +17,10 @@ public final class Gateway: HTTPHandler {
     /// The session cookie's and the anti-forgery header's names, read by every request's gate.
     private let cookieName: String
     private let csrfHeader: String
+    /// Whether `/callback/NAME` and `/backchannel-logout/NAME` are the gateway's (`GATEHOUSE_PROVIDERS`).
+    private let namedProviders: Bool
+    /// `/providers`' answer never changes either.
+    private let providersAnswer: HTTPResponse
 
     public convenience init(context: GatewayContext) {
         self.init(context: context, routes: context.configuration.routeTable)
@@ -31,6 +35,8 @@ public final class Gateway: HTTPHandler {
         health.headers.checkAll()
         healthAnswer = health
         notFound = context.secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "Not found."))
+        namedProviders = context.providers.named
+        providersAnswer = context.secure.response(ProviderEndpoints.list(context.providers))
     }
 
     /// A gateway of the loop's own: the same context members and routes in objects and storage
@@ -43,16 +49,18 @@ public final class Gateway: HTTPHandler {
     /// The class of a request the server answered without asking the gateway (malformed, too
     /// large): every other request's class comes from its route (`RequestRoute.routeClass`).
     public func routeClass(of path: Substring) -> RouteClass {
-        RequestRoute(path: path, routes: routes).routeClass
+        RequestRoute(path: path, routes: routes, namedProviders: namedProviders).routeClass
     }
 
     public func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
-        let route = RequestRoute(path: head.path, routes: routes)
+        let route = RequestRoute(path: head.path, routes: routes, namedProviders: namedProviders)
         connection.categorize(route.routeClass.rawValue)
         // Answers from memory, before the gate: these routes take every method and no session.
         switch route {
         case .own(.healthz):
             return .now(healthAnswer)
+        case .own(.providers) where head.method == "GET":
+            return .now(providersAnswer)
         case .own(.metrics):
             // With GATEHOUSE_METRICS_LISTEN, only that listener serves it (`MetricsListener`).
             guard context.configuration.metricsListen == nil else { return .now(notFound) }
@@ -91,16 +99,24 @@ public final class Gateway: HTTPHandler {
         case .own(.login):
             return endpoint { request in await LoginEndpoint(context: context).respond(to: request) }
         case .own(.callback):
-            return endpoint { request in await CallbackEndpoint(context: context).respond(to: request) }
+            return endpoint { request in await CallbackEndpoint(context: context, path: nil).respond(to: request) }
+        case .own(.providerCallback):
+            let name = OwnPath.providerName(in: head.path, of: .providerCallback)
+            return endpoint { request in await CallbackEndpoint(context: context, path: name).respond(to: request) }
         case .own(.user):
             return endpoint { request in await UserEndpoint(context: context).respond(to: request) }
         case .own(.logout):
             return endpoint { request in await LogoutEndpoint(context: context).respond(to: request) }
         case .own(.backchannelLogout):
-            return endpoint { request in await BackchannelLogoutEndpoint(context: context).respond(to: request) }
+            return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: nil).respond(to: request) }
+        case .own(.providerBackchannelLogout):
+            let name = OwnPath.providerName(in: head.path, of: .providerBackchannelLogout)
+            return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: name).respond(to: request) }
         case .own(.readyz):
             // Asks the store: answered in a task, never on the loop.
             return endpoint { _ in await OpsEndpoints.readiness(context) }
+        case .own(.providers):
+            return .now(providersAnswer)
         case .own(.healthz), .own(.metrics):
             return .now(healthAnswer)  // answered above
         case .staticFile:

@@ -13,7 +13,11 @@ import Logging
 /// (immutable, shared) so handing it to an endpoint costs one retain, not one per member.
 public final class GatewayContext: Sendable {
     public let configuration: GatehouseConfiguration
-    public let provider: ProviderConnection
+    /// Every provider users sign in with (one, `default`, without `GATEHOUSE_PROVIDERS`).
+    public let providers: ProviderRegistry
+    /// The first provider's connection: the only one without `GATEHOUSE_PROVIDERS`, and the source
+    /// of `auth=client` routes' tokens.
+    public var provider: ProviderConnection { providers.first.connection }
     /// The one door to sessions, pending logins and the logout replay cache.
     public let sessions: SessionCache
     public let metrics: GatewayMetrics
@@ -44,11 +48,15 @@ public final class GatewayContext: Sendable {
     /// Unix seconds from ``clock``.
     public let now: @Sendable () -> Int64
 
-    public init(configuration: GatehouseConfiguration, provider: ProviderConnection, store: any SessionStore,
+    /// - Parameter providers: every provider; nil for `provider` as the only one.
+    public init(configuration: GatehouseConfiguration, provider: ProviderConnection, providers: ProviderRegistry? = nil,
+                store: any SessionStore,
                 metrics: GatewayMetrics, upstream: any UpstreamTransport, httpsUpstream: (any UpstreamTransport)? = nil,
                 staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock()) {
         self.configuration = configuration
-        self.provider = provider
+        let providers = providers ?? ProviderRegistry([RegisteredProvider(configuration: configuration, connection: provider)],
+                                                      named: false)
+        self.providers = providers
         self.metrics = metrics
         self.upstream = upstream
         self.httpsUpstream = httpsUpstream ?? UpstreamClients.tls(configuration)
@@ -62,7 +70,8 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
                                      csrfHeader: configuration.csrfHeader)
-        secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity)
+        secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
+                                contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
         let speedLayer = SpeedLayer()
         self.speedLayer = speedLayer
         let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger,
@@ -70,7 +79,7 @@ public final class GatewayContext: Sendable {
                                                                 timeout: .seconds(configuration.storeTimeout)),
                                         clock: clock, speedLayer: speedLayer)
         sessions = sessionCache
-        refresher = TokenRefresher(provider: provider, sessions: sessionCache, metrics: metrics,
+        refresher = TokenRefresher(providers: providers, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)
         clientTokens = ClientTokenCache(provider: provider, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
         websockets = WebSocketTunnels(idleSeconds: configuration.websocketIdle, logger: logger) { idHash in
@@ -88,7 +97,7 @@ public final class GatewayContext: Sendable {
 
     private init(copying other: GatewayContext) {
         configuration = other.configuration
-        provider = other.provider
+        providers = other.providers
         sessions = other.sessions
         metrics = other.metrics
         upstream = other.upstream

@@ -47,8 +47,10 @@ public final class GatewayRuntime: Sendable {
     /// gateway reads comes from `clock` (a manual clock in tests).
     public static func start(configuration: GatehouseConfiguration, logger: Logger,
                              loopCount: Int? = nil, clock: any GatewayClock = SystemClock()) throws(GatewayStartError) -> GatewayRuntime {
-        if let problem = ProviderConnection.clientCredentialProblem(configuration) {
-            throw .configuration(problem)
+        for provider in configuration.providers {
+            if let problem = ProviderConnection.clientCredentialProblem(configuration.speaking(for: provider)) {
+                throw .configuration(configuration.hasNamedProviders ? "\(provider.name): \(problem)" : problem)
+            }
         }
         guard let key = configuration.secretKey else {
             throw .configuration("GATEHOUSE_SECRET_KEY: required for serve (generate one with `gatehouse keygen`)")
@@ -70,9 +72,10 @@ public final class GatewayRuntime: Sendable {
             throw .database("\(target): \(error)")
         }
         let http = HTTPProviderClient(timeout: configuration.providerTimeout, maxInFlight: configuration.providerMaxInFlight)
-        let provider = ProviderConnection(configuration: configuration, http: http, logger: logger, clock: clock)
+        let providers = ProviderRegistry(configuration: configuration, http: http, logger: logger, clock: clock)
         let metrics = GatewayMetrics()
-        let context = GatewayContext(configuration: configuration, provider: provider, store: store, metrics: metrics,
+        let context = GatewayContext(configuration: configuration, provider: providers.first.connection, providers: providers,
+                                     store: store, metrics: metrics,
                                      upstream: UpstreamClients.plain(configuration),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
                                      logger: logger, clock: clock)
@@ -99,7 +102,7 @@ public final class GatewayRuntime: Sendable {
             try? store.close()
             throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")
         }
-        provider.start()
+        providers.start()
         // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
         metrics.activeSessions.start { try store.countActiveSessions(now: context.now()) }
         let maintenance = Task {
@@ -138,7 +141,7 @@ public final class GatewayRuntime: Sendable {
         await metricsServer?.shutdown(graceNanoseconds: 0)
         maintenance.cancel()
         context.metrics.activeSessions.stop()
-        context.provider.stop()
+        context.providers.stop()
         do { try store.close() } catch {
             context.logger.error("database close failed", metadata: ["error": "\(error)"])
         }

@@ -5,12 +5,20 @@ import HTTP1
 /// Every request is classified up to three times (fast path, handler, metrics); a proxied `/api/…`
 /// path must not pay eight string comparisons each time, so the length picks the candidates first.
 enum OwnPath {
-    case login, callback, user, logout, backchannelLogout, healthz, readyz, metrics
+    case login, callback, user, logout, backchannelLogout, healthz, readyz, metrics, providers
+    /// `/callback/NAME` and `/backchannel-logout/NAME` (only with `GATEHOUSE_PROVIDERS`).
+    case providerCallback, providerBackchannelLogout
 
-    init?(_ path: Substring) {
+    static let callbackPrefix: StaticString = "/callback/"
+    static let backchannelLogoutPrefix: StaticString = "/backchannel-logout/"
+
+    /// - Parameter namedProviders: whether `/callback/NAME` and `/backchannel-logout/NAME` are ours
+    ///   (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
+    init?(_ path: Substring, namedProviders: Bool = false) {
         let candidate: OwnPath
         let spelling: StaticString
-        switch path.utf8.count {
+        let count = path.utf8.count
+        switch count {
         case 5: (candidate, spelling) = (.user, "/user")
         case 6: (candidate, spelling) = (.login, "/login")
         case 7:
@@ -20,8 +28,20 @@ enum OwnPath {
             if Self.spells(path, "/healthz") { self = .healthz; return }
             (candidate, spelling) = (.metrics, "/metrics")
         case 9: (candidate, spelling) = (.callback, "/callback")
+        case 10: (candidate, spelling) = (.providers, "/providers")
         case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
-        default: return nil
+        default:
+            // A provider's own path: the prefix and a name of 1–32 characters.
+            guard namedProviders else { return nil }
+            if count > 10, count <= 42, Self.spells(path.utf8.prefix(10), Self.callbackPrefix) {
+                self = .providerCallback
+                return
+            }
+            if count > 20, count <= 52, Self.spells(path.utf8.prefix(20), Self.backchannelLogoutPrefix) {
+                self = .providerBackchannelLogout
+                return
+            }
+            return nil
         }
         guard Self.spells(path, spelling) else { return nil }
         self = candidate
@@ -30,6 +50,19 @@ enum OwnPath {
     /// Byte equality on contiguous storage: the generic `elementsEqual` over a Substring's UTF-8
     /// view (and over buffer pointers, about 260 instructions a call) was a visible part of
     /// answering `/healthz`.
+    private static func spells(_ path: Substring.UTF8View.SubSequence, _ spelling: StaticString) -> Bool {
+        spells(Substring(path), spelling)
+    }
+
+    /// The provider name at the end of a provider's own path (`/callback/NAME`).
+    static func providerName(in path: Substring, of own: OwnPath) -> String {
+        switch own {
+        case .providerCallback: String(path.utf8.dropFirst(callbackPrefix.utf8CodeUnitCount)) ?? ""
+        case .providerBackchannelLogout: String(path.utf8.dropFirst(backchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
+        default: ""
+        }
+    }
+
     private static func spells(_ path: Substring, _ spelling: StaticString) -> Bool {
         let bytes = UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount)
         // `withUTF8`: a native string's own bytes (the view's `withContiguousStorageIfAvailable` on

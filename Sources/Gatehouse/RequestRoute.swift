@@ -9,8 +9,8 @@ enum RequestRoute {
     case api(RouteMatch)
     case staticFile
 
-    init(path: Substring, routes: RouteTable) {
-        if let own = OwnPath(path) {
+    init(path: Substring, routes: RouteTable, namedProviders: Bool = false) {
+        if let own = OwnPath(path, namedProviders: namedProviders) {
             self = .own(own)
         } else if let match = routes.match(path: path) {
             self = .api(match)
@@ -22,9 +22,9 @@ enum RequestRoute {
     /// The methods this route answers, or nil when every method reaches the handler.
     var allowedMethods: String? {
         switch self {
-        case .own(.login), .own(.callback), .own(.user): return "GET"
+        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback): return "GET"
         case .own(.logout): return "GET, POST"
-        case .own(.backchannelLogout): return "POST"
+        case .own(.backchannelLogout), .own(.providerBackchannelLogout): return "POST"
         case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return nil
         // Tunnels and request echoes are no API calls: refused before the session, the token or
         // the upstream is touched.
@@ -34,9 +34,9 @@ enum RequestRoute {
 
     func allows(method: String) -> Bool {
         switch self {
-        case .own(.login), .own(.callback), .own(.user): return method == "GET"
+        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback): return method == "GET"
         case .own(.logout): return method == "GET" || method == "POST"
-        case .own(.backchannelLogout): return method == "POST"
+        case .own(.backchannelLogout), .own(.providerBackchannelLogout): return method == "POST"
         case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return true
         case .api: return ProxyMethodPolicy.isForwardable(method)
         }
@@ -58,10 +58,10 @@ enum RequestRoute {
     /// The class the metrics and the access log count this request under.
     var routeClass: RouteClass {
         switch self {
-        case .own(.login): return .login
-        case .own(.callback): return .callback
+        case .own(.login), .own(.providers): return .login
+        case .own(.callback), .own(.providerCallback): return .callback
         case .own(.user): return .user
-        case .own(.logout), .own(.backchannelLogout): return .logout
+        case .own(.logout), .own(.backchannelLogout), .own(.providerBackchannelLogout): return .logout
         case .own(.healthz), .own(.readyz), .own(.metrics): return .ops
         case .api: return .api
         case .staticFile: return .static

@@ -19,39 +19,52 @@ struct CheckCommand: AsyncParsableCommand {
         print("ok   configuration (\(GatehouseConfiguration.variables.count) variables checked)")
         var unavailable = false
         var misconfigured = false
-        if let problem = ProviderConnection.clientCredentialProblem(config) {
-            print("FAIL client key: \(problem)")
-            misconfigured = true
-        }
-
+        // Every provider on its own: one that does not answer is named, the others still checked.
         let http = HTTPProviderClient(timeout: config.providerTimeout)
-        do {
-            let metadata = try await config.discoverProvider(http: http)
-            print("ok   provider discovery: \(metadata.issuer) (GATEHOUSE_PROVIDER=\(config.provider.name.rawValue))")
-            print("     authorization: \(metadata.authorizationEndpoint)")
-            print("     token:         \(metadata.tokenEndpoint)")
-            print("     token request: \(config.tokenRequest.rawValue.uppercased())")
-            if metadata.endSessionEndpoint == nil, let template = config.logoutURL {
-                print("     end session:   none; GATEHOUSE_LOGOUT_URL \(ProviderHTTPRequest.withoutQuery(template))")
-            } else {
-                print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /; set GATEHOUSE_END_SESSION_ENDPOINT or GATEHOUSE_LOGOUT_URL)")")
-            }
-            print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
-            let algorithms = SigningAlgorithm.allowList(configured: config.idTokenAlgorithms,
-                                                        advertised: metadata.idTokenSigningAlgValuesSupported)
-            print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
-            let method = GatehouseOIDC.ClientAuthMethod(rawValue: config.clientAuthMethod.rawValue) ?? .none
-            if let problem = ProviderConnection.authMethodProblem(metadata: metadata, method: method) {
-                print("FAIL token endpoint authentication: \(problem)")
+        var answering: [String] = []
+        for provider in config.providers {
+            let view = config.speaking(for: provider)
+            let label = config.hasNamedProviders ? "provider \(provider.name)" : "provider"
+            let profileVariable = config.hasNamedProviders
+                ? ProviderSettings.variablePrefix(for: provider.name) + "PROFILE" : "GATEHOUSE_PROVIDER"
+            if let problem = ProviderConnection.clientCredentialProblem(view) {
+                print("FAIL \(label) client key: \(problem)")
                 misconfigured = true
             }
-            if config.userinfo == .always && metadata.userinfoEndpoint == nil {
-                print("FAIL GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint; set GATEHOUSE_USERINFO_ENDPOINT")
-                misconfigured = true
+            do {
+                let metadata = try await view.discoverProvider(http: http)
+                answering.append(provider.name)
+                print("ok   \(label) discovery: \(metadata.issuer) (\(profileVariable)=\(view.provider.name.rawValue))")
+                if config.hasNamedProviders { print("     redirect URI:  \(view.redirectURI)") }
+                print("     authorization: \(metadata.authorizationEndpoint)")
+                print("     token:         \(metadata.tokenEndpoint)")
+                print("     token request: \(view.tokenRequest.rawValue.uppercased())")
+                if metadata.endSessionEndpoint == nil, let template = view.logoutURL {
+                    print("     end session:   none; LOGOUT_URL \(ProviderHTTPRequest.withoutQuery(template))")
+                } else {
+                    print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /; set the END_SESSION_ENDPOINT or LOGOUT_URL variable)")")
+                }
+                print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
+                let algorithms = SigningAlgorithm.allowList(configured: view.idTokenAlgorithms,
+                                                            advertised: metadata.idTokenSigningAlgValuesSupported)
+                print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
+                let method = GatehouseOIDC.ClientAuthMethod(rawValue: view.clientAuthMethod.rawValue) ?? .none
+                if let problem = ProviderConnection.authMethodProblem(metadata: metadata, method: method) {
+                    print("FAIL \(label) token endpoint authentication: \(problem)")
+                    misconfigured = true
+                }
+                if view.userinfo == .always && metadata.userinfoEndpoint == nil {
+                    print("FAIL \(label): USERINFO is true but the provider has no userinfo_endpoint; set USERINFO_ENDPOINT")
+                    misconfigured = true
+                }
+            } catch {
+                print("FAIL \(label) discovery at \(view.discoveryURL): \(error)")
+                if error.isMisconfiguration { misconfigured = true } else { unavailable = true }
             }
-        } catch {
-            print("FAIL provider discovery at \(ProviderMetadata.discoveryURL(issuer: config.issuer)): \(error)")
-            if error.isMisconfiguration { misconfigured = true } else { unavailable = true }
+        }
+        if config.hasNamedProviders {
+            print("\(answering.count == config.providers.count ? "ok  " : "FAIL") providers answering: "
+                  + "\(answering.isEmpty ? "none" : answering.joined(separator: ", ")) of \(config.providers.map(\.name).joined(separator: ", "))")
         }
 
         // `target` prints a PostgreSQL URI without its password; the errors carry none either.
@@ -70,7 +83,8 @@ struct CheckCommand: AsyncParsableCommand {
         for route in config.routes {
             do {
                 _ = try SocketAddress.resolve(host: route.host, port: route.port)
-                print("ok   route \(route.prefix) → \(route.upstream.origin)\(route.auth) (resolvable)")
+                print("ok   route \(route.prefix) → \(route.upstream.origin)\(route.auth)"
+                      + "\(route.providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") (resolvable)")
             } catch {
                 print("FAIL route \(route.prefix) → \(route.host): \(error)")
                 unavailable = true

@@ -80,9 +80,20 @@ struct SessionsCommand: ParsableCommand {
             discussion: environmentHelp(["GATEHOUSE_DATABASE"]))
         @Argument(help: "Session id prefix (at least 8 hex characters).") var id: String?
         @Option(help: "Revoke every session of this subject.") var sub: String?
+        @Option(help: "With --sub: the provider the subject belongs to (required with GATEHOUSE_PROVIDERS; default: default).")
+        var provider: String?
 
         func validate() throws {
             if (id == nil) == (sub == nil) { throw ValidationError("give either a session ID or --sub SUB") }
+            if provider != nil, sub == nil { throw ValidationError("--provider goes with --sub") }
+            if let provider, !ProviderSettings.isValidName(provider) {
+                throw ValidationError("--provider \(provider) is not a provider name (1 to 32 characters of a-z, 0-9 and -)")
+            }
+            // A subject is the provider's: "123" at Google and "123" at Facebook are two people.
+            let named = ProcessInfo.processInfo.environment["GATEHOUSE_PROVIDERS"].map { !$0.isEmpty } ?? false
+            if sub != nil, provider == nil, named {
+                throw ValidationError("with GATEHOUSE_PROVIDERS, --sub needs --provider NAME (a subject is one provider's)")
+            }
         }
 
         func run() throws {
@@ -90,7 +101,8 @@ struct SessionsCommand: ParsableCommand {
             defer { try? db.close() }
             try migrateQuietly(db)
             do {
-                let count = try sub.map { try db.deleteSessions(sub: $0) } ?? db.deleteSessions(idPrefix: id ?? "")
+                let count = try sub.map { try db.deleteSessions(sub: $0, provider: provider ?? ProviderSettings.defaultName) }
+                    ?? db.deleteSessions(idPrefix: id ?? "")
                 print("revoked \(count) session\(count == 1 ? "" : "s")")
                 if count == 0 { throw Exit.failure }
             } catch let error as SessionStoreError {

@@ -63,16 +63,21 @@ enum ServeStop: Sendable, CustomStringConvertible {
     static func first(runtime: GatewayRuntime, signals: ShutdownSignals) async -> ServeStop {
         let reasons = AsyncStream<ServeStop> { continuation in
             let signal = Task { continuation.yield(.signal(await signals.wait())) }
-            let discovery = Task {
-                do { _ = try await runtime.context.provider.clients() } catch {
-                    if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
-                        continuation.yield(.unusableProvider("\(error)"))
+            // A provider that lacks an endpoint no variable supplies is a configuration error (each
+            // provider's own); one that is merely down is retried in the background.
+            let registry = runtime.context.providers
+            let discoveries = registry.all.map { provider in
+                Task {
+                    do { _ = try await provider.connection.clients() } catch {
+                        if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
+                            continuation.yield(.unusableProvider(registry.named ? "\(provider.name): \(error)" : "\(error)"))
+                        }
                     }
                 }
             }
             continuation.onTermination = { _ in
                 signal.cancel()
-                discovery.cancel()
+                for discovery in discoveries { discovery.cancel() }
             }
         }
         for await reason in reasons { return reason }

@@ -89,19 +89,39 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         return metadata
     }
 
-    /// Fetches `{issuer}/.well-known/openid-configuration` and validates it (see ``decode(_:expectedIssuer:)``).
+    /// Fetches `{issuer}/.well-known/openid-configuration` (or `discoveryURL`) and validates it (see
+    /// ``decode(_:expectedIssuer:)``). Up to two redirects to the same origin are followed (a
+    /// trailing-slash redirect such as Facebook's); any other `3xx` fails like another status.
     public static func discover(issuer: String, http: any ProviderHTTPClient, overrides: EndpointOverrides = EndpointOverrides(),
-                                issuerPolicy: IssuerPolicy = .exact) async throws(DiscoveryError) -> ProviderMetadata {
-        let url = discoveryURL(issuer: issuer)
-        let response: ProviderHTTPResponse
-        do {
-            response = try await http.send(ProviderHTTPRequest(method: .get, url: url,
-                                                               headers: [ProviderHTTPHeader("Accept", "application/json")]))
-        } catch {
-            throw .transport(error)
+                                issuerPolicy: IssuerPolicy = .exact, discoveryURL: String? = nil) async throws(DiscoveryError) -> ProviderMetadata {
+        var url = discoveryURL ?? Self.discoveryURL(issuer: issuer)
+        var response: ProviderHTTPResponse
+        var redirects = 0
+        while true {
+            do {
+                response = try await http.send(ProviderHTTPRequest(method: .get, url: url,
+                                                                   headers: [ProviderHTTPHeader("Accept", "application/json")]))
+            } catch {
+                throw .transport(error)
+            }
+            guard [301, 302, 307, 308].contains(response.status), redirects < 2,
+                  let next = response.header("Location").flatMap({ sameOriginTarget($0, of: url) }) else { break }
+            url = next
+            redirects += 1
         }
         guard response.status == 200 else { throw .unexpectedStatus(response.status, url: url) }
         return try decode(response.body, expectedIssuer: issuer, overrides: overrides, issuerPolicy: issuerPolicy)
+    }
+
+    /// `location` resolved against `url` when it stays on `url`'s origin (an absolute path, or an
+    /// absolute URL of the same scheme, host and port); nil otherwise.
+    static func sameOriginTarget(_ location: String, of url: String) -> String? {
+        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty, !parts[2].isEmpty else { return nil }
+        let origin = parts[0] + "//" + parts[2]
+        if location.hasPrefix("/"), !location.hasPrefix("//") { return origin + location }
+        guard location.hasPrefix(origin + "/") else { return nil }
+        return location
     }
 
     func validate(expectedIssuer: String, issuerPolicy: IssuerPolicy = .exact) throws(DiscoveryError) {

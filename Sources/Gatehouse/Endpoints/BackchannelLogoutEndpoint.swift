@@ -5,12 +5,19 @@ import GatehouseOIDC
 import HTTP1
 import HTTPServer
 
-/// `POST /backchannel-logout`: OpenID Connect Back-Channel Logout 1.0 §2.5–2.8. The provider tells us
-/// a user's session ended; every matching session goes.
+/// `POST /backchannel-logout` (`/backchannel-logout/NAME` with several providers): OpenID Connect
+/// Back-Channel Logout 1.0 §2.5–2.8. The provider tells us a user's session ended; every matching
+/// session of that provider goes. The token is verified with that provider's keys, issuer and client.
 struct BackchannelLogoutEndpoint {
     let context: GatewayContext
+    /// The provider name in the path; nil for `/backchannel-logout`, the `default` provider's.
+    let path: String?
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
+        guard let provider = context.providers.provider(named: path ?? ProviderSettings.defaultName) else {
+            return HTTPResponse.jsonError(status: 404, error: "not_found",
+                                          description: "No provider of this name sends logout tokens here.")
+        }
         let body: [UInt8]
         do {
             body = try await request.body.collect(limit: 64 * 1024)
@@ -21,7 +28,7 @@ struct BackchannelLogoutEndpoint {
             return invalid("The logout_token form field is missing.")
         }
         let clients: ProviderClients
-        do { clients = try await context.provider.clients() } catch {
+        do { clients = try await provider.connection.clients() } catch {
             return HTTPResponse.jsonError(status: 503, error: "temporarily_unavailable",
                                           description: "The provider's metadata is not loaded.")
         }
@@ -34,8 +41,8 @@ struct BackchannelLogoutEndpoint {
             return invalid("The logout token is not valid.")
         }
         let match: LogoutTokenMatch
-        if let sid = claims.sid { match = .sid(sid) }
-        else if let sub = claims.sub { match = .sub(sub) }
+        if let sid = claims.sid { match = .sid(sid, provider: provider.name) }
+        else if let sub = claims.sub { match = .sub(sub, provider: provider.name) }
         else { return invalid("The logout token names neither sid nor sub.") }
         do {
             // §2.6: a jti seen before is a replay. Recorded in the deletion's transaction: a failed

@@ -5,12 +5,20 @@ import GatehouseSessions
 import HTTP1
 import HTTPServer
 
-/// `GET /callback`: completes a login (RFC 6749 §4.1.2, RFC 7636 §4.5, RFC 9207, OIDC Core §3.1.3.7).
+/// `GET /callback` (`/callback/NAME` with several providers): completes a login (RFC 6749 §4.1.2,
+/// RFC 7636 §4.5, RFC 9207, OIDC Core §3.1.3.7).
 ///
 /// The pending login is consumed before anything else is checked, so a state value works once
-/// whatever happens next. Every failure answers a small HTML page; the reason goes to the log.
+/// whatever happens next; a login started at another provider than this callback's is refused
+/// before any token request (mix-up defence, RFC 9700 §4.4.2). Every failure answers a small HTML
+/// page; the reason goes to the log.
 struct CallbackEndpoint {
     let context: GatewayContext
+    /// The provider name in the path (`/callback/NAME`); nil for `/callback`, the `default` provider's.
+    let path: String?
+
+    /// The provider this callback belongs to.
+    private var callbackProvider: String { path ?? ProviderSettings.defaultName }
 
     enum Failure: Error {
         case missingState, unknownState, wrongBrowser, providerError(String), issuer(AuthorizationResponseIssuer.Problem)
@@ -20,6 +28,8 @@ struct CallbackEndpoint {
         case storeUnavailable(String)
         /// The ID token lacks a claim of `GATEHOUSE_REQUIRE_CLAIMS` (wrong Google domain, Entra tenant…).
         case claim(String)
+        /// The login started at another provider than this callback's (RFC 9700 §4.4.2).
+        case providerMixUp(String)
 
         init(_ refusal: AuthorizationResponse.Refusal) {
             switch refusal {
@@ -51,28 +61,35 @@ struct CallbackEndpoint {
             case .storage: "storage_error"
             case .storeUnavailable: "store_unavailable"
             case .claim: "claim"
+            case .providerMixUp: "provider_mismatch"
             }
         }
     }
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
+        guard context.providers.provider(named: callbackProvider) != nil else {
+            return HTMLPage.error(status: 404, title: "Not found", message: "This sign-in address is not one of this site's.")
+        }
+        let label = context.providers.metricsLabel(callbackProvider)
         switch await complete(request) {
         case .success(let response):
-            context.metrics.loginCompleted()
+            context.metrics.loginCompleted(provider: label)
             return response
         case .failure(let failure):
-            context.metrics.loginFailed(reason: failure.reason)
+            context.metrics.loginFailed(reason: failure.reason, provider: label)
             var detail = ""
             switch failure {
             case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
-                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d):
+                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d),
+                 .providerMixUp(let d):
                 detail = d
             case .issuer(let problem):
                 detail = problem.description
             default: break
             }
             context.logger.warning("login failed at callback",
-                                   metadata: ["login.failure": "\(failure.reason)", "login.detail": "\(detail)"])
+                                   metadata: ["login.failure": "\(failure.reason)", "login.detail": "\(detail)",
+                                              "oauth.provider": "\(callbackProvider)"])
             return page(for: failure)
         }
     }
@@ -92,6 +109,13 @@ struct CallbackEndpoint {
         } catch {
             return .failure(error.isUnavailable ? .storeUnavailable("\(error)") : .storage("\(error)"))
         }
+        // Mix-up defence: the response must come back where its login went. A code from one
+        // provider delivered to another's callback reaches neither token endpoint (the state is
+        // spent already, so it cannot be replayed at the right callback either).
+        guard pending.provider == callbackProvider, let provider = context.providers.provider(named: pending.provider) else {
+            return .failure(.providerMixUp("login started at \(pending.provider), answered at the callback of \(callbackProvider)"))
+        }
+        let configuration = provider.configuration
         let bindings = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
         do {
             try response.checkBrowserAndOutcome(presentedBindingHashes: bindings.map { SecretHash.hex(of: $0) },
@@ -106,7 +130,7 @@ struct CallbackEndpoint {
             return .failure(Failure(error))
         }
         let clients: ProviderClients
-        do { clients = try await context.provider.clients() } catch {
+        do { clients = try await provider.connection.clients() } catch {
             return .failure(error.isMisconfiguration ? .providerMisconfigured("\(error)") : .providerUnreachable("\(error)"))
         }
         let code: String
@@ -118,15 +142,15 @@ struct CallbackEndpoint {
         }
         guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
 
-        let tokens: TokenResponse
+        let exchanged: TokenResponse
         do {
-            tokens = try await clients.tokens.exchangeCode(code: code, codeVerifier: verifier,
-                                                           redirectURI: context.configuration.redirectURI)
+            exchanged = try await clients.tokens.exchangeCode(code: code, codeVerifier: verifier,
+                                                           redirectURI: configuration.redirectURI)
         } catch {
             if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
             return .failure(.tokenEndpoint("\(error)"))
         }
-        guard let idToken = tokens.idToken else { return .failure(.missingIDToken) }
+        guard let idToken = exchanged.idToken else { return .failure(.missingIDToken) }
         let claims: IDTokenClaims
         do {
             claims = try await clients.idTokens.validate(idToken, expectedNonce: pending.nonce,
@@ -134,8 +158,23 @@ struct CallbackEndpoint {
         } catch {
             return .failure(.invalidIDToken("\(error)"))
         }
-        if let mismatch = RequiredClaims(context.configuration.requiredClaims).firstMismatch(in: claims.all) {
+        let loginChecks = pending.requiredClaims.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let mismatch = RequiredClaims(configuration.requiredClaims + loginChecks).firstMismatch(in: claims.all) {
             return .failure(.claim(mismatch))
+        }
+        // Facebook: the one-to-two-hour user token traded for a long-lived one (no refresh tokens
+        // exist there). A failed trade keeps the short token: the session then ends with it.
+        var tokens = exchanged
+        if configuration.idp.longLivedToken {
+            do {
+                let longLived = try await clients.tokens.longLivedToken(for: tokens.accessToken)
+                tokens.accessToken = longLived.accessToken
+                tokens.expiresIn = longLived.expiresIn
+                tokens.tokenType = longLived.tokenType
+            } catch {
+                context.logger.warning("long-lived token exchange failed; keeping the short-lived token",
+                                       metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+            }
         }
         // OIDC Core §5.3: UserInfo adds claims; its sub must be the ID token's or the login fails.
         var sessionClaims = claims.all
@@ -152,7 +191,7 @@ struct CallbackEndpoint {
         // A new session id at every login (session fixation); the browser's previous session goes.
         let previous = await context.sessions.sessionID(in: request.head.headers)
         let id = SessionID.generate()
-        let config = context.configuration
+        let config = configuration
         let claimsJSON: [UInt8]
         do {
             if let written = JSONValueWriter.sortedKeys(sessionClaims) {
@@ -174,13 +213,13 @@ struct CallbackEndpoint {
                                     createdAt: now,
                                     idleExpiresAt: SessionLifetime.idleExpiry(slidAt: now, idleSeconds: Int64(config.sessionIdle),
                                                                               expiresAt: now + lifetime),
-                                    expiresAt: now + lifetime)
+                                    expiresAt: now + lifetime, provider: provider.name)
         do {
             _ = try await context.sessions.createSession(newSession, replacing: previous?.hash)
         } catch {
             return .failure(error.isUnavailable ? .storeUnavailable("\(error)") : .storage("\(error)"))
         }
-        context.logger.info("login completed", metadata: ["session.id": "\(id.hashPrefix)"])
+        context.logger.info("login completed", metadata: ["session.id": "\(id.hashPrefix)", "oauth.provider": "\(provider.name)"])
         return .success(Responses.redirect(pending.returnTo, cookies: [
             context.cookie.set(id.cookieValue, sessionExpiresAt: newSession.expiresAt, now: now),
         ]))
@@ -207,6 +246,9 @@ struct CallbackEndpoint {
         case .wrongBrowser:
             return HTMLPage.error(status: 400, title: "Sign-in started elsewhere",
                                   message: "This sign-in was started in another browser or its cookie is missing.")
+        case .providerMixUp:
+            return HTMLPage.error(status: 400, title: "Sign-in failed",
+                                  message: "The sign-in answer came back from another provider than the one it was sent to.")
         case .claim:
             return HTMLPage.error(status: 400, title: "Sign-in not allowed",
                                   message: "Your account signed in, but it is not one this site admits (for example another organization or domain).")

@@ -5,7 +5,9 @@ import HTTP1
 import HTTPServer
 import GatehouseEncoding
 
-/// `GET /login[?returnTo=/path]`: starts an Authorization Code + PKCE login (RFC 7636, RFC 9700 §2.1.1).
+/// `GET /login[?provider=NAME][&returnTo=/path]`: starts an Authorization Code + PKCE login (RFC 7636,
+/// RFC 9700 §2.1.1) at the provider named (the only one without `GATEHOUSE_PROVIDERS`); with several
+/// and none named, answers the chooser page.
 struct LoginEndpoint {
     let context: GatewayContext
 
@@ -21,37 +23,56 @@ struct LoginEndpoint {
             requested = single
         }
         guard let returnTo = ReturnTo.validate(requested) else { return invalidReturnTo() }
-        // GATEHOUSE_LOGIN_PARAMS: only the listed names pass (and `prompt=none`, the silent sign-in,
-        // always); everything else in the query is ignored.
+        let pairs = query.pairs.map { ($0.name, $0.value) }
+        let provider: RegisteredProvider
+        if query.contains("provider") {
+            guard let name = query.single("provider"), let named = context.providers.provider(named: name) else {
+                return HTMLPage.error(status: 400, title: "Unknown sign-in provider",
+                                      message: "This sign-in link names a provider this site does not offer.")
+            }
+            provider = named
+        } else if context.providers.named {
+            // The chooser keeps what any provider's login may take; each provider's `/login` filters again.
+            let passed = try? LoginParameters.selectAllowingSilent(
+                from: pairs, allowed: context.providers.all.flatMap(\.configuration.loginParams))
+            guard let passed else { return invalidParameters() }
+            return ProviderEndpoints.chooser(context.providers, returnTo: requested == nil ? nil : returnTo, passing: passed)
+        } else {
+            provider = context.providers.first
+        }
+        let configuration = provider.configuration
+        // LOGIN_PARAMS: only the listed names pass (and `prompt=none`, the silent sign-in, always);
+        // everything else in the query is ignored.
         let loginParameters: [(String, String)]
         do {
-            loginParameters = try LoginParameters.selectAllowingSilent(from: query.pairs.map { ($0.name, $0.value) },
-                                                                       allowed: context.configuration.loginParams)
+            loginParameters = try LoginParameters.selectAllowingSilent(from: pairs, allowed: configuration.loginParams)
         } catch {
-            return HTMLPage.error(status: 400, title: "Invalid sign-in link",
-                                  message: "A sign-in parameter is repeated, too long or malformed.")
+            return invalidParameters()
         }
 
         let clients: ProviderClients
         do {
-            clients = try await context.provider.clients()
+            clients = try await provider.connection.clients()
         } catch {
-            context.logger.error("login: provider discovery failed", metadata: ["error": "\(error)"])
+            context.logger.error("login: provider discovery failed",
+                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
             return ProviderErrorPage.page(for: error)
         }
         let (url, secrets) = AuthorizationRequest.make(
-            metadata: clients.metadata, clientID: context.configuration.clientID,
-            redirectURI: context.configuration.redirectURI, scopes: context.configuration.scopes,
-            extraParameters: LoginParameters.merged(configured: context.configuration.authParams, login: loginParameters))
+            metadata: clients.metadata, clientID: configuration.clientID,
+            redirectURI: configuration.redirectURI, scopes: configuration.scopes,
+            extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters))
 
         // One binding value per browser, shared by the logins pending in its tabs.
         let existing = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
             .first { LoginBinding.isWellFormed($0) }
         let binding = existing ?? RandomToken.make(bytes: 32)
         let now = context.now()
-        let pending = PendingLogin(stateHash: SecretHash.hex(of: secrets.state), bindingHash: SecretHash.hex(of: binding),
+        var pending = PendingLogin(stateHash: SecretHash.hex(of: secrets.state), bindingHash: SecretHash.hex(of: binding),
                                    codeVerifier: secrets.codeVerifier.value, nonce: secrets.nonce, returnTo: returnTo,
                                    createdAt: now, expiresAt: now + Self.pendingLifetime)
+        pending.provider = provider.name
+        pending.requiredClaims = LoginClaimChecks.required(by: loginParameters, profile: configuration.provider)
         do {
             try await context.sessions.savePendingLogin(pending)
         } catch {
@@ -61,8 +82,13 @@ struct LoginEndpoint {
             }
             return Responses.sessionStoreUnavailable(html: true)
         }
-        context.metrics.loginStarted()
+        context.metrics.loginStarted(provider: context.providers.metricsLabel(provider.name))
         return Responses.redirect(url, cookies: [context.cookie.setLoginBinding(binding)])
+    }
+
+    private func invalidParameters() -> HTTPResponse {
+        HTMLPage.error(status: 400, title: "Invalid sign-in link",
+                       message: "A sign-in parameter is repeated, too long or malformed.")
     }
 
     private func invalidReturnTo() -> HTTPResponse {

@@ -48,7 +48,10 @@ struct LogoutEndpoint {
         context.metrics.activeSessions.nudge()
         context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
 
-        let clients = context.provider.current
+        // The session's own provider: its tokens are revoked there and its session ended there.
+        let provider = context.providers.provider(named: session.provider)
+        let configuration = provider?.configuration ?? context.configuration
+        let clients = provider?.connection.current
         if let clients, clients.metadata.revocationEndpoint != nil, let refresh = session.tokens.refreshToken {
             do {
                 try await clients.tokens.revoke(token: refresh, tokenTypeHint: .refreshToken)
@@ -58,8 +61,8 @@ struct LogoutEndpoint {
         }
         var location = "/"
         if let clients, let url = EndSessionRequest.location(
-            metadata: clients.metadata, logoutTemplate: context.configuration.logoutURL, idTokenHint: session.tokens.idToken,
-            postLogoutRedirectURI: context.configuration.postLogoutRedirectURI, clientID: context.configuration.clientID) {
+            metadata: clients.metadata, logoutTemplate: configuration.logoutURL, idTokenHint: session.tokens.idToken,
+            postLogoutRedirectURI: configuration.postLogoutRedirectURI, clientID: configuration.clientID) {
             location = url
         }
         return Responses.redirect(location, cookies: [context.cookie.expire()])

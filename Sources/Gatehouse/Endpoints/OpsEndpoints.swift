@@ -9,28 +9,52 @@ enum OpsEndpoints {
                      body: "ok\n")
     }
 
-    /// Readiness: the database answers and the provider's metadata is loaded. Asks the store, so it
+    /// Readiness: the database answers and at least one provider's metadata is loaded (one
+    /// provider down stops no other); the body lists each provider's state. Asks the store, so it
     /// runs in the request's task (off the loop's fast path) and awaits the store's threads.
     static func readiness(_ context: GatewayContext) async -> HTTPResponse {
+        let states = context.providers.all.map { provider in ProviderReadiness(provider) }
+        let list = "\"providers\":[" + states.map(\.json).joined(separator: ",") + "]"
         do {
             try await context.sessions.ping()
         } catch {
-            return HTTPResponse.jsonError(status: 503, error: "database_unavailable",
-                                          description: "The session database does not answer.")
+            return notReady("database_unavailable", "The session database does not answer.", list)
         }
-        switch context.provider.status {
-        case .loaded:
-            break
-        case .loading:
-            return HTTPResponse.jsonError(status: 503, error: "provider_metadata_not_loaded",
-                                          description: "The OpenID provider's discovery document is not loaded yet.")
-        case .failed(let error):
-            // The reason names URLs and issuers only (no secrets); an operator needs it to act.
-            let kind = error.isMisconfiguration ? "misconfigured provider" : "provider unreachable"
-            return HTTPResponse.jsonError(status: 503, error: "provider_metadata_not_loaded",
-                                          description: "The OpenID provider's discovery document is not loaded (\(kind)): \(error)")
+        guard states.contains(where: \.isLoaded) else {
+            // The reasons name URLs and issuers only (no secrets); an operator needs them to act.
+            let reasons = states.map(\.reason).joined(separator: "; ")
+            let what = states.count == 1 ? "The OpenID provider's discovery document is" : "No provider's discovery document is"
+            return notReady("provider_metadata_not_loaded", "\(what) not loaded (\(reasons)).", list)
         }
-        return Responses.json(200, Array("{\"status\":\"ready\"}".utf8))
+        return Responses.json(200, Array("{\"status\":\"ready\",\(list)}".utf8))
+    }
+
+    private static func notReady(_ error: String, _ description: String, _ list: String) -> HTTPResponse {
+        Responses.json(503, Array("{\"error\":\(JSONString.quoted(error)),\"error_description\":\(JSONString.quoted(description)),\(list)}".utf8))
+    }
+
+    /// One provider's line in `/readyz`.
+    private struct ProviderReadiness {
+        let name: String
+        let state: String
+        let reason: String
+        var isLoaded: Bool { state == "loaded" }
+
+        init(_ provider: RegisteredProvider) {
+            name = provider.name
+            switch provider.connection.status {
+            case .loaded: (state, reason) = ("loaded", "\(provider.name): loaded")
+            case .loading: (state, reason) = ("loading", "\(provider.name): not loaded yet")
+            case .failed(let error):
+                let kind = error.isMisconfiguration ? "misconfigured provider" : "provider unreachable"
+                (state, reason) = ("failed", "\(provider.name): \(kind): \(error)")
+            }
+        }
+
+        var json: String {
+            "{\"name\":\(JSONString.quoted(name)),\"state\":\(JSONString.quoted(state))"
+                + (isLoaded ? "" : ",\"reason\":\(JSONString.quoted(reason))") + "}"
+        }
     }
 
     /// Answered on the event loop, so it must never wait for the database: the active-session

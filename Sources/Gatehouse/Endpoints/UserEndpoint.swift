@@ -27,6 +27,8 @@ struct UserEndpoint {
         var body: [UInt8] = []
         body.append(contentsOf: Array("{\"sub\":".utf8))
         body.append(contentsOf: Array(JSONString.quoted(session.sub).utf8))
+        body.append(contentsOf: Array(",\"provider\":".utf8))
+        body.append(contentsOf: Array(JSONString.quoted(session.provider).utf8))
         body.append(contentsOf: Array(",\"claims\":".utf8))
         body.append(contentsOf: session.claims.isEmpty ? Array("{}".utf8) : session.claims)
         body.append(contentsOf: Array(",\"session\":{\"expiresAt\":\(session.expiresAt),\"idleExpiresAt\":\(session.idleExpiresAt)".utf8))

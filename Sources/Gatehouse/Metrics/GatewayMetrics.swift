@@ -48,12 +48,14 @@ public final class GatewayMetrics: Sendable {
     private static let shardCount = 16
     private let shards: [RequestShard] = (0..<GatewayMetrics.shardCount).map { _ in RequestShard() }
 
+    /// Login and refresh counts by provider label (`""` with one provider: no `provider` label)
+    /// and, for failures, reason.
     struct Numbers {
-        var loginsStarted = 0
-        var loginsCompleted = 0
-        var loginsFailed: [String: Int] = [:]
-        var refreshesOK = 0
-        var refreshesFailed: [String: Int] = [:]
+        var loginsStarted: [String: Int] = [:]
+        var loginsCompleted: [String: Int] = [:]
+        var loginsFailed: [ProviderReason: Int] = [:]
+        var refreshesOK: [String: Int] = [:]
+        var refreshesFailed: [ProviderReason: Int] = [:]
         var upstreamErrors: [String: Int] = [:]
         var openConnections = 0
         var rejectedConnections = 0
@@ -84,14 +86,27 @@ public final class GatewayMetrics: Sendable {
         }
     }
 
-    public func loginStarted() { numbers.withLock { $0.loginsStarted += 1 } }
-    public func loginCompleted() {
-        numbers.withLock { $0.loginsCompleted += 1 }
+    struct ProviderReason: Hashable, Comparable {
+        let provider: String
+        let reason: String
+
+        static func < (a: ProviderReason, b: ProviderReason) -> Bool { (a.provider, a.reason) < (b.provider, b.reason) }
+    }
+
+    // `provider`: the provider's name with several providers (`GATEHOUSE_PROVIDERS`), nil with one
+    // (the metrics then carry no provider label, as before there were several).
+    public func loginStarted(provider: String? = nil) { numbers.withLock { $0.loginsStarted[provider ?? "", default: 0] += 1 } }
+    public func loginCompleted(provider: String? = nil) {
+        numbers.withLock { $0.loginsCompleted[provider ?? "", default: 0] += 1 }
         activeSessions.nudge()
     }
-    public func loginFailed(reason: String) { numbers.withLock { $0.loginsFailed[reason, default: 0] += 1 } }
-    public func refreshSucceeded() { numbers.withLock { $0.refreshesOK += 1 } }
-    public func refreshFailed(reason: String) { numbers.withLock { $0.refreshesFailed[reason, default: 0] += 1 } }
+    public func loginFailed(reason: String, provider: String? = nil) {
+        numbers.withLock { $0.loginsFailed[ProviderReason(provider: provider ?? "", reason: reason), default: 0] += 1 }
+    }
+    public func refreshSucceeded(provider: String? = nil) { numbers.withLock { $0.refreshesOK[provider ?? "", default: 0] += 1 } }
+    public func refreshFailed(reason: String, provider: String? = nil) {
+        numbers.withLock { $0.refreshesFailed[ProviderReason(provider: provider ?? "", reason: reason), default: 0] += 1 }
+    }
     public func upstreamError(kind: String) { numbers.withLock { $0.upstreamErrors[kind, default: 0] += 1 } }
     public func connectionOpened() { numbers.withLock { $0.openConnections += 1 } }
     public func connectionClosed() { numbers.withLock { $0.openConnections -= 1 } }
@@ -130,14 +145,16 @@ public final class GatewayMetrics: Sendable {
             metric(&out, "gatehouse_active_sessions", "gauge", "Sessions that have not expired.", [("", activeSessions)])
         }
         metric(&out, "gatehouse_logins_started_total", "counter", "Logins started at /login.",
-               [("", n.loginsStarted)])
+               byProvider(n.loginsStarted))
         metric(&out, "gatehouse_logins_completed_total", "counter", "Logins that created a session.",
-               [("", n.loginsCompleted)])
+               byProvider(n.loginsCompleted))
         metric(&out, "gatehouse_logins_failed_total", "counter", "Logins that failed at /callback, by reason.",
-               labelled("reason", n.loginsFailed))
+               n.loginsFailed.sorted { $0.key < $1.key }.map { (labels($0.key.provider, "reason=\"\($0.key.reason)\""), $0.value) })
         metric(&out, "gatehouse_token_refreshes_total", "counter", "Access-token refreshes, by result.",
-               [("{result=\"ok\"}", n.refreshesOK)]
-                   + n.refreshesFailed.sorted { $0.key < $1.key }.map { ("{result=\"failed\",reason=\"\($0.key)\"}", $0.value) })
+               byProvider(n.refreshesOK, "result=\"ok\"")
+                   + n.refreshesFailed.sorted { $0.key < $1.key }.map {
+                       (labels($0.key.provider, "result=\"failed\",reason=\"\($0.key.reason)\""), $0.value)
+                   })
         metric(&out, "gatehouse_upstream_errors_total", "counter", "Failed upstream exchanges, by kind.",
                labelled("kind", n.upstreamErrors))
         metric(&out, "gatehouse_open_connections", "gauge", "Client connections currently open.",
@@ -151,6 +168,18 @@ public final class GatewayMetrics: Sendable {
     private func metric(_ out: inout String, _ name: String, _ type: String, _ help: String, _ samples: [(String, Int)]) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+    }
+
+    /// `{provider="NAME",extra}`, without the provider label for `""` (one provider).
+    private func labels(_ provider: String, _ extra: String = "") -> String {
+        let all = [provider.isEmpty ? "" : "provider=\"\(provider)\"", extra].filter { !$0.isEmpty }
+        return all.isEmpty ? "" : "{" + all.joined(separator: ",") + "}"
+    }
+
+    /// One sample per provider seen (one unlabelled `0` before any was).
+    private func byProvider(_ counts: [String: Int], _ extra: String = "") -> [(String, Int)] {
+        guard !counts.isEmpty else { return [(labels("", extra), 0)] }
+        return counts.sorted { $0.key < $1.key }.map { (labels($0.key, extra), $0.value) }
     }
 
     private func labelled(_ label: String, _ counts: [String: Int]) -> [(String, Int)] {

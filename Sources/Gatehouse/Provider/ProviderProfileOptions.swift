@@ -22,6 +22,6 @@ extension GatehouseConfiguration {
     /// Discovery with this configuration's overrides and issuer rule (`serve` and `check` alike).
     public func discoverProvider(http: any ProviderHTTPClient) async throws(DiscoveryError) -> ProviderMetadata {
         try await ProviderMetadata.discover(issuer: issuer, http: http, overrides: discoveryOverrides,
-                                            issuerPolicy: issuerPolicy)
+                                            issuerPolicy: issuerPolicy, discoveryURL: discoveryURL)
     }
 }

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseSessions
 import HTTP1
 
 /// The one answer to "which bearer, if any" for a request to a route, per its `auth=` policy
@@ -17,15 +18,16 @@ enum RouteCredentials {
         case .none:
             return .forward(authorization: nil)
         case .user:
-            return await userAuthorization(headers: headers, required: true, context: context)
+            return await userAuthorization(headers: headers, required: true, providers: route.providers, context: context)
         case .optional:
-            return await userAuthorization(headers: headers, required: false, context: context)
+            return await userAuthorization(headers: headers, required: false, providers: route.providers, context: context)
         case .client(let grant, let sessionRequired):
-            if sessionRequired {
+            if sessionRequired || route.providers != nil {
                 switch await lookUpSession(headers: headers, context: context) {
                 case .unavailable: return .refuse(sessionStoreUnavailable)
-                case .signedOut: return .refuse(Responses.unauthenticated)
-                case .signedIn: break
+                case .signedOut: if sessionRequired { return .refuse(Responses.unauthenticated) }
+                case .signedIn(let found):
+                    if let refusal = providerRefusal(found.session, allowed: route.providers) { return .refuse(refusal) }
                 }
             }
             switch await context.clientTokens.authorization(for: grant) {
@@ -54,7 +56,9 @@ enum RouteCredentials {
         case .none:
             return .forward(authorization: nil)
         case .user, .optional:
-            guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
+            // `providers=`: the session's provider is checked on the async path (routes without the
+            // option keep this path as it was).
+            guard route.providers == nil, let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
                                                                     refreshMargin: context.refresher.margin) else { return nil }
             return .forward(authorization: authorization)
         case .client:
@@ -64,13 +68,15 @@ enum RouteCredentials {
 
     /// The user's access token, refreshed when due. Signed out (no cookie, an unknown session, or a
     /// refresh the provider refused) is `401` when `required`, else a request without a bearer.
-    private static func userAuthorization(headers: HTTPHeaders, required: Bool, context: GatewayContext) async -> Outcome {
+    private static func userAuthorization(headers: HTTPHeaders, required: Bool, providers: [String]?,
+                                          context: GatewayContext) async -> Outcome {
         let resolved: SessionCache.Resolved
         switch await lookUpSession(headers: headers, context: context) {
         case .unavailable: return .refuse(sessionStoreUnavailable)
         case .signedOut: return required ? .refuse(Responses.unauthenticated) : .forward(authorization: nil)
         case .signedIn(let found): resolved = found
         }
+        if let refusal = providerRefusal(resolved.session, allowed: providers) { return .refuse(refusal) }
         // Without a refresh token the session ends with its access token (Facebook, Google without
         // offline access): say so instead of forwarding a token the upstream will refuse.
         let now = context.now()
@@ -97,6 +103,13 @@ enum RouteCredentials {
             return .refuse(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
                                                   description: "The access token could not be refreshed."))
         }
+    }
+
+    /// Route option `providers=A|B`: `403 provider_not_allowed` for a session of another provider.
+    private static func providerRefusal(_ session: Session, allowed: [String]?) -> HTTPResponse? {
+        guard let allowed, !allowed.contains(session.provider) else { return nil }
+        return HTTPResponse.jsonError(status: 403, error: "provider_not_allowed",
+                                      description: "This API does not accept sessions of the provider you signed in with.")
     }
 
     private enum SessionLookup {

@@ -25,7 +25,7 @@ public final class TokenRefresher: Sendable {
         case unavailable(String)
     }
 
-    private let provider: ProviderConnection
+    private let providers: ProviderRegistry
     private let sessions: SessionCache
     private let metrics: GatewayMetrics
     /// Seconds before expiry at which an access token is refreshed (`GATEHOUSE_REFRESH_MARGIN`).
@@ -36,11 +36,11 @@ public final class TokenRefresher: Sendable {
     private let owner = "gatehouse-\(getpid())-\(UUID().uuidString.prefix(8))"
     private let inflight = Mutex<[String: Task<Outcome, Never>]>([:])
 
-    public init(provider: ProviderConnection, sessions: SessionCache,
+    public init(providers: ProviderRegistry, sessions: SessionCache,
                 metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger,
                 now: @escaping @Sendable () -> Int64) {
         self.now = now
-        self.provider = provider
+        self.providers = providers
         self.sessions = sessions
         self.metrics = metrics
         margin = Int64(configuration.refreshMargin)
@@ -140,9 +140,19 @@ public final class TokenRefresher: Sendable {
         case .due(let stored): session = stored
         }
         guard let refreshToken = session.tokens.refreshToken else { return .ended }
+        // The session's own provider: its refresh token means nothing to another.
+        let label = providers.metricsLabel(session.provider)
+        guard let provider = providers.provider(named: session.provider) else {
+            // A provider taken out of GATEHOUSE_PROVIDERS: its sessions cannot be refreshed.
+            metrics.refreshFailed(reason: "provider_not_configured", provider: label)
+            logger.warning("session of a provider no longer configured; session ended",
+                           metadata: ["session.id": "\(idHash.prefix(8))", "oauth.provider": "\(session.provider)"])
+            await sessions.dropEnded(idHash: idHash, reason: "provider no longer configured")
+            return .ended
+        }
         let clients: ProviderClients
-        do { clients = try await provider.clients() } catch {
-            metrics.refreshFailed(reason: "provider_unavailable")
+        do { clients = try await provider.connection.clients() } catch {
+            metrics.refreshFailed(reason: "provider_unavailable", provider: label)
             return .unavailable("\(error)")
         }
         let response: TokenResponse
@@ -150,12 +160,12 @@ public final class TokenRefresher: Sendable {
             response = try await clients.tokens.refresh(refreshToken: refreshToken)
         } catch {
             if case .oauth(let code, _, _) = error, code == .invalidGrant {
-                metrics.refreshFailed(reason: "invalid_grant")
+                metrics.refreshFailed(reason: "invalid_grant", provider: label)
                 logger.info("refresh refused by the provider; session ended", metadata: ["session.id": "\(idHash.prefix(8))"])
                 await sessions.dropEnded(idHash: idHash, reason: "refresh refused (invalid_grant)")
                 return .ended
             }
-            metrics.refreshFailed(reason: "provider_error")
+            metrics.refreshFailed(reason: "provider_error", provider: label)
             logger.warning("refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
             return .unavailable("\(error)")
         }
@@ -165,7 +175,7 @@ public final class TokenRefresher: Sendable {
             claims = updated
         case .failure(.invalidIDToken(let error)):
             // OIDC Core §12.2: the new tokens are not used and the session keeps what it had.
-            metrics.refreshFailed(reason: "invalid_id_token")
+            metrics.refreshFailed(reason: "invalid_id_token", provider: label)
             logger.warning("refresh returned an invalid ID token; session not updated",
                            metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
             return .unavailable("refreshed ID token: \(error)")
@@ -192,7 +202,7 @@ public final class TokenRefresher: Sendable {
             // never dropped for the old ones the store still has.
             logger.error("refreshed tokens not stored; held in memory until the store answers",
                          metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
-            metrics.refreshSucceeded()
+            metrics.refreshSucceeded(provider: label)
             return .fresh(sessions.hold(tokens, claims: claims, for: session))
         }
         do {
@@ -202,7 +212,7 @@ public final class TokenRefresher: Sendable {
                 sessions.update(current)
                 return .fresh(current)
             }
-            metrics.refreshSucceeded()
+            metrics.refreshSucceeded(provider: label)
             sessions.update(updated)
             return .fresh(updated)
         } catch {

@@ -10,12 +10,15 @@ import HTTPServer
 /// lets a memo of secured fields use it as (part of) its key.
 struct SecuredAnswers: Sendable, Equatable {
     let strictTransportSecurity: String?
+    /// `GATEHOUSE_CSP`'s field; nil for the default policy.
+    var contentSecurityPolicy: HTTPField.Checked? = nil
 
     /// A complete answer of the gateway's own.
     func response(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
         SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
-                              strictTransportSecurity: strictTransportSecurity)
+                              strictTransportSecurity: strictTransportSecurity,
+                              contentSecurityPolicy: contentSecurityPolicy)
         return response
     }
 
@@ -23,7 +26,8 @@ struct SecuredAnswers: Sendable, Equatable {
     func head(_ head: HTTPResponseHead) -> HTTPResponseHead {
         var head = head
         SecurityHeaders.apply(to: &head.headers, html: SecurityHeaders.isHTML(head.headers),
-                              strictTransportSecurity: strictTransportSecurity)
+                              strictTransportSecurity: strictTransportSecurity,
+                              contentSecurityPolicy: contentSecurityPolicy)
         return head
     }
 
@@ -32,7 +36,8 @@ struct SecuredAnswers: Sendable, Equatable {
     func relayed(_ upstreamHeaders: HTTPHeaders) -> HTTPHeaders {
         var present = SecurityHeaders.Present()
         var headers = ProxyHeaderPolicy.downstreamResponseHeaders(from: upstreamHeaders, noting: &present)
-        SecurityHeaders.apply(to: &headers, present: present, strictTransportSecurity: strictTransportSecurity)
+        SecurityHeaders.apply(to: &headers, present: present, strictTransportSecurity: strictTransportSecurity,
+                              contentSecurityPolicy: contentSecurityPolicy)
         return headers
     }
 
@@ -40,7 +45,8 @@ struct SecuredAnswers: Sendable, Equatable {
     /// limits, `500`s).
     var serverDefaults: HTTPHeaders {
         var defaults = HTTPHeaders()
-        SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: strictTransportSecurity)
+        SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: strictTransportSecurity,
+                              contentSecurityPolicy: contentSecurityPolicy)
         return defaults
     }
 

@@ -13,26 +13,17 @@ extension GatehouseConfiguration {
     public static func load(environment: [String: String], requireSecretKey: Bool) -> Result<GatehouseConfiguration, ConfigurationErrors> {
         var r = EnvironmentReader(environment)
 
-        // Provider
-        let profile = r.providerProfile()
-        let issuer = r.issuer()
-        let clientID = r.required("GATEHOUSE_CLIENT_ID") ?? ""
-        if clientID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            r.fail("GATEHOUSE_CLIENT_ID", "contains control characters")
+        // Providers: the one of `GATEHOUSE_*`, or each of `GATEHOUSE_PROVIDERS` with its own prefix.
+        let named = r.providerNames()
+        let idps: [ProviderSettings?]
+        if let named {
+            for variable in EnvironmentReader.perProviderOnly where r.value(variable) != nil {
+                r.fail(variable, "cannot be used with GATEHOUSE_PROVIDERS: set \(ProviderSettings.variablePrefix(for: "NAME"))\(variable.dropFirst(10)) for each provider")
+            }
+            idps = named.map { name in r.inProviderScope(name) { $0.providerSettings(name: name) } }
+        } else {
+            idps = [r.providerSettings(name: ProviderSettings.defaultName)]
         }
-        let clientSecret = r.value("GATEHOUSE_CLIENT_SECRET")
-        let clientAuthMethod = r.profileAuthMethod(r.clientAuthMethod(hasSecret: clientSecret != nil), profile: profile,
-                                                   hasSecret: clientSecret != nil)
-        let scopes = r.scopes(default: profile.defaultScopes)
-        let authParams = r.refuseUnsupportedAuthParams(r.authParams(default: profile.defaultAuthParams))
-        let endpointOverrides = r.endpointOverrides(profile: profile)
-        let tokenRequest = r.tokenRequest(profile: profile, method: clientAuthMethod)
-        let loginParams = r.loginParams()
-        let requiredClaims = r.requiredClaims()
-        let logoutURL = r.logoutURL(profile: profile, issuer: issuer)
-        let userinfo = r.userinfoPolicy()
-        let idTokenAlgorithms = r.idTokenAlgorithms()
-        let clientKey = r.clientPrivateKey(method: clientAuthMethod)
         let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
         let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
 
@@ -69,7 +60,6 @@ extension GatehouseConfiguration {
         let maxBody = r.byteSize("GATEHOUSE_MAX_BODY", default: 10 << 20)
         let trustedProxies = r.trustedProxies()
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
-        r.refusePublicClientCredentials(routes: routes, method: clientAuthMethod)
         let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
         let cpuAffinity = r.choice("GATEHOUSE_CPU_AFFINITY", default: CPUAffinityPolicy.auto, expected: "auto or off")
 
@@ -83,24 +73,30 @@ extension GatehouseConfiguration {
         let logLevel = r.logLevel()
         let logFormat = r.logFormat()
 
-        guard r.issues.isEmpty, let issuer, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
-              let postLogout, let clientAuthMethod, let providerTimeout, let refreshMargin, let idle, let lifetime,
-              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let userinfo, let tokenRequest,
+        let contentSecurityPolicy = r.contentSecurityPolicy()
+        // `auth=client` routes get their tokens from the first provider.
+        if let first = idps.first ?? nil { r.refusePublicClientCredentials(routes: routes, provider: first) }
+        r.refuseUnknownRouteProviders(routes: routes, names: named ?? [ProviderSettings.defaultName])
+
+        let everyProvider = idps.compactMap { $0 }
+        guard r.issues.isEmpty, everyProvider.count == idps.count, let idp = everyProvider.first, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
+              let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat,
               let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout,
               let persistent
         else {
-            return .failure(ConfigurationErrors(issues: r.issues))
+            return .failure(ConfigurationErrors(issues: r.uniqueIssues))
         }
         var configuration = GatehouseConfiguration(
-            issuer: issuer, clientID: clientID, clientSecret: clientSecret, clientAuthMethod: clientAuthMethod,
-            scopes: scopes, authParams: authParams, providerTimeout: providerTimeout, refreshMargin: refreshMargin,
+            idp: idp, providerTimeout: providerTimeout, refreshMargin: refreshMargin,
             publicURL: publicURL, listen: listen, publicDir: publicDir, cookieName: cookieName,
             cookieSameSite: sameSite, csrfHeader: csrfHeader, postLogoutRedirectURI: postLogout,
             strictTransportSecurity: hsts,
             databasePath: database, secretKey: secretKey, previousSecretKey: previousKey,
             sessionIdle: idle, sessionLifetime: lifetime, routes: routes, maxBody: maxBody,
             trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
-        configuration.userinfo = userinfo
+        configuration.namedProviderList = named == nil ? [] : everyProvider
+        configuration.contentSecurityPolicy = contentSecurityPolicy
         configuration.websocketIdle = websocketIdle ?? 600
         configuration.cpuAffinity = cpuAffinity
         configuration.sessionCookiePersistence = persistent
@@ -109,15 +105,6 @@ extension GatehouseConfiguration {
         configuration.providerMaxInFlight = providerMaxInFlight
         configuration.storeQueue = storeQueue
         configuration.storeTimeout = storeTimeout
-        configuration.idTokenAlgorithms = idTokenAlgorithms
-        configuration.clientPrivateKeyPEM = clientKey?.pem
-        configuration.clientKeyID = clientKey?.keyID
-        configuration.provider = profile
-        configuration.endpointOverrides = endpointOverrides
-        configuration.tokenRequest = tokenRequest
-        configuration.loginParams = loginParams
-        configuration.requiredClaims = requiredClaims
-        configuration.logoutURL = logoutURL
         return .success(configuration)
     }
 }
@@ -127,18 +114,35 @@ extension GatehouseConfiguration {
 struct EnvironmentReader {
     let environment: [String: String]
     var issues: [ConfigurationIssue] = []
+    /// Set while one of `GATEHOUSE_PROVIDERS` is read: provider variables then come from its prefix.
+    var providerScope: String?
 
     init(_ environment: [String: String]) { self.environment = environment }
 
     mutating func fail(_ variable: String, _ message: String) {
-        issues.append(ConfigurationIssue(variable: variable, message: message))
+        issues.append(ConfigurationIssue(variable: reportedName(variable), message: message))
     }
 
-    /// The trimmed value; nil when unset or blank.
+    /// The issues, each once (a shared default read for every provider is reported once).
+    var uniqueIssues: [ConfigurationIssue] {
+        var seen: Set<String> = []
+        return issues.filter { seen.insert($0.variable + "\u{0}" + $0.message).inserted }
+    }
+
+    /// The trimmed value; nil when unset or blank. In a provider's scope a provider variable is the
+    /// provider's own (`GATEHOUSE_IDP_<NAME>_…`), else the unprefixed default where one is allowed.
     func value(_ name: String) -> String? {
-        guard let raw = environment[name] else { return nil }
-        let trimmed = raw.trimmingConfigurationWhitespace()
-        return trimmed.isEmpty ? nil : String(trimmed)
+        raw(name).flatMap { raw in
+            let trimmed = raw.trimmingConfigurationWhitespace()
+            return trimmed.isEmpty ? nil : String(trimmed)
+        }
+    }
+
+    /// The untrimmed value as `value` chooses it (the provider's own variable when it is set).
+    func raw(_ name: String) -> String? {
+        guard let own = scopedName(name) else { return environment[name] }
+        if let mine = environment[own], !mine.trimmingConfigurationWhitespace().isEmpty { return mine }
+        return Self.perProviderOnly.contains(name) || Self.notInherited.contains(name) ? nil : environment[name]
     }
 
     mutating func required(_ name: String) -> String? {
@@ -183,7 +187,7 @@ struct EnvironmentReader {
 
     mutating func scopes(default defaultText: String = "openid profile email offline_access") -> [String] {
         let name = "GATEHOUSE_SCOPES"
-        let text = environment[name].map { String($0.trimmingConfigurationWhitespace()) } ?? defaultText
+        let text = raw(name).map { String($0.trimmingConfigurationWhitespace()) } ?? defaultText
         var scopes: [String] = []
         for token in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
             guard OAuthScope.isValidToken(token) else {
@@ -427,12 +431,16 @@ struct EnvironmentReader {
         return routes
     }
 
-    /// RFC 6749 §4.4: the client-credentials grant is for confidential clients only.
-    mutating func refusePublicClientCredentials(routes: [UpstreamRoute], method: ClientAuthMethod?) {
-        guard method == ClientAuthMethod.none else { return }
+    /// RFC 6749 §4.4: the client-credentials grant is for confidential clients only. `auth=client`
+    /// routes use the first provider.
+    mutating func refusePublicClientCredentials(routes: [UpstreamRoute], provider: ProviderSettings) {
+        guard provider.clientAuthMethod == ClientAuthMethod.none else { return }
         for route in routes where route.auth.clientGrant != nil {
+            let secret = provider.name == ProviderSettings.defaultName
+                ? "GATEHOUSE_CLIENT_SECRET" : ProviderSettings.variablePrefix(for: provider.name) + "CLIENT_SECRET"
             fail("GATEHOUSE_ROUTES", "route \(ConfigurationIssue.quote(route.prefix)) uses auth=client, which needs a confidential "
-                 + "client: set GATEHOUSE_CLIENT_SECRET or GATEHOUSE_CLIENT_AUTH_METHOD=private_key_jwt")
+                 + "client: set \(secret) or private_key_jwt")
+            return
         }
     }
 

@@ -73,6 +73,16 @@ extension GatehouseConfiguration {
          "comma-separated names of /login query parameters passed on to the authorization request, e.g. organization,invitation,login_hint,screen_hint,prompt,ui_locales; others ignored, reserved OAuth names refused"),
         ("GATEHOUSE_REQUIRE_CLAIMS", "none",
          "comma-separated name=value pairs the ID token must carry, e.g. hd=example.com,email_verified=true,org_id=org_1,tid=...; otherwise the login fails"),
+        ("GATEHOUSE_PROVIDERS", "none (one provider, named default)",
+         "comma-separated provider names (1-32 of a-z, 0-9, -) for several providers at once; each reads the provider variables with the prefix GATEHOUSE_IDP_<NAME>_ (PROVIDER as PROFILE), the unprefixed ones as defaults (not ISSUER, CLIENT_ID, CLIENT_SECRET)"),
+        ("GATEHOUSE_DISPLAY_NAME", "the profile's name (e.g. Google), else the provider's name",
+         "what the sign-in chooser and /providers show for the provider"),
+        ("GATEHOUSE_DISCOVERY_URL", "{issuer}/.well-known/openid-configuration (facebook: with a trailing /)",
+         "where the provider's discovery document is, when not at the issuer's well-known path"),
+        ("GATEHOUSE_LONG_LIVED_TOKEN", "true for facebook, else false",
+         "Facebook: exchange the short-lived user token for a long-lived one (grant_type=fb_exchange_token) after login"),
+        ("GATEHOUSE_CSP", "default-src 'self'; img-src 'self' data: https:; … (see docs/browser.md)",
+         "the Content-Security-Policy of HTML answers (the whole policy)"),
         ("GATEHOUSE_LOGOUT_URL", "none (auth0: {issuer}/v2/logout?client_id={client_id}&returnTo={post_logout_redirect_uri})",
          "logout template used when the provider has no end_session_endpoint; placeholders {client_id}, {post_logout_redirect_uri}, {id_token_hint}"),
     ]
@@ -80,7 +90,17 @@ extension GatehouseConfiguration {
     /// `GATEHOUSE_*` variables in `environment` that Gatehouse does not know (likely typos), sorted.
     /// Not an error by itself: the caller may warn.
     public static func unknownVariables(in environment: [String: String]) -> [String] {
-        let known = Set(variables.map(\.name))
+        var known = Set(variables.map(\.name))
+        // Each provider of GATEHOUSE_PROVIDERS has its own copy of the provider variables.
+        let names = (environment["GATEHOUSE_PROVIDERS"] ?? "").split(separator: ",")
+            .map { String($0.trimmingConfigurationWhitespace()) }.filter(ProviderSettings.isValidName)
+        var reader = EnvironmentReader(environment)
+        for name in names {
+            reader.providerScope = name
+            for variable in EnvironmentReader.providerVariables {
+                if let own = reader.scopedName(variable) { known.insert(own) }
+            }
+        }
         return environment.keys.filter { $0.hasPrefix("GATEHOUSE_") && !known.contains($0) }.sorted()
     }
 }

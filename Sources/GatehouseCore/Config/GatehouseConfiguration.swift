@@ -9,44 +9,48 @@ import Logging
 ///
 /// Durations are whole seconds. `description` never shows the client secret or the keys.
 public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
-    // MARK: Provider
-    /// The OpenID provider issuer exactly as configured (it must equal the `iss` of its tokens).
-    public var issuer: String
-    public var clientID: String
-    public var clientSecret: String?
-    public var clientAuthMethod: ClientAuthMethod
-    /// Requested scopes: configured order kept, duplicates dropped, `openid` added first when missing.
-    public var scopes: [String]
-    /// Extra authorization-request parameters, decoded, in configured order.
-    public var authParams: [(String, String)]
+    // MARK: Providers
+    /// The provider this configuration speaks for: the only one, or (``speaking(for:)``) one of several.
+    public var idp: ProviderSettings
+    /// `GATEHOUSE_PROVIDERS`' providers in configured order; empty without it.
+    public var namedProviderList: [ProviderSettings] = []
+    /// Whether `GATEHOUSE_PROVIDERS` names the providers (paths `/callback/NAME`, the chooser page).
+    public var hasNamedProviders: Bool { !namedProviderList.isEmpty }
+    /// Every provider, in configured order: the one `default` provider without `GATEHOUSE_PROVIDERS`.
+    public var providers: [ProviderSettings] { hasNamedProviders ? namedProviderList : [idp] }
+
+    /// This configuration speaking for `provider` (its issuer, client, redirect URI…).
+    public func speaking(for provider: ProviderSettings) -> GatehouseConfiguration {
+        var view = self
+        view.idp = provider
+        return view
+    }
+
     /// Time limit for each provider call (discovery, JWKS, token, revocation), seconds.
     public var providerTimeout: Int
     /// Refresh the access token when it expires within this many seconds (`GATEHOUSE_REFRESH_MARGIN`).
     public var refreshMargin: Int
-    /// When UserInfo is fetched after login and refresh (`GATEHOUSE_USERINFO`).
-    public var userinfo: UserInfoPolicy = .auto
-    /// `GATEHOUSE_ID_TOKEN_ALGS`: the only algorithms accepted for ID and logout tokens; nil for
-    /// the default (RS256, plus the provider's algorithm when it advertises exactly one).
-    public var idTokenAlgorithms: [String]? = nil
-    /// The PEM of the client's private key for `private_key_jwt` (`GATEHOUSE_CLIENT_PRIVATE_KEY`,
-    /// the PEM itself or a file holding it); never printed.
-    public var clientPrivateKeyPEM: String? = nil
-    /// `GATEHOUSE_CLIENT_KEY_ID`: the `kid` of that key at the provider.
-    public var clientKeyID: String? = nil
-    /// `GATEHOUSE_PROVIDER`: the preset the provider variables below default from.
-    public var provider: ProviderProfile = .named(.generic)
-    /// Endpoint overrides by variable (`GATEHOUSE_TOKEN_ENDPOINT` → URL), winning over discovery;
-    /// includes the profile's default token endpoint.
-    public var endpointOverrides: [String: String] = [:]
-    /// `GATEHOUSE_TOKEN_REQUEST`.
-    public var tokenRequest: TokenRequestMethod = .post
-    /// `GATEHOUSE_LOGIN_PARAMS`: `/login` query parameters passed on to the authorization request.
-    public var loginParams: [String] = []
-    /// `GATEHOUSE_REQUIRE_CLAIMS`: `(name, value)` pairs the ID token must carry.
-    public var requiredClaims: [(String, String)] = []
-    /// `GATEHOUSE_LOGOUT_URL` (or the profile's): the logout template used when the provider has no
-    /// `end_session_endpoint`.
-    public var logoutURL: String? = nil
+    /// `GATEHOUSE_CSP`: the `Content-Security-Policy` of HTML answers; nil for the default.
+    public var contentSecurityPolicy: String? = nil
+
+    // The provider's settings, as one provider's code reads them (``idp``).
+    public var issuer: String { get { idp.issuer } set { idp.issuer = newValue } }
+    public var clientID: String { get { idp.clientID } set { idp.clientID = newValue } }
+    public var clientSecret: String? { get { idp.clientSecret } set { idp.clientSecret = newValue } }
+    public var clientAuthMethod: ClientAuthMethod { get { idp.clientAuthMethod } set { idp.clientAuthMethod = newValue } }
+    public var scopes: [String] { get { idp.scopes } set { idp.scopes = newValue } }
+    public var authParams: [(String, String)] { get { idp.authParams } set { idp.authParams = newValue } }
+    public var userinfo: UserInfoPolicy { get { idp.userinfo } set { idp.userinfo = newValue } }
+    public var idTokenAlgorithms: [String]? { get { idp.idTokenAlgorithms } set { idp.idTokenAlgorithms = newValue } }
+    public var clientPrivateKeyPEM: String? { get { idp.clientPrivateKeyPEM } set { idp.clientPrivateKeyPEM = newValue } }
+    public var clientKeyID: String? { get { idp.clientKeyID } set { idp.clientKeyID = newValue } }
+    /// The provider's profile (`GATEHOUSE_PROVIDER`).
+    public var provider: ProviderProfile { get { idp.profile } set { idp.profile = newValue } }
+    public var endpointOverrides: [String: String] { get { idp.endpointOverrides } set { idp.endpointOverrides = newValue } }
+    public var tokenRequest: TokenRequestMethod { get { idp.tokenRequest } set { idp.tokenRequest = newValue } }
+    public var loginParams: [String] { get { idp.loginParams } set { idp.loginParams = newValue } }
+    public var requiredClaims: [(String, String)] { get { idp.requiredClaims } set { idp.requiredClaims = newValue } }
+    public var logoutURL: String? { get { idp.logoutURL } set { idp.logoutURL = newValue } }
 
     // MARK: Browser-facing
     public var publicURL: PublicURL
@@ -102,8 +106,11 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
 
-    /// The OAuth `redirect_uri`: `{PUBLIC_URL}/callback`.
-    public var redirectURI: String { publicURL.redirectURI }
+    /// The OAuth `redirect_uri`: `{PUBLIC_URL}/callback`, or `{PUBLIC_URL}/callback/NAME` for
+    /// each of `GATEHOUSE_PROVIDERS`.
+    public var redirectURI: String {
+        hasNamedProviders ? publicURL.redirectURI + "/" + idp.name : publicURL.redirectURI
+    }
 
     /// Cookies carry `Secure` (and may use `__Host-`) when the public URL is https.
     public var cookieSecure: Bool { publicURL.isSecure }
@@ -111,18 +118,14 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     /// The routes ready for matching (longest prefix first).
     public var routeTable: RouteTable { RouteTable(routes) }
 
-    /// `{issuer}/.well-known/openid-configuration`, a terminating `/` of the issuer removed first
-    /// (OpenID Connect Discovery 1.0 §4).
-    public var discoveryURL: String {
-        var base = issuer
-        while base.hasSuffix("/") { base.removeLast() }
-        return base + "/.well-known/openid-configuration"
-    }
+    /// Where the provider's discovery document is fetched (``ProviderSettings/discoveryURL``).
+    public var discoveryURL: String { idp.discoveryURL }
 
     public var description: String {
         let routeList = routes.map(\.description).joined(separator: ",")
+        let providerList = hasNamedProviders ? "providers=\(namedProviderList.map(\.name).joined(separator: ",")) " : ""
         return """
-            issuer=\(issuer) clientID=\(clientID) clientSecret=\(clientSecret == nil ? "unset" : "set") \
+            \(providerList)issuer=\(issuer) clientID=\(clientID) clientSecret=\(clientSecret == nil ? "unset" : "set") \
             clientAuthMethod=\(clientAuthMethod.rawValue) publicURL=\(publicURL.origin) listen=\(listen) \
             scopes=\(scopes.joined(separator: " ")) routes=\(routeList) database=\(URIPassword.redacting(databasePath)) \
             secretKey=\(secretKey == nil ? "unset" : "set") previousSecretKey=\(previousSecretKey == nil ? "unset" : "set") \

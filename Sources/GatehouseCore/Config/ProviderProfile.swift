@@ -40,8 +40,24 @@ public struct ProviderProfile: Sendable, Equatable {
     /// (only Facebook's Graph API): otherwise `get` with a secret in the URL is refused.
     public var secretInTokenQuery = false
     public var issuerForms = IssuerForms.exact
+    /// Whether the discovery document's documented URL ends in `/` (Facebook: "Facebook Login for
+    /// the Web with the JavaScript SDK… OIDC": `https://www.facebook.com/.well-known/openid-configuration/`).
+    public var discoveryPathEndsWithSlash = false
 
     public init(name: Name) { self.name = name }
+
+    /// The provider's own name for buttons and the chooser page; nil for `generic`.
+    public var displayName: String? {
+        switch name {
+        case .generic: nil
+        case .auth0: "Auth0"
+        case .google: "Google"
+        case .facebook: "Facebook"
+        case .keycloak: "Keycloak"
+        case .entra: "Microsoft"
+        case .okta: "Okta"
+        }
+    }
 
     /// The preset of each provider.
     public static func named(_ name: Name) -> ProviderProfile {
@@ -67,6 +83,7 @@ public struct ProviderProfile: Sendable, Equatable {
             profile.tokenEndpoint = "https://graph.facebook.com/oauth/access_token"
             profile.clientAuthMethodWithSecret = .clientSecretPost
             profile.secretInTokenQuery = true
+            profile.discoveryPathEndsWithSlash = true
         case .entra:
             profile.issuerForms = .tenantTemplate
         }

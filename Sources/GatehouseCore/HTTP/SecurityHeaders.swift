@@ -3,25 +3,36 @@ import HTTP1
 /// The static security headers of the SPEC, added to every response.
 public enum SecurityHeaders {
     /// Strict policy for HTML: only same-origin scripts, styles and connections; no framing,
-    /// no `<base>` rewriting, forms post only to this origin.
+    /// no `<base>` rewriting, forms post only to this origin. Images may also come from any https
+    /// origin: the providers' profile pictures (Google's and Facebook's own hosts). `GATEHOUSE_CSP`
+    /// replaces the whole policy.
     public static let contentSecurityPolicy =
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+    /// The policy field for `value` (`GATEHOUSE_CSP`); nil when it is not a valid field value.
+    public static func contentSecurityPolicyField(_ value: String) -> HTTPField.Checked? {
+        HTTPField.Checked(name: "Content-Security-Policy", value: value)
+    }
 
     /// Adds `X-Content-Type-Options`, `Referrer-Policy`, `X-Frame-Options`, on HTML the
     /// `Content-Security-Policy`, and `Strict-Transport-Security` when a value is given (the public
     /// URL is https: `GatehouseConfiguration.strictTransportSecurity`), each only when the response
     /// does not already carry it. The values are prebuilt strings: nothing is formatted per answer.
-    public static func apply(to headers: inout HTTPHeaders, html: Bool, strictTransportSecurity: String? = nil) {
+    public static func apply(to headers: inout HTTPHeaders, html: Bool, strictTransportSecurity: String? = nil,
+                             contentSecurityPolicy: HTTPField.Checked? = nil) {
         // One pass to see what is there; nothing is added (and the fields not copied) when all are.
         var present = Present(scanning: headers)
         present.html = html
-        apply(to: &headers, present: present, strictTransportSecurity: strictTransportSecurity)
+        apply(to: &headers, present: present, strictTransportSecurity: strictTransportSecurity,
+              contentSecurityPolicy: contentSecurityPolicy)
     }
 
     /// As `apply(to:html:strictTransportSecurity:)`, with what the fields hold already noted
     /// (`Present`, by whoever built them: the proxy notes the upstream's fields as it keeps them,
     /// instead of a second pass over them and a look-up of `Content-Type`). HTML when `present.html`.
-    public static func apply(to headers: inout HTTPHeaders, present: Present, strictTransportSecurity: String? = nil) {
+    /// `contentSecurityPolicy`: the configured policy's field, nil for the default.
+    public static func apply(to headers: inout HTTPHeaders, present: Present, strictTransportSecurity: String? = nil,
+                             contentSecurityPolicy: HTTPField.Checked? = nil) {
         let hasCSP = present.contentSecurityPolicy || !present.html
         let hasHSTS = present.strictTransportSecurity || strictTransportSecurity == nil
         let missing = (present.typeOptions ? 0 : 1) + (present.referrer ? 0 : 1) + (present.frame ? 0 : 1)
@@ -37,7 +48,7 @@ public enum SecurityHeaders {
             if !present.referrer { headers.add(Fields.referrer) }
             if !present.frame { headers.add(Fields.frame) }
         }
-        if !hasCSP { headers.add(Fields.contentSecurityPolicy) }
+        if !hasCSP { headers.add(contentSecurityPolicy ?? Fields.contentSecurityPolicy) }
         if !hasHSTS, let strictTransportSecurity { headers.add("Strict-Transport-Security", strictTransportSecurity) }
     }
 

@@ -66,7 +66,7 @@ public struct ClientCredentialsGrant: Sendable, Hashable {
 /// can tell the operator what to fix.
 public enum RouteOptions {
     /// The names this version understands.
-    public static let known = ["auth", "scope", "audience", "session", "max_in_flight"]
+    public static let known = ["auth", "scope", "audience", "session", "max_in_flight", "providers"]
 
     /// What the options of one route say.
     public struct Parsed: Sendable, Equatable {
@@ -74,6 +74,8 @@ public enum RouteOptions {
         /// `max_in_flight=N`: this route's bound of API calls in flight per event loop; nil for
         /// `GATEHOUSE_ROUTE_MAX_IN_FLIGHT`.
         public var maxInFlight: Int? = nil
+        /// `providers=A|B`: the providers whose sessions may use the route; nil for every provider.
+        public var providers: [String]? = nil
     }
 
     /// Why an option list was refused.
@@ -102,6 +104,7 @@ public enum RouteOptions {
         var scope: String?
         var audience: String?
         var session: String?
+        var providers: [String]?
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -137,6 +140,18 @@ public enum RouteOptions {
                     throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
                 }
                 maxInFlight = number
+            case "providers":
+                guard providers == nil else { throw .duplicate(name) }
+                var names: [String] = []
+                for entry in value.split(separator: "|", omittingEmptySubsequences: false) {
+                    let name = String(entry.trimmingConfigurationWhitespace())
+                    guard ProviderSettings.isValidName(name) else {
+                        throw .invalidValue(option: "providers", value: value,
+                                            reason: "which is not a |-separated list of provider names (a-z, 0-9, -)")
+                    }
+                    if !names.contains(name) { names.append(name) }
+                }
+                providers = names
             default: // "session"
                 guard session == nil else { throw .duplicate(name) }
                 guard value == "required" || value == "optional" else {
@@ -146,6 +161,10 @@ public enum RouteOptions {
             }
         }
         let chosen = auth ?? "user"
+        if chosen == "none", providers != nil {
+            throw .invalidValue(option: "providers", value: providers?.joined(separator: "|") ?? "",
+                                reason: "which needs a session, but this route is auth=none")
+        }
         if chosen != "client" {
             for (option, given) in [("scope", scope), ("audience", audience), ("session", session)] where given != nil {
                 throw .notApplicable(option: option, auth: chosen)
@@ -159,7 +178,7 @@ public enum RouteOptions {
             routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
         default: routeAuth = .user
         }
-        return Parsed(auth: routeAuth, maxInFlight: maxInFlight)
+        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers)
     }
 
     /// RFC 6749 §3.3: space-separated scope-tokens of `%x21 / %x23-5B / %x5D-7E`, normalized to

@@ -30,6 +30,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     /// `max_in_flight=N`: this route's bound of calls in flight per event loop (nil: the
     /// configuration's `GATEHOUSE_ROUTE_MAX_IN_FLIGHT`).
     public var maxInFlight: Int? { storage.maxInFlight }
+    /// `providers=A|B`: only sessions of these providers may use the route; nil for every provider.
+    public var providers: [String]? { storage.providers }
     /// The calls in flight on this copy of the route: each event loop's copy (`loopCopy`) has its
     /// own, so the count stays on that loop's core.
     public var inFlight: InFlightCount { storage.inFlight }
@@ -47,19 +49,22 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         var replacementPath: String?
         var auth: RouteAuth
         var maxInFlight: Int?
+        var providers: [String]?
         /// Not configuration: a new storage (another copy of the route) counts from zero.
         let inFlight = InFlightCount()
 
-        init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?) {
+        init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?,
+             providers: [String]?) {
             (self.prefix, self.upstream, self.replacementPath) = (prefix, upstream, replacementPath)
-            (self.auth, self.maxInFlight) = (auth, maxInFlight)
+            (self.auth, self.maxInFlight, self.providers) = (auth, maxInFlight, providers)
         }
     }
 
     private mutating func mutableStorage() -> Storage {
         if !isKnownUniquelyReferenced(&storage) {
             storage = Storage(prefix: storage.prefix, upstream: storage.upstream,
-                              replacementPath: storage.replacementPath, auth: storage.auth, maxInFlight: storage.maxInFlight)
+                              replacementPath: storage.replacementPath, auth: storage.auth, maxInFlight: storage.maxInFlight,
+                              providers: storage.providers)
         }
         return storage
     }
@@ -67,10 +72,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     public static func == (a: UpstreamRoute, b: UpstreamRoute) -> Bool {
         a.storage === b.storage || (a.prefix == b.prefix && a.upstream == b.upstream
                                     && a.replacementPath == b.replacementPath && a.auth == b.auth
-                                    && a.maxInFlight == b.maxInFlight)
+                                    && a.maxInFlight == b.maxInFlight && a.providers == b.providers)
     }
 
-    public var description: String { "\(prefix)=\(upstream)\(auth)" }
+    public var description: String {
+        "\(prefix)=\(upstream)\(auth)" + (providers.map { ";providers=" + $0.joined(separator: "|") } ?? "")
+    }
 
     /// Scheme (`http`/`https`), host without brackets, port and `Host` header value to connect with.
     public var scheme: String { upstream.scheme }
@@ -103,7 +110,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
 
     /// Paths Gatehouse answers itself; a route must not shadow them.
     public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
-                                       "/healthz", "/readyz", "/metrics"]
+                                       "/healthz", "/readyz", "/metrics", "/providers"]
 
     /// - Parameter rawUpstream: the upstream URL, optionally followed by `;`-separated route options
     ///   (`http://cms:9200;auth=none`); a `;` therefore always starts the options.
@@ -152,7 +159,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
             }
         }
         storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: options.auth,
-                          maxInFlight: options.maxInFlight)
+                          maxInFlight: options.maxInFlight, providers: options.providers)
     }
 
     /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.

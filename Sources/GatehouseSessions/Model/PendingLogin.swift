@@ -13,6 +13,13 @@ public struct PendingLogin: Sendable, Equatable {
     public var returnTo: String
     public var createdAt: Int64
     public var expiresAt: Int64
+    /// The provider the login started at: its callback, and only its, may complete it (mix-up defence).
+    public var provider: String = PendingLogin.defaultProvider
+    /// Claims the ID token must carry because of how this login was started (Auth0's `org_id` for
+    /// an `organization` passed to `/login`), sealed with the login.
+    public var requiredClaims: [String: String] = [:]
+
+    public static let defaultProvider = "default"
 
     public init(stateHash: String, bindingHash: String, codeVerifier: String, nonce: String,
                 returnTo: String, createdAt: Int64, expiresAt: Int64) {
@@ -28,7 +35,7 @@ public struct PendingLogin: Sendable, Equatable {
 
 extension PendingLogin: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "PendingLogin(state: \(stateHash.prefix(8))…, returnTo: \(returnTo), createdAt: \(createdAt), expiresAt: \(expiresAt))"
+        "PendingLogin(state: \(stateHash.prefix(8))…, provider: \(provider), returnTo: \(returnTo), createdAt: \(createdAt), expiresAt: \(expiresAt))"
     }
 
     public var debugDescription: String { description }

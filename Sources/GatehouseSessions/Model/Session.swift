@@ -18,9 +18,13 @@ public struct Session: Sendable, Equatable {
     public var expiresAt: Int64
     /// Bumped by every token update; `updateTokens` compares it (compare-and-swap).
     public var version: Int64
+    /// The provider the session signed in with (`default` with one provider).
+    public var provider: String
 
     public init(idHash: String, sub: String, sid: String?, claims: [UInt8], tokens: TokenSet,
-                createdAt: Int64, lastSeenAt: Int64, idleExpiresAt: Int64, expiresAt: Int64, version: Int64) {
+                createdAt: Int64, lastSeenAt: Int64, idleExpiresAt: Int64, expiresAt: Int64, version: Int64,
+                provider: String = "default") {
+        self.provider = provider
         self.idHash = idHash
         self.sub = sub
         self.sid = sid
@@ -41,7 +45,7 @@ public struct Session: Sendable, Equatable {
 
 extension Session: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String {
-        "Session(id: \(idHash.prefix(8))…, sub: \(sub), createdAt: \(createdAt), idleExpiresAt: \(idleExpiresAt), "
+        "Session(id: \(idHash.prefix(8))…, provider: \(provider), sub: \(sub), createdAt: \(createdAt), idleExpiresAt: \(idleExpiresAt), "
             + "expiresAt: \(expiresAt), version: \(version))"
     }
 
@@ -58,9 +62,11 @@ public struct NewSession: Sendable, Equatable {
     public var createdAt: Int64
     public var idleExpiresAt: Int64
     public var expiresAt: Int64
+    public var provider: String
 
     public init(idHash: String, sub: String, sid: String?, claims: [UInt8], tokens: TokenSet,
-                createdAt: Int64, idleExpiresAt: Int64, expiresAt: Int64) {
+                createdAt: Int64, idleExpiresAt: Int64, expiresAt: Int64, provider: String = "default") {
+        self.provider = provider
         self.idHash = idHash
         self.sub = sub
         self.sid = sid

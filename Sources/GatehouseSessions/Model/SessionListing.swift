@@ -11,19 +11,20 @@ import GatehouseEncoding
 public enum SessionListing {
     /// Header and one line per session; `time` formats the unix timestamps.
     public static func table(_ sessions: [SessionSummary], time: (Int64) -> String) -> String {
-        var lines = [["ID", "SUB", "CREATED", "LAST SEEN", "IDLE EXPIRES", "EXPIRES"].joined(separator: "\t")]
+        var lines = [["ID", "SUB", "CREATED", "LAST SEEN", "IDLE EXPIRES", "EXPIRES", "PROVIDER"].joined(separator: "\t")]
         for s in sessions {
             lines.append([terminalSafe(s.idPrefix), terminalSafe(s.sub), time(s.createdAt), time(s.lastSeenAt),
-                          time(s.idleExpiresAt), time(s.expiresAt)].joined(separator: "\t"))
+                          time(s.idleExpiresAt), time(s.expiresAt), terminalSafe(s.provider)].joined(separator: "\t"))
         }
         return lines.joined(separator: "\n")
     }
 
-    /// One JSON array of `{"id","sub","createdAt","lastSeenAt","idleExpiresAt","expiresAt"}`.
+    /// One JSON array of `{"id","sub","createdAt","lastSeenAt","idleExpiresAt","expiresAt","provider"}`.
     public static func json(_ sessions: [SessionSummary]) -> String {
         let rows = sessions.map { s in
             "{\"id\":\(jsonQuoted(s.idPrefix)),\"sub\":\(jsonQuoted(s.sub)),\"createdAt\":\(s.createdAt),"
-                + "\"lastSeenAt\":\(s.lastSeenAt),\"idleExpiresAt\":\(s.idleExpiresAt),\"expiresAt\":\(s.expiresAt)}"
+                + "\"lastSeenAt\":\(s.lastSeenAt),\"idleExpiresAt\":\(s.idleExpiresAt),\"expiresAt\":\(s.expiresAt),"
+                + "\"provider\":\(jsonQuoted(s.provider))}"
         }
         return "[" + rows.joined(separator: ",") + "]"
     }

@@ -8,9 +8,12 @@ public struct SessionSummary: Sendable, Equatable {
     public var lastSeenAt: Int64
     public var idleExpiresAt: Int64
     public var expiresAt: Int64
+    /// The provider the session signed in with.
+    public var provider: String
 
     public init(idPrefix: String, sub: String, createdAt: Int64, lastSeenAt: Int64,
-                idleExpiresAt: Int64, expiresAt: Int64) {
+                idleExpiresAt: Int64, expiresAt: Int64, provider: String = "default") {
+        self.provider = provider
         (self.idPrefix, self.sub) = (idPrefix, sub)
         (self.createdAt, self.lastSeenAt, self.idleExpiresAt, self.expiresAt) = (createdAt, lastSeenAt, idleExpiresAt, expiresAt)
     }

@@ -29,7 +29,7 @@ public final class InMemorySessionStore: SessionStore {
     public func createSession(_ new: NewSession, replacing oldIdHash: String?) throws(SessionStoreError) -> Session {
         let session = Session(idHash: new.idHash, sub: new.sub, sid: new.sid, claims: new.claims, tokens: new.tokens,
                               createdAt: new.createdAt, lastSeenAt: new.createdAt, idleExpiresAt: new.idleExpiresAt,
-                              expiresAt: new.expiresAt, version: 1)
+                              expiresAt: new.expiresAt, version: 1, provider: new.provider)
         return try state.withLock { (state: inout State) throws(SessionStoreError) -> Session in
             if state.sessions[new.idHash] != nil, oldIdHash != new.idHash {
                 // Same outcome as the primary-key constraint of the SQL table (whose transaction
@@ -105,13 +105,13 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     @discardableResult
-    public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
-        state.withLock { state in Self.remove(from: &state) { $0.sub == sub } }
+    public func deleteSessions(sub: String, provider: String) throws(SessionStoreError) -> Int {
+        state.withLock { state in Self.remove(from: &state) { $0.sub == sub && $0.provider == provider } }
     }
 
     @discardableResult
-    public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
-        state.withLock { state in Self.remove(from: &state) { $0.sid == sid } }
+    public func deleteSessions(sid: String, provider: String) throws(SessionStoreError) -> Int {
+        state.withLock { state in Self.remove(from: &state) { $0.sid == sid && $0.provider == provider } }
     }
 
     @discardableResult
@@ -131,7 +131,8 @@ public final class InMemorySessionStore: SessionStore {
                 .filter { $0.isActive(at: now) }
                 .sorted { ($0.createdAt, $0.idHash) < ($1.createdAt, $1.idHash) }
                 .map { SessionSummary(idPrefix: String($0.idHash.prefix(8)), sub: $0.sub, createdAt: $0.createdAt,
-                                      lastSeenAt: $0.lastSeenAt, idleExpiresAt: $0.idleExpiresAt, expiresAt: $0.expiresAt) }
+                                      lastSeenAt: $0.lastSeenAt, idleExpiresAt: $0.idleExpiresAt, expiresAt: $0.expiresAt,
+                                      provider: $0.provider) }
         }
     }
 
@@ -181,13 +182,13 @@ public final class InMemorySessionStore: SessionStore {
 
     public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
                             matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
-        let jtiHash = SecretHash.hex(of: jti)
+        let jtiHash = LogoutJTI.hash(jti, provider: match.provider)
         return state.withLock { state in
             guard state.logoutJTIs[jtiHash] == nil else { return nil }
             state.logoutJTIs[jtiHash] = expiresAt
             switch match {
-            case .sid(let sid): return Self.remove(from: &state) { $0.sid == sid }
-            case .sub(let sub): return Self.remove(from: &state) { $0.sub == sub }
+            case .sid(let sid, let provider): return Self.remove(from: &state) { $0.sid == sid && $0.provider == provider }
+            case .sub(let sub, let provider): return Self.remove(from: &state) { $0.sub == sub && $0.provider == provider }
             }
         }
     }

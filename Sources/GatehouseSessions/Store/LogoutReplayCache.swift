@@ -1,8 +1,16 @@
 /// Which sessions a back-channel logout token names (OpenID Connect Back-Channel Logout 1.0 §2.4):
-/// those of the provider session `sid` when the token has one, else every session of `sub`.
+/// those of the provider session `sid` when the token has one, else every session of `sub`; always
+/// of one provider (the same `sub` at another provider is another user).
 public enum LogoutTokenMatch: Sendable, Equatable {
-    case sid(String)
-    case sub(String)
+    case sid(String, provider: String = "default")
+    case sub(String, provider: String = "default")
+
+    /// The provider whose sessions are meant.
+    public var provider: String {
+        switch self {
+        case .sid(_, let provider), .sub(_, let provider): provider
+        }
+    }
 }
 
 /// The replay-cache role of a store: back-channel logout token ids (`jti`) already seen, kept until
@@ -15,4 +23,12 @@ public protocol LogoutReplayCache: Sendable {
     ///   replay; nothing is deleted).
     func endSessions(forLogoutToken jti: String, expiresAt: Int64,
                      matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int?
+}
+
+/// The key a logout token's `jti` is remembered under: its hash, within its provider (two providers
+/// may issue the same `jti`; `default`'s keys are those stored before there were several).
+enum LogoutJTI {
+    static func hash(_ jti: String, provider: String) -> String {
+        SecretHash.hex(of: provider == "default" ? jti : provider + "\u{0}" + jti)
+    }
 }

@@ -62,9 +62,14 @@ struct PendingLoginSecrets: SealedRowPayload {
     var codeVerifier: String
     var nonce: String
     var returnTo: String
+    /// Absent in logins stored before several providers (they are `default`'s).
+    var provider: String?
+    var requiredClaims: [String: String]?
 
     static func sealed(_ login: PendingLogin, sealer: TokenSealer) throws(SessionStoreError) -> [UInt8] {
-        try PendingLoginSecrets(codeVerifier: login.codeVerifier, nonce: login.nonce, returnTo: login.returnTo)
+        try PendingLoginSecrets(codeVerifier: login.codeVerifier, nonce: login.nonce, returnTo: login.returnTo,
+                                provider: login.provider,
+                                requiredClaims: login.requiredClaims.isEmpty ? nil : login.requiredClaims)
             .sealed(boundTo: login.stateHash, sealer: sealer)
     }
 

@@ -46,12 +46,12 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
             }
             try tx.run(.insertSession, [
                 .text(new.idHash), .text(new.sub), .text(new.sid), .integer(new.createdAt), .integer(new.idleExpiresAt),
-                .integer(new.expiresAt), .bytes(sealed), .integer(new.tokens.accessTokenExpiresAt),
+                .integer(new.expiresAt), .bytes(sealed), .integer(new.tokens.accessTokenExpiresAt), .text(new.provider),
             ])
         }
         return Session(idHash: new.idHash, sub: new.sub, sid: new.sid, claims: new.claims, tokens: new.tokens,
                        createdAt: new.createdAt, lastSeenAt: new.createdAt, idleExpiresAt: new.idleExpiresAt,
-                       expiresAt: new.expiresAt, version: 1)
+                       expiresAt: new.expiresAt, version: 1, provider: new.provider)
     }
 
     public func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
@@ -142,7 +142,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
 
     public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
                             matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
-        let jtiHash = SecretHash.hex(of: jti)
+        let jtiHash = LogoutJTI.hash(jti, provider: match.provider)
         // One transaction: the `jti` is recorded only if the sessions it names are deleted too, so a
         // failed deletion leaves the provider's retry of the same token free to succeed.
         return try sessionDatabase.write { (tx: Connection) throws(Failure) -> Int? in

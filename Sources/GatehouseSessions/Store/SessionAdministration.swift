@@ -8,9 +8,9 @@ public protocol SessionAdministration: Sendable {
     /// Number of active sessions at `now` (the `/metrics` gauge).
     func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int
 
-    /// Deletes every session of the user `sub` (`sessions revoke --sub`, back-channel logout by sub).
+    /// Deletes every session of the user `sub` at `provider` (`sessions revoke --sub`).
     @discardableResult
-    func deleteSessions(sub: String) throws(SessionStoreError) -> Int
+    func deleteSessions(sub: String, provider: String) throws(SessionStoreError) -> Int
 
     /// Deletes the one session whose id hash starts with `idPrefix` (`sessions revoke ID`).
     /// - Returns: 0 or 1.
@@ -25,4 +25,12 @@ public protocol SessionAdministration: Sendable {
 
     /// Throws when the store cannot answer (readiness probe).
     func ping() throws(SessionStoreError)
+}
+
+extension SessionAdministration {
+    /// Every session of `sub` at the one provider, `default`.
+    @discardableResult
+    public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
+        try deleteSessions(sub: sub, provider: "default")
+    }
 }

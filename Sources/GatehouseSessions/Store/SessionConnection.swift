@@ -61,8 +61,8 @@ extension SessionConnection {
     /// - Returns: how many were deleted.
     func deleteSessions(_ match: LogoutTokenMatch) throws(Failure) -> Int {
         switch match {
-        case .sid(let sid): try run(.deleteBySid, [.text(sid)])
-        case .sub(let sub): try run(.deleteBySub, [.text(sub)])
+        case .sid(let sid, let provider): try run(.deleteBySid, [.text(sid), .text(provider)])
+        case .sub(let sub, let provider): try run(.deleteBySub, [.text(sub), .text(provider)])
         }
     }
 }

@@ -61,16 +61,16 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
         }
     }
 
-    /// See `SessionRecordStore.deleteSessions(sid:)`.
+    /// See `SessionRecordStore.deleteSessions(sid:provider:)`.
     @discardableResult
-    public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
-        try deleteSessions(.sid(sid))
+    public func deleteSessions(sid: String, provider: String) throws(SessionStoreError) -> Int {
+        try deleteSessions(.sid(sid, provider: provider))
     }
 
-    /// See `SessionAdministration.deleteSessions(sub:)`.
+    /// See `SessionAdministration.deleteSessions(sub:provider:)`.
     @discardableResult
-    public func deleteSessions(sub: String) throws(SessionStoreError) -> Int {
-        try deleteSessions(.sub(sub))
+    public func deleteSessions(sub: String, provider: String) throws(SessionStoreError) -> Int {
+        try deleteSessions(.sub(sub, provider: provider))
     }
 
     private func deleteSessions(_ match: LogoutTokenMatch) throws(SessionStoreError) -> Int {

@@ -35,13 +35,19 @@ public protocol SessionRecordStore: Sendable {
     @discardableResult
     func deleteSession(idHash: String) throws(SessionStoreError) -> Bool
 
-    /// Deletes every session with the provider session id `sid` (back-channel logout by sid).
+    /// Deletes every session of `provider` with the provider session id `sid`.
     @discardableResult
-    func deleteSessions(sid: String) throws(SessionStoreError) -> Int
+    func deleteSessions(sid: String, provider: String) throws(SessionStoreError) -> Int
 
 }
 
 extension SessionRecordStore {
+    /// Every session of the one provider, `default`, with the provider session id `sid`.
+    @discardableResult
+    public func deleteSessions(sid: String) throws(SessionStoreError) -> Int {
+        try deleteSessions(sid: sid, provider: "default")
+    }
+
     /// Replaces the tokens and keeps the stored claims. See `updateTokens(idHash:expectedVersion:tokens:claims:)`.
     public func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet) throws(SessionStoreError) -> Bool {
         try updateTokens(idHash: idHash, expectedVersion: expectedVersion, tokens: tokens, claims: nil)

@@ -6,11 +6,11 @@ extension SessionStatement {
 
     static let insertSession = SessionStatement("""
         INSERT INTO sessions (id_hash, sub, sid, created_at, last_seen_at, idle_expires_at, expires_at,
-                              sealed, access_expires_at, version)
-        VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, 1)
+                              sealed, access_expires_at, version, provider)
+        VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, 1, ?9)
         """)
     static let selectSession = SessionStatement("""
-        SELECT sub, sid, created_at, last_seen_at, idle_expires_at, expires_at, sealed, version
+        SELECT sub, sid, created_at, last_seen_at, idle_expires_at, expires_at, sealed, version, provider
         FROM sessions WHERE id_hash = ?1
         """)
     static let deleteExpiredSession = SessionStatement("""
@@ -44,8 +44,9 @@ extension SessionStatement {
         WHERE id_hash = ?1 AND refresh_lease_owner = ?2
         """)
     static let deleteSession = SessionStatement("DELETE FROM sessions WHERE id_hash = ?1")
-    static let deleteBySub = SessionStatement("DELETE FROM sessions WHERE sub = ?1")
-    static let deleteBySid = SessionStatement("DELETE FROM sessions WHERE sid = ?1")
+    /// A `sub` or `sid` is the provider's: the same value at another provider is someone else.
+    static let deleteBySub = SessionStatement("DELETE FROM sessions WHERE sub = ?1 AND provider = ?2")
+    static let deleteBySid = SessionStatement("DELETE FROM sessions WHERE sid = ?1 AND provider = ?2")
 
     // MARK: - Administration
 
@@ -57,7 +58,7 @@ extension SessionStatement {
         postgres: "SELECT id_hash FROM sessions WHERE id_hash >= $1 AND id_hash < $2 FOR UPDATE")
     static let deleteByPrefix = SessionStatement("DELETE FROM sessions WHERE id_hash >= ?1 AND id_hash < ?2")
     static let listActive = SessionStatement("""
-        SELECT substr(id_hash, 1, 8), sub, created_at, last_seen_at, idle_expires_at, expires_at
+        SELECT substr(id_hash, 1, 8), sub, created_at, last_seen_at, idle_expires_at, expires_at, provider
         FROM sessions WHERE idle_expires_at > ?1 AND expires_at > ?1
         ORDER BY created_at, id_hash
         """)

@@ -12,6 +12,7 @@ struct StoredSessionRow: Sendable {
     let expiresAt: Int64
     let sealed: [UInt8]
     let version: Int64
+    let provider: String
 
     func isActive(at now: Int64) -> Bool {
         SessionLifetime.isActive(idleExpiresAt: idleExpiresAt, expiresAt: expiresAt, now: now)
@@ -26,7 +27,7 @@ struct StoredSessionRow: Sendable {
         guard let secrets = opened else { return nil }
         return Session(idHash: idHash, sub: sub, sid: sid, claims: Array(secrets.claims),
                        tokens: secrets.tokens, createdAt: createdAt, lastSeenAt: lastSeenAt,
-                       idleExpiresAt: idleExpiresAt, expiresAt: expiresAt, version: version)
+                       idleExpiresAt: idleExpiresAt, expiresAt: expiresAt, version: version, provider: provider)
     }
 }
 
@@ -35,7 +36,7 @@ extension StoredSessionRow {
     init<Row: SessionRow>(_ row: Row) throws(Row.Failure) {
         self.init(sub: try row.requiredString(0), sid: row.string(1), createdAt: row.int64(2), lastSeenAt: row.int64(3),
                   idleExpiresAt: row.int64(4), expiresAt: row.int64(5), sealed: try row.requiredBytes(6),
-                  version: row.int64(7))
+                  version: row.int64(7), provider: row.string(8) ?? "default")
     }
 }
 
@@ -53,9 +54,12 @@ struct StoredPendingRow: Sendable {
             () throws(SessionStoreError) in try PendingLoginSecrets.opened(sealed, stateHash: stateHash, sealer: sealer)
         }
         guard let secrets = opened else { return nil }
-        return PendingLogin(stateHash: stateHash, bindingHash: bindingHash, codeVerifier: secrets.codeVerifier,
-                            nonce: secrets.nonce, returnTo: secrets.returnTo,
-                            createdAt: createdAt, expiresAt: expiresAt)
+        var login = PendingLogin(stateHash: stateHash, bindingHash: bindingHash, codeVerifier: secrets.codeVerifier,
+                                 nonce: secrets.nonce, returnTo: secrets.returnTo,
+                                 createdAt: createdAt, expiresAt: expiresAt)
+        login.provider = secrets.provider ?? PendingLogin.defaultProvider
+        login.requiredClaims = secrets.requiredClaims ?? [:]
+        return login
     }
 }
 
@@ -98,7 +102,7 @@ extension SessionSummary {
     init<Row: SessionRow>(_ row: Row) throws(Row.Failure) {
         self.init(idPrefix: try row.requiredString(0), sub: try row.requiredString(1),
                   createdAt: row.int64(2), lastSeenAt: row.int64(3),
-                  idleExpiresAt: row.int64(4), expiresAt: row.int64(5))
+                  idleExpiresAt: row.int64(4), expiresAt: row.int64(5), provider: row.string(6) ?? "default")
     }
 }
 

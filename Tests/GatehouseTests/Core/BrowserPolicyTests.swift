@@ -174,7 +174,7 @@ struct SecurityHeadersTests {
         #expect(!headers.contains("Content-Security-Policy"))
     }
 
-    @Test("HTML gets the strict CSP")
+    @Test("HTML gets the strict CSP (images also from https origins: the providers' profile pictures)")
     func html() {
         var headers = HTTPHeaders()
         SecurityHeaders.apply(to: &headers, html: true)

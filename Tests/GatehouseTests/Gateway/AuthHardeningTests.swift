@@ -209,8 +209,12 @@ final class CountingSessionStore: SessionStore {
         try inner.releaseRefreshLease(idHash: idHash, owner: owner)
     }
     func deleteSession(idHash: String) throws(SessionStoreError) -> Bool { try inner.deleteSession(idHash: idHash) }
-    func deleteSessions(sub: String) throws(SessionStoreError) -> Int { try inner.deleteSessions(sub: sub) }
-    func deleteSessions(sid: String) throws(SessionStoreError) -> Int { try inner.deleteSessions(sid: sid) }
+    func deleteSessions(sub: String, provider: String) throws(SessionStoreError) -> Int {
+        try inner.deleteSessions(sub: sub, provider: provider)
+    }
+    func deleteSessions(sid: String, provider: String) throws(SessionStoreError) -> Int {
+        try inner.deleteSessions(sid: sid, provider: provider)
+    }
     func deleteSessions(idPrefix: String) throws(SessionStoreError) -> Int { try inner.deleteSessions(idPrefix: idPrefix) }
     func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary] { try inner.listSessions(now: now) }
     func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int {

@@ -20,7 +20,7 @@ struct SessionListingTests {
             #expect(!table.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" }, "\(sub.debugDescription)")
             #expect(!table.unicodeScalars.contains { ($0.value >= 0x7F && $0.value < 0xA0) || $0.properties.generalCategory == .format })
             #expect(table.split(separator: "\n").count == 2)
-            #expect(table.split(separator: "\n")[1].split(separator: "\t", omittingEmptySubsequences: false).count == 6)
+            #expect(table.split(separator: "\n")[1].split(separator: "\t", omittingEmptySubsequences: false).count == 7)
         }
         #expect(SessionListing.terminalSafe("\u{1b}[2J") == "\\u{1b}[2J")
         #expect(SessionListing.terminalSafe("alice@example.com") == "alice@example.com")

@@ -1,0 +1,86 @@
+/// One OpenID provider as configured: `GATEHOUSE_*` for the single provider `default`, or
+/// `GATEHOUSE_IDP_<NAME>_*` (falling back to the unprefixed variables) for each name of
+/// `GATEHOUSE_PROVIDERS`. `description` never shows the client secret or the private key.
+public struct ProviderSettings: Sendable, CustomStringConvertible {
+    /// The name sessions, paths and metrics carry: `default` without `GATEHOUSE_PROVIDERS`.
+    public var name: String
+    /// What the chooser page and `/providers` show (`DISPLAY_NAME`, else the profile's name, else `name`).
+    public var displayName: String
+    /// The OpenID provider issuer exactly as configured (it must equal the `iss` of its tokens).
+    public var issuer: String
+    public var clientID: String
+    public var clientSecret: String?
+    public var clientAuthMethod: ClientAuthMethod
+    /// Requested scopes: configured order kept, duplicates dropped, `openid` added first when missing.
+    public var scopes: [String]
+    /// Extra authorization-request parameters, decoded, in configured order.
+    public var authParams: [(String, String)]
+    /// When UserInfo is fetched after login and refresh (`USERINFO`).
+    public var userinfo: UserInfoPolicy = .auto
+    /// `ID_TOKEN_ALGS`: the only algorithms accepted for ID and logout tokens; nil for the default.
+    public var idTokenAlgorithms: [String]? = nil
+    /// The PEM of the client's private key for `private_key_jwt`; never printed.
+    public var clientPrivateKeyPEM: String? = nil
+    /// `CLIENT_KEY_ID`: the `kid` of that key at the provider.
+    public var clientKeyID: String? = nil
+    /// `PROFILE` (`GATEHOUSE_PROVIDER` for the single provider): the preset the values default from.
+    public var profile: ProviderProfile = .named(.generic)
+    /// Endpoint overrides by unprefixed variable (`GATEHOUSE_TOKEN_ENDPOINT` → URL), winning over
+    /// discovery; includes the profile's default token endpoint.
+    public var endpointOverrides: [String: String] = [:]
+    /// `DISCOVERY_URL`: where the discovery document is, when not at the issuer's well-known path
+    /// (Facebook documents it with a trailing slash); nil for `{issuer}/.well-known/openid-configuration`.
+    public var discoveryURLOverride: String? = nil
+    /// `TOKEN_REQUEST`.
+    public var tokenRequest: TokenRequestMethod = .post
+    /// `LOGIN_PARAMS`: `/login` query parameters passed on to the authorization request.
+    public var loginParams: [String] = []
+    /// `REQUIRE_CLAIMS`: `(name, value)` pairs the ID token must carry.
+    public var requiredClaims: [(String, String)] = []
+    /// `LOGOUT_URL` (or the profile's): the logout template used without an `end_session_endpoint`.
+    public var logoutURL: String? = nil
+    /// `LONG_LIVED_TOKEN`: after the code exchange, trade Facebook's short-lived user token for a
+    /// long-lived one (`grant_type=fb_exchange_token`).
+    public var longLivedToken = false
+
+    public init(name: String, displayName: String, issuer: String, clientID: String, clientSecret: String?,
+                clientAuthMethod: ClientAuthMethod, scopes: [String], authParams: [(String, String)]) {
+        self.name = name
+        self.displayName = displayName
+        self.issuer = issuer
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.clientAuthMethod = clientAuthMethod
+        self.scopes = scopes
+        self.authParams = authParams
+    }
+
+    /// The name of the only provider when `GATEHOUSE_PROVIDERS` is unset.
+    public static let defaultName = "default"
+
+    /// Where discovery fetches the document: the override, else `{issuer}/.well-known/openid-configuration`
+    /// with a terminating `/` of the issuer removed first (OpenID Connect Discovery 1.0 §4), and
+    /// the `/` Facebook's documented URL ends with for its profile.
+    public var discoveryURL: String {
+        if let discoveryURLOverride { return discoveryURLOverride }
+        var base = issuer
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + "/.well-known/openid-configuration" + (profile.discoveryPathEndsWithSlash ? "/" : "")
+    }
+
+    public var description: String {
+        "\(name): issuer=\(issuer) clientID=\(clientID) clientSecret=\(clientSecret == nil ? "unset" : "set") "
+            + "clientAuthMethod=\(clientAuthMethod.rawValue) scopes=\(scopes.joined(separator: " "))"
+    }
+
+    /// `GATEHOUSE_PROVIDERS` names: 1–32 characters of `[a-z0-9-]`.
+    public static func isValidName(_ name: some StringProtocol) -> Bool {
+        (1...32).contains(name.utf8.count)
+            && name.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
+    }
+
+    /// The prefix of a provider's own variables: `GATEHOUSE_IDP_<NAME>_`, upper-cased, `-` as `_`.
+    public static func variablePrefix(for name: String) -> String {
+        "GATEHOUSE_IDP_" + name.uppercased().replacing("-", with: "_") + "_"
+    }
+}

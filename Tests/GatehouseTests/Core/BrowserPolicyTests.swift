@@ -179,7 +179,12 @@ struct SecurityHeadersTests {
         var headers = HTTPHeaders()
         SecurityHeaders.apply(to: &headers, html: true)
         #expect(headers["Content-Security-Policy"] ==
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+        // GATEHOUSE_CSP replaces the whole policy.
+        var configured = HTTPHeaders()
+        SecurityHeaders.apply(to: &configured, html: true,
+                              contentSecurityPolicy: SecurityHeaders.contentSecurityPolicyField("default-src 'none'"))
+        #expect(configured["Content-Security-Policy"] == "default-src 'none'")
     }
 
     @Test("headers already present are not duplicated or replaced")

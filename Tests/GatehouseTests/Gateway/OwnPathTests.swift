@@ -1,3 +1,4 @@
+import GatehouseCore
 import Testing
 @testable import Gatehouse
 
@@ -17,5 +18,49 @@ struct OwnPathTests {
     ])
     func nearMiss(path: String) {
         #expect(OwnPath(path[...]) == nil)
+    }
+
+    @Test("/providers is always ours; the providers' own paths only with GATEHOUSE_PROVIDERS")
+    func providerPaths() {
+        #expect(OwnPath("/providers"[...]) == .providers)
+        #expect(OwnPath("/callback/google"[...]) == nil, "the SPA's, as it always was, with one provider")
+        #expect(OwnPath("/callback/google"[...], namedProviders: true) == .providerCallback)
+        #expect(OwnPath("/backchannel-logout/corp-sso"[...], namedProviders: true) == .providerBackchannelLogout)
+        #expect(OwnPath.providerName(in: "/callback/google"[...], of: .providerCallback) == "google")
+        #expect(OwnPath.providerName(in: "/backchannel-logout/corp-sso"[...], of: .providerBackchannelLogout) == "corp-sso")
+        // An empty name and names past the longest possible are no provider paths.
+        #expect(OwnPath("/callback/"[...], namedProviders: true) == nil)
+        #expect(OwnPath(("/callback/" + String(repeating: "x", count: 33))[...], namedProviders: true) == nil)
+        #expect(OwnPath("/callbacks/google"[...], namedProviders: true) == nil)
+        #expect(OwnPath("/api/callback/google"[...], namedProviders: true) == nil)
+    }
+
+    @Test("Auth0: a login started with organization must come back with that org_id (or org_name)")
+    func organizationClaims() {
+        let auth0 = ProviderProfile.named(.auth0)
+        #expect(LoginClaimChecks.required(by: [("organization", "org_abc")], profile: auth0) == ["org_id": "org_abc"])
+        #expect(LoginClaimChecks.required(by: [("organization", "Acme")], profile: auth0) == ["org_name": "acme"])
+        #expect(LoginClaimChecks.required(by: [("login_hint", "x")], profile: auth0).isEmpty)
+        #expect(LoginClaimChecks.required(by: [("organization", "org_abc")], profile: .named(.generic)).isEmpty)
+    }
+
+    @Test("metrics carry a provider label only with several providers")
+    func metricsLabels() {
+        let metrics = GatewayMetrics()
+        metrics.loginStarted()
+        metrics.loginFailed(reason: "claim")
+        var text = metrics.render()
+        #expect(text.contains("gatehouse_logins_started_total 1\n"))
+        #expect(text.contains("gatehouse_logins_failed_total{reason=\"claim\"} 1\n"))
+        let named = GatewayMetrics()
+        named.loginStarted(provider: "google")
+        named.loginCompleted(provider: "corp")
+        named.refreshFailed(reason: "invalid_grant", provider: "corp")
+        named.refreshSucceeded(provider: "google")
+        text = named.render()
+        #expect(text.contains("gatehouse_logins_started_total{provider=\"google\"} 1\n"))
+        #expect(text.contains("gatehouse_logins_completed_total{provider=\"corp\"} 1\n"))
+        #expect(text.contains("gatehouse_token_refreshes_total{provider=\"corp\",result=\"failed\",reason=\"invalid_grant\"} 1\n"))
+        #expect(text.contains("gatehouse_token_refreshes_total{provider=\"google\",result=\"ok\"} 1\n"))
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseOIDC
+@testable import GatehouseOIDC
 import Testing
 
 @Suite("Provider metadata (OpenID Connect Discovery 1.0)")
@@ -24,6 +24,18 @@ struct ProviderMetadataTests {
         for (key, value) in overrides { fields[key] = value }
         for key in removing { fields.removeValue(forKey: key) }
         return Array(try! JSONEncoder().encode(JSONValue.object(fields)))
+    }
+
+    @Test("Discovery follows a redirect only within the document's origin (Facebook's trailing slash)")
+    func sameOriginRedirects() {
+        let url = "https://www.facebook.com/.well-known/openid-configuration"
+        #expect(ProviderMetadata.sameOriginTarget("/.well-known/openid-configuration/", of: url)
+                == "https://www.facebook.com/.well-known/openid-configuration/")
+        #expect(ProviderMetadata.sameOriginTarget("https://www.facebook.com/x", of: url) == "https://www.facebook.com/x")
+        #expect(ProviderMetadata.sameOriginTarget("https://evil.example/x", of: url) == nil)
+        #expect(ProviderMetadata.sameOriginTarget("//evil.example/x", of: url) == nil)
+        #expect(ProviderMetadata.sameOriginTarget("https://www.facebook.com.evil.example/x", of: url) == nil)
+        #expect(ProviderMetadata.sameOriginTarget("http://www.facebook.com/x", of: url) == nil)
     }
 
     @Test("A complete document decodes with every field")

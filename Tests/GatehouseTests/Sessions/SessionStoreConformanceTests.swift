@@ -244,6 +244,31 @@ struct SessionRecordStoreConformanceTests {
             #expect(try store.countActiveSessions(now: t0) == 1)
         }
     }
+
+    @Test("A session keeps its provider; sub, sid and logout tokens of one provider leave another's alone",
+          arguments: StoreKind.allCases)
+    func providerScoped(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            var atGoogle = NewSession.make(sub: "123", sid: "shared-sid", now: t0)
+            atGoogle.provider = "google"
+            let google = try store.createSession(atGoogle)
+            var atCorp = NewSession.make(sub: "123", sid: "shared-sid", now: t0)
+            atCorp.provider = "corp"
+            let corp = try store.createSession(atCorp)
+            let old = try store.createSession(.make(sub: "123", sid: "shared-sid", now: t0))
+            #expect(try store.loadSession(idHash: google.idHash, now: t0)?.provider == "google")
+            #expect(try store.loadSession(idHash: old.idHash, now: t0)?.provider == "default")
+            #expect(Set(try store.listSessions(now: t0).map(\.provider)) == ["google", "corp", "default"])
+            #expect(try store.deleteSessions(sub: "123", provider: "google") == 1)
+            #expect(try store.loadSession(idHash: corp.idHash, now: t0) != nil)
+            #expect(try store.endSessions(forLogoutToken: "jti-1", expiresAt: t0 + 60, matching: .sid("shared-sid", provider: "corp")) == 1)
+            #expect(try store.loadSession(idHash: old.idHash, now: t0) != nil, "default's session, same sid, stays")
+            // Two providers may issue the same jti: each is its own, and a replay within one is refused.
+            #expect(try store.endSessions(forLogoutToken: "jti-1", expiresAt: t0 + 60, matching: .sid("x", provider: "google")) == 0)
+            #expect(try store.endSessions(forLogoutToken: "jti-1", expiresAt: t0 + 60, matching: .sid("x", provider: "corp")) == nil)
+            #expect(try store.deleteSessions(sid: "shared-sid") == 1)
+        }
+    }
 }
 
 /// `PendingLoginStore`: the state between /login and /callback.
@@ -251,10 +276,13 @@ struct SessionRecordStoreConformanceTests {
 struct PendingLoginStoreConformanceTests {
     let t0: Int64 = 1_000_000
 
-    @Test("A pending login is returned once, with its verifier, nonce and return path", arguments: StoreKind.allCases)
+    @Test("A pending login is returned once, with its verifier, nonce, return path, provider and claim checks",
+          arguments: StoreKind.allCases)
     func pendingLoginOnce(kind: StoreKind) throws {
         try withStore(kind) { (store: any SessionStore) throws in
-            let login = PendingLogin.make(now: t0)
+            var login = PendingLogin.make(now: t0)
+            login.provider = "corp"
+            login.requiredClaims = ["org_id": "org_1"]
             try store.savePendingLogin(login)
             #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 1) == login)
             #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 2) == nil, "usable once")

@@ -21,6 +21,10 @@
     signedOutView: byId('signed-out-view'),
     signedInView: byId('signed-in-view'),
     signIn: byId('signin'),
+    signInProviders: byId('signin-providers'),
+    userPicture: byId('user-picture'),
+    userProvider: byId('user-provider'),
+    userProviderName: byId('user-provider-name'),
     signOut: byId('signout'),
     userName: byId('user-name'),
     userSub: byId('user-sub'),
@@ -40,6 +44,7 @@
   const LIVE_RETRY_MAX_MS = 60_000;  // …doubling up to this (an API without /api/live is not hammered)
 
   let user = null;       // the last /user answer, or null when signed out
+  let providers = [];    // GET /providers: [{name, displayName}], in the gateway's order
   let tickTimer = null;
   let live = null;       // the live-updates WebSocket while signed in
   let liveRetry = null;
@@ -82,9 +87,34 @@
     return /^\/(?![\/\\])/.test(path) ? path : '/';
   }
 
-  function signIn() {
+  function signIn(provider) {
     // A top-level navigation: the gateway redirects to the provider and, after login, back here.
-    window.location.assign(`/login?returnTo=${encodeURIComponent(returnToPath())}`);
+    const chosen = typeof provider === 'string' ? `provider=${encodeURIComponent(provider)}&` : '';
+    window.location.assign(`/login?${chosen}returnTo=${encodeURIComponent(returnToPath())}`);
+  }
+
+  /** GET /providers: with several, one "Continue with …" button each instead of the one "Sign in". */
+  async function loadProviders() {
+    try {
+      const response = await fetch('/providers', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (!response.ok) return;
+      providers = (await response.json()).providers || [];
+    } catch {
+      return;  // the single "Sign in" button still works: /login shows the gateway's own chooser
+    }
+    if (providers.length < 2) return;
+    const buttons = providers.map((provider) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'button primary';
+      button.dataset.provider = provider.name;
+      button.textContent = `Continue with ${provider.displayName}`;
+      button.addEventListener('click', () => signIn(provider.name));
+      return button;
+    });
+    ui.signInProviders.replaceChildren(...buttons);
+    ui.signInProviders.hidden = false;
+    ui.signIn.hidden = true;
   }
 
   async function signOut() {
@@ -197,6 +227,16 @@
     setState('signed-in');
     ui.userName.textContent = claims.name || claims.preferred_username || claims.email || next.sub;
     ui.userSub.textContent = next.sub;
+    // Which provider the user came from, when there is a choice.
+    const provider = providers.find((p) => p.name === next.provider);
+    ui.userProvider.hidden = providers.length < 2 || !next.provider;
+    ui.userProviderName.textContent = provider ? provider.displayName : (next.provider || '');
+    // The provider's profile picture (Google's and Facebook's are https URLs on their own hosts;
+    // the CSP allows https: and data: images): anything else is not shown.
+    const picture = typeof claims.picture === 'string' ? claims.picture : '';
+    const showable = picture.startsWith('https://') || picture.startsWith('data:image/');
+    ui.userPicture.hidden = !showable;
+    if (showable) ui.userPicture.src = picture; else ui.userPicture.removeAttribute('src');
     renderClaims(claims);
     ui.idleExpiresAt.textContent = localTime(next.session?.idleExpiresAt);
     ui.idleExpiresAt.dateTime = isoTime(next.session?.idleExpiresAt);
@@ -289,12 +329,13 @@
 
   // --- Start --------------------------------------------------------------------------------------
 
-  ui.signIn.addEventListener('click', signIn);
+  ui.signIn.addEventListener('click', () => signIn());
   ui.signOut.addEventListener('click', signOut);
   ui.callApi.addEventListener('click', callApi);
 
   // Opening the page is user activity, so the first look may slide the session; polling must not.
-  refreshUser({ slide: true });
+  // The providers first: the signed-in view names the one the user came from.
+  loadProviders().finally(() => refreshUser({ slide: true }));
   window.setInterval(() => refreshUser({ slide: false }), POLL_INTERVAL_MS);
 
   // Coming back to the tab, or back to this page from the history cache after signing out elsewhere:

@@ -279,7 +279,16 @@ def test_demo_prints_a_working_url(tmp_path):
         r = requests.get(url, timeout=10)
         assert r.status_code == 200 and "text/html" in r.headers.get("Content-Type", "")
         origin = re.match(r"https?://[^/]+", url).group(0)
-        assert requests.get(origin + "/login", allow_redirects=False, timeout=10).status_code == 302
+        # Two development providers (GATEHOUSE_PROVIDERS=dev,partner): /login offers both, and each
+        # link starts the login at its provider.
+        chooser = requests.get(origin + "/login", allow_redirects=False, timeout=10)
+        assert chooser.status_code == 200 and "text/html" in chooser.headers.get("Content-Type", "")
+        assert "/login?provider=dev" in chooser.text and "/login?provider=partner" in chooser.text
+        assert [p["name"] for p in requests.get(origin + "/providers", timeout=10).json()["providers"]] == ["dev", "partner"]
+        for name in ("dev", "partner"):
+            start = requests.get(origin + f"/login?provider={name}", allow_redirects=False, timeout=10)
+            assert start.status_code == 302, name
+            assert f"redirect_uri={requests.utils.quote(origin + '/callback/' + name, safe='')}" in start.headers["Location"]
     finally:
         rc = p.stop(30)
     assert rc == 0

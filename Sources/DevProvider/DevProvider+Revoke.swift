@@ -35,6 +35,7 @@ extension DevProvider {
         var preferredUsername: String?
         var email: String?
         var emailVerified: Bool?
+        var picture: String?
     }
 
     func userInfoEndpoint(_ request: HTTPRequest) -> HTTPResponse {
@@ -56,6 +57,6 @@ extension DevProvider {
         let claims = IDTokenClaims(authentication: authentication, nonce: nil, now: now, policy: policy)
         return ProviderResponse.json(UserInfoResponse(
             sub: claims.sub, name: claims.name, preferredUsername: claims.preferredUsername,
-            email: claims.email, emailVerified: claims.emailVerified))
+            email: claims.email, emailVerified: claims.emailVerified, picture: claims.picture))
     }
 }

@@ -18,7 +18,7 @@ struct DiscoveryDocument: Encodable, Sendable {
     var revocationEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]
     var scopesSupported = ["openid", "profile", "email", "offline_access"]
     var claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "sid",
-                           "name", "preferred_username", "email", "email_verified"]
+                           "name", "preferred_username", "email", "email_verified", "picture"]
     var authorizationResponseIssParameterSupported = true
     var backchannelLogoutSupported = true
     var backchannelLogoutSessionSupported = true

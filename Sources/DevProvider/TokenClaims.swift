@@ -15,9 +15,11 @@ struct IDTokenClaims: JWTPayload, Equatable {
     var preferredUsername: String?
     var email: String?
     var emailVerified: Bool?
+    /// A profile picture, as real providers send one (a `data:` image: nothing is fetched elsewhere).
+    var picture: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, nonce, sid, name, email
+        case iss, sub, aud, exp, iat, nonce, sid, name, email, picture
         case authTime = "auth_time"
         case preferredUsername = "preferred_username"
         case emailVerified = "email_verified"
@@ -42,6 +44,7 @@ struct IDTokenClaims: JWTPayload, Equatable {
         if scopes.contains("profile") {
             name = user.username
             preferredUsername = user.username
+            picture = Avatar.dataURL(for: user.username)
         }
         if scopes.contains("email"), let address = user.email {
             email = address

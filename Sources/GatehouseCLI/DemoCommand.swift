@@ -23,6 +23,14 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Port of the gateway (the URL to open).") var port: Int = 8080
     @Option(name: .customLong("provider-port"), help: "Port of the development provider.") var providerPort: Int = 9400
     @Option(name: .customLong("api-port"), help: "Port of the sample API.") var apiPort: Int = 9401
+    @Option(name: .customLong("second-provider-port"), help: "Port of the second development provider.")
+    var secondProviderPort: Int = 9402
+    @Option(help: "Development providers: 2 (sign in with either, GATEHOUSE_PROVIDERS=dev,partner) or 1 (one provider, /callback).")
+    var providers: Int = 2
+
+    func validate() throws {
+        guard providers == 1 || providers == 2 else { throw ValidationError("--providers is 1 or 2") }
+    }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -34,29 +42,46 @@ struct DemoCommand: AsyncParsableCommand {
         // stop the demo gracefully, not be lost or kill it.
         let signals = ShutdownSignals()
 
-        // 1. The sample API.
-        let apiServer = HTTPServer(configuration: loopback(port: apiPort), handler: SampleAPI(issuer: "http://127.0.0.1:\(providerPort)"),
-                                   logger: logger)
-        // 2. The development provider.
-        let issuer = "http://127.0.0.1:\(providerPort)"
-        let clientSecret = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
+        // 1. The development providers: one, or two for "sign in with either" (each its own
+        //    issuer, keys and client; the gateway's redirect URI for each is /callback/NAME).
         let publicURL = "http://127.0.0.1:\(port)"
-        let providerConfig = DevProviderConfiguration(
-            issuer: issuer,
-            clients: [DevClient(id: "gatehouse-demo", secret: clientSecret, redirectURIs: ["\(publicURL)/callback"],
-                                postLogoutRedirectURIs: ["\(publicURL)/"],
-                                backchannelLogoutURI: "\(publicURL)/backchannel-logout")])
-        do { try providerConfig.validate() } catch {
-            report("gatehouse demo: \(error)")
-            throw Exit.usage
+        let named = providers == 2
+        let demoProviders: [(name: String, display: String, port: Int)] = named
+            ? [("dev", "Development provider", providerPort), ("partner", "Partner company", secondProviderPort)]
+            : [(ProviderSettings.defaultName, "Development provider", providerPort)]
+        var providerServers: [HTTPServer] = []
+        var providerEnvironment: [String: String] = [:]
+        for provider in demoProviders {
+            let issuer = "http://127.0.0.1:\(provider.port)"
+            let clientSecret = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
+            let suffix = named ? "/" + provider.name : ""
+            let providerConfig = DevProviderConfiguration(
+                issuer: issuer,
+                clients: [DevClient(id: "gatehouse-demo", secret: clientSecret, redirectURIs: ["\(publicURL)/callback\(suffix)"],
+                                    postLogoutRedirectURIs: ["\(publicURL)/"],
+                                    backchannelLogoutURI: "\(publicURL)/backchannel-logout\(suffix)")])
+            do { try providerConfig.validate() } catch {
+                report("gatehouse demo: \(error)")
+                throw Exit.usage
+            }
+            providerServers.append(HTTPServer(configuration: loopback(port: provider.port),
+                                              handler: DevProvider(configuration: providerConfig, logger: logger), logger: logger))
+            let prefix = named ? ProviderSettings.variablePrefix(for: provider.name) : "GATEHOUSE_"
+            providerEnvironment[prefix + "ISSUER"] = issuer
+            providerEnvironment[prefix + "CLIENT_ID"] = "gatehouse-demo"
+            providerEnvironment[prefix + "CLIENT_SECRET"] = clientSecret
+            if named { providerEnvironment[prefix + "DISPLAY_NAME"] = provider.display }
         }
-        let providerServer = HTTPServer(configuration: loopback(port: providerPort),
-                                        handler: DevProvider(configuration: providerConfig, logger: logger), logger: logger)
+        if named { providerEnvironment["GATEHOUSE_PROVIDERS"] = demoProviders.map(\.name).joined(separator: ",") }
+
+        // 2. The sample API: asks whichever provider issued the bearer who the user is.
+        let issuers = demoProviders.map { "http://127.0.0.1:\($0.port)" }
+        let apiServer = HTTPServer(configuration: loopback(port: apiPort), handler: SampleAPI(issuers: issuers), logger: logger)
         do {
             try apiServer.start()
-            try providerServer.start()
+            for server in providerServers { try server.start() }
         } catch {
-            report("gatehouse demo: cannot listen: \(error) (choose other ports with --provider-port/--api-port)")
+            report("gatehouse demo: cannot listen: \(error) (choose other ports with --provider-port/--second-provider-port/--api-port)")
             throw Exit.unavailable
         }
 
@@ -66,9 +91,6 @@ struct DemoCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
         var gatewayEnvironment: [String: String] = [
-            "GATEHOUSE_ISSUER": issuer,
-            "GATEHOUSE_CLIENT_ID": "gatehouse-demo",
-            "GATEHOUSE_CLIENT_SECRET": clientSecret,
             "GATEHOUSE_PUBLIC_URL": publicURL,
             "GATEHOUSE_LISTEN": "127.0.0.1:\(port)",
             "GATEHOUSE_ROUTES": "/api=http://127.0.0.1:\(apiPort)",
@@ -78,6 +100,7 @@ struct DemoCommand: AsyncParsableCommand {
             "GATEHOUSE_LOG_LEVEL": level.rawValue,
             "GATEHOUSE_LOG_FORMAT": "text",
         ]
+        gatewayEnvironment.merge(providerEnvironment) { _, provider in provider }
         // A few settings may be overridden, e.g. GATEHOUSE_ROUTES to put the demo in front of another API
         // (the benchmark does this), or a shared GATEHOUSE_DATABASE and GATEHOUSE_SECRET_KEY for two demos
         // that serve the same sessions (bench/run's pair on PostgreSQL), GATEHOUSE_CPU_AFFINITY to compare placements.
@@ -100,7 +123,7 @@ struct DemoCommand: AsyncParsableCommand {
         print("""
 
         Gatehouse demo is running — open \(publicURL)/ in a browser.
-          development provider: \(issuer)   (type any user name to sign in)
+          development provider\(issuers.count == 1 ? ": " : "s:") \(issuers.joined(separator: ", "))   (type any user name to sign in)
           sample API:           http://127.0.0.1:\(apiPort)   (reached through \(publicURL)/api/...)
         Press Ctrl-C to stop.
 
@@ -108,7 +131,7 @@ struct DemoCommand: AsyncParsableCommand {
         fflush(nil)
         _ = await signals.wait()
         await runtime.shutdown(grace: .seconds(5))
-        await providerServer.shutdown(graceNanoseconds: 1_000_000_000)
+        for server in providerServers { await server.shutdown(graceNanoseconds: 1_000_000_000) }
         await apiServer.shutdown(graceNanoseconds: 1_000_000_000)
     }
 
@@ -138,7 +161,8 @@ func locatePublicDirectory() -> String {
 /// with the bearer token the gateway attached (the API never sees a cookie). `GET /api/live` with
 /// `Upgrade: websocket` opens the SPA's live panel: a WebSocket sending an update every second.
 struct SampleAPI: TaskHTTPHandler {
-    let issuer: String
+    /// The development providers' issuers: a bearer is one of theirs.
+    let issuers: [String]
 
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let headers: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
@@ -155,12 +179,14 @@ struct SampleAPI: TaskHTTPHandler {
         await writer.respond(HTTPResponse(status: 200, headers: headers, body: body))
     }
 
-    /// The provider's userinfo answer for the bearer token (JSON), or `null`.
+    /// The userinfo answer of the provider that knows the bearer token (JSON), or `null`.
     private func userinfo(authorization: String) async -> String {
-        let userinfo = ProviderHTTPRequest(method: .get, url: issuer + "/userinfo",
-                                           headers: [ProviderHTTPHeader("Authorization", authorization)])
-        if let response = try? await HTTPProviderClient(timeout: 5).send(userinfo), response.status == 200 {
-            return String(decoding: response.body, as: UTF8.self)
+        for issuer in issuers {
+            let userinfo = ProviderHTTPRequest(method: .get, url: issuer + "/userinfo",
+                                               headers: [ProviderHTTPHeader("Authorization", authorization)])
+            if let response = try? await HTTPProviderClient(timeout: 5).send(userinfo), response.status == 200 {
+                return String(decoding: response.body, as: UTF8.self)
+            }
         }
         return "null"
     }

@@ -116,7 +116,9 @@ class Auth0(Profile):
     def extra_id_claims(self, login: dict) -> dict:
         # Auth0 Organizations ("Work with Tokens and Organizations"): a login with
         # `organization` puts org_id in the ID token; `invitation` accepts an invitation to it.
-        org = login["params"].get("organization")
+        # `org_override` (tests): the organization the tenant really signed the user in to, as a
+        # tenant whose application is not limited to the requested organization would.
+        org = STATE.config.get("org_override") or login["params"].get("organization")
         return {"org_id": org} if org else {}
 
     def access_token(self, login: dict, client_id: str) -> str:
@@ -419,7 +421,24 @@ def token():
         return exchange_code(params, method)
     if grant == "refresh_token" and profile.issues_refresh_token:
         return refresh(params)
+    if grant == "fb_exchange_token" and profile.name == "facebook":
+        return facebook_long_lived(params)
     return oauth_error("unsupported_grant_type", f"grant_type {grant}")
+
+
+def facebook_long_lived(params):
+    """ "Long-Lived Access Tokens": GET /oauth/access_token?grant_type=fb_exchange_token&client_id&
+    client_secret&fb_exchange_token → {access_token, token_type: bearer, expires_in: ~60 days}."""
+    profile = STATE.profile
+    with STATE.lock:
+        login = STATE.access_tokens.get(params.get("fb_exchange_token", ""))
+    if login is None:
+        return facebook_error("Invalid OAuth access token.", code=190)
+    access = profile.access_token(login, STATE.client_id) + "-long"
+    with STATE.lock:
+        STATE.access_tokens[access] = login
+    return flask.jsonify({"access_token": access, "token_type": "bearer",
+                          "expires_in": STATE.config.get("long_lived_ttl", 5_184_000)})
 
 
 def exchange_code(params, method: str):

@@ -245,8 +245,33 @@ def test_entra_template_refused_without_profile(emulate):
 # Facebook: no token_endpoint, GET exchange, nonce, no refresh token
 # ---------------------------------------------------------------------------
 
-def facebook_env(provider: EmulatedProvider) -> dict:
-    return {"GATEHOUSE_TOKEN_ENDPOINT": provider.base + "/v19.0/oauth/access_token"}
+def facebook_env(provider: EmulatedProvider, long_lived: bool = False) -> dict:
+    # The short-token tests turn the long-lived exchange (the profile's default) off.
+    return {"GATEHOUSE_TOKEN_ENDPOINT": provider.base + "/v19.0/oauth/access_token",
+            "GATEHOUSE_LONG_LIVED_TOKEN": "true" if long_lived else "false"}
+
+
+def test_facebook_long_lived_token_is_obtained_and_its_expiry_honoured(emulate):
+    # "Long-Lived Access Tokens": after the code exchange the short user token is traded with
+    # grant_type=fb_exchange_token (a GET with the app's credentials); the session keeps the new
+    # token and its expires_in, so it outlives the short token's hour.
+    provider, gw = emulate("facebook", access_ttl=2, start=False)
+    gw.env.update(facebook_env(provider, long_lived=True))
+    gw.start()
+    sess, r = browser_login(gw)
+    assert callback_response(r).status_code == 302 and r.status_code == 200, r.text
+    exchanges = [t for t in provider.stats()["token"] if t["grant_type"] == "fb_exchange_token"]
+    assert len(exchanges) == 1, provider.stats()["token"]
+    assert exchanges[0]["method"] == "GET" and exchanges[0]["in_body"] == []
+    assert {"fb_exchange_token", "client_id", "client_secret"} <= set(exchanges[0]["in_query"])
+    session = user(gw, sess).json()["session"]
+    assert session["accessTokenExpiresAt"] > time.time() + 5_000_000, session
+    # Past the short token's two seconds the session still works, with the long-lived token.
+    time.sleep(3)
+    assert api_authorization(gw, sess).endswith("-long")
+    assert user(gw, sess).status_code == 200
+    log = gw.proc.log_text()
+    assert CLIENT_SECRET not in log and "fb_exchange_token=" not in log
 
 
 def test_facebook_login_get_exchange_nonce_and_session_expiry(emulate):
@@ -365,6 +390,24 @@ def test_auth0_organization_and_invitation_passed_other_params_ignored(emulate):
     before = len(provider.stats()["authorize"])
     r = requests.get(gw.url + "/login?organization=a&organization=b", allow_redirects=False, timeout=10)
     assert r.status_code == 400 and len(provider.stats()["authorize"]) == before
+
+
+def test_auth0_login_with_organization_must_return_that_org_id(emulate):
+    # Auth0, "Work with Tokens and Organizations": a login started with `organization` is checked
+    # for the same org_id in the ID token (no GATEHOUSE_REQUIRE_CLAIMS needed: the pending login
+    # carries the check), so a token of another organization does not sign the user in.
+    provider, gw = emulate("auth0", env={"GATEHOUSE_LOGIN_PARAMS": "organization"})
+    sess, r = browser_login(gw, "organization=org_123&returnTo=/")
+    assert callback_response(r).status_code == 302
+    assert user(gw, sess).json()["claims"]["org_id"] == "org_123"
+    provider.config(org_override="org_999")
+    sess, r = browser_login(gw, "organization=org_123&returnTo=/")
+    assert callback_response(r).status_code == 400
+    assert user(gw, sess).status_code == 401
+    assert 'gatehouse_logins_failed_total{reason="claim"} 1' in requests.get(gw.url + "/metrics", timeout=5).text
+    # Without `organization` nothing is required: the org_id the tenant chose is accepted.
+    sess, r = browser_login(gw)
+    assert callback_response(r).status_code == 302
 
 
 def test_login_params_reserved_names_refused_at_startup(emulate):

@@ -72,6 +72,45 @@ def _register(url, *args, **kwargs):
 
 drive.requests.post = _register
 
+# OIDF_RP_MULTI_PROVIDER=1: the gateway runs with GATEHOUSE_PROVIDERS=backup,op, the test OP as the
+# second of two providers (its redirect URI /callback/op, back-channel logout /backchannel-logout/op,
+# logins at /login?provider=op), and `backup` a provider that never answers (a closed port), so each
+# test also shows that one provider being down stops no other.
+if os.environ.get("OIDF_RP_MULTI_PROVIDER") == "1":
+    _init = drive.Gatehouse.__init__
+
+    def _multi_provider_init(self, *args, **kwargs):
+        _init(self, *args, **kwargs)
+        for name in ("ISSUER", "CLIENT_ID", "CLIENT_SECRET", "CLIENT_AUTH_METHOD"):
+            value = self.env.pop("GATEHOUSE_" + name, None)
+            if value is not None:
+                self.env["GATEHOUSE_IDP_OP_" + name] = value
+        self.env.update({"GATEHOUSE_PROVIDERS": "backup,op",
+                         "GATEHOUSE_IDP_BACKUP_ISSUER": "http://127.0.0.1:9",
+                         "GATEHOUSE_IDP_BACKUP_CLIENT_ID": "never-used"})
+
+    drive.Gatehouse.__init__ = _multi_provider_init
+    _browser_get = drive.Browser.get
+
+    def _multi_provider_get(self, url, **kwargs):
+        if url == drive.PUBLIC + "/login":
+            url += "?provider=op"
+        return _browser_get(self, url, **kwargs)
+
+    drive.Browser.get = _multi_provider_get
+    _single_register = drive.requests.post
+
+    def _multi_provider_register(url, *args, **kwargs):
+        body = kwargs.get("json")
+        if isinstance(body, dict) and "redirect_uris" in body:
+            body = dict(body, redirect_uris=[drive.PUBLIC + "/callback/op"])
+            if "backchannel_logout_uri" in body:
+                body["backchannel_logout_uri"] = drive.PUBLIC + "/backchannel-logout/op"
+            kwargs["json"] = body
+        return _single_register(url, *args, **kwargs)
+
+    drive.requests.post = _multi_provider_register
+
 for test_id, spec in EXTRA.items():
     drive.SKIP.pop(test_id, None)
     drive.TESTS[test_id] = spec

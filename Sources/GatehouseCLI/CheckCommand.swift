@@ -24,6 +24,8 @@ struct CheckCommand: AsyncParsableCommand {
         var answering: [String] = []
         for provider in config.providers {
             let view = config.speaking(for: provider)
+            // Each provider's variables by their own names (GATEHOUSE_IDP_<NAME>_…).
+            func print(_ line: String) { Swift.print(provider.ownVariableNames(in: line)) }
             let label = config.hasNamedProviders ? "provider \(provider.name)" : "provider"
             let profileVariable = config.hasNamedProviders
                 ? ProviderSettings.variablePrefix(for: provider.name) + "PROFILE" : "GATEHOUSE_PROVIDER"

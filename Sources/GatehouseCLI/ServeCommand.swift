@@ -70,7 +70,8 @@ enum ServeStop: Sendable, CustomStringConvertible {
                 Task {
                     do { _ = try await provider.connection.clients() } catch {
                         if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
-                            continuation.yield(.unusableProvider(registry.named ? "\(provider.name): \(error)" : "\(error)"))
+                            let why = provider.configuration.idp.ownVariableNames(in: "\(error)")
+                            continuation.yield(.unusableProvider(registry.named ? "\(provider.name): \(why)" : why))
                         }
                     }
                 }

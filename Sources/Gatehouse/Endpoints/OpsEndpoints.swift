@@ -47,7 +47,8 @@ enum OpsEndpoints {
             case .loading: (state, reason) = ("loading", "\(provider.name): not loaded yet")
             case .failed(let error):
                 let kind = error.isMisconfiguration ? "misconfigured provider" : "provider unreachable"
-                (state, reason) = ("failed", "\(provider.name): \(kind): \(error)")
+                (state, reason) = ("failed", "\(provider.name): \(kind): "
+                                   + provider.configuration.idp.ownVariableNames(in: "\(error)"))
             }
         }
 

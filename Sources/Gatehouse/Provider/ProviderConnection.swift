@@ -150,7 +150,8 @@ public final class ProviderConnection: Sendable {
             logger.info("provider metadata loaded", metadata: ["oauth.issuer": "\(configuration.issuer)"])
         case .failure(let error):
             logger.warning(error.isMisconfiguration ? "provider misconfigured; retrying" : "provider discovery failed; retrying",
-                           metadata: ["oauth.issuer": "\(configuration.issuer)", "error": "\(error)",
+                           metadata: ["oauth.issuer": "\(configuration.issuer)",
+                                      "error": "\(configuration.idp.ownVariableNames(in: "\(error)"))",
                                       "retry.seconds": "\(Int(delay))"])
         }
         return result
@@ -161,7 +162,8 @@ public final class ProviderConnection: Sendable {
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: configuration.clientAuthMethod.rawValue) ?? .none
         if let problem = Self.authMethodProblem(metadata: metadata, method: method) {
             logger.warning("the provider does not list the configured token endpoint authentication method",
-                           metadata: ["oauth.issuer": "\(configuration.issuer)", "problem": "\(problem)"])
+                           metadata: ["oauth.issuer": "\(configuration.issuer)",
+                                      "problem": "\(configuration.idp.ownVariableNames(in: problem))"])
         }
         var tokens: TokenClient
         do {

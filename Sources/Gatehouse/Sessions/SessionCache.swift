@@ -88,6 +88,10 @@ public final class SessionCache: Sendable {
 
     /// Off: no per-loop copies (`SessionIDMemo`, `LoopBearer`); every request reads the shared entry.
     private let speedLayer: SpeedLayer
+    /// The providers sessions may belong to: a session of a provider taken out of the configuration
+    /// could be neither refreshed, revoked nor ended by its provider's back-channel logout, so it ends
+    /// when it is read.
+    private let configuredProviders: Set<String>
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
@@ -97,6 +101,7 @@ public final class SessionCache: Sendable {
         self.executor = executor
         self.clock = clock
         cookieName = configuration.cookieName
+        configuredProviders = Set(configuration.providers.map(\.name))
         idleSeconds = Int64(configuration.sessionIdle)
         touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
         self.logger = logger
@@ -291,6 +296,10 @@ public final class SessionCache: Sendable {
                 try store.loadSession(idHash: idHash, now: now)
             }).map(withHeld) else {
                 _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
+                return nil
+            }
+            guard configuredProviders.contains(loaded.provider) else {
+                await dropEnded(idHash: idHash, reason: "its provider \(loaded.provider) is no longer configured")
                 return nil
             }
             let previous = cache.withLock { $0[SessionHashKey(idHash)] }

@@ -84,3 +84,28 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
         "GATEHOUSE_IDP_" + name.uppercased().replacing("-", with: "_") + "_"
     }
 }
+
+extension ProviderSettings {
+    /// `text` (an error or a hint naming `GATEHOUSE_*` variables) with each provider variable
+    /// spelt as this provider's own (`GATEHOUSE_ISSUER` → `GATEHOUSE_IDP_CORP_ISSUER`): with several
+    /// providers the unprefixed names are not the ones to set. Unchanged for the one `default` provider.
+    public func ownVariableNames(in text: String) -> String {
+        guard name != Self.defaultName, text.contains("GATEHOUSE_") else { return text }
+        var reader = EnvironmentReader([:])
+        reader.providerScope = name
+        var out = ""
+        var rest = Substring(text)
+        while let start = rest.firstRange(of: "GATEHOUSE_") {
+            out += rest[..<start.lowerBound]
+            var end = start.upperBound
+            while end < rest.endIndex, let scalar = rest[end].unicodeScalars.first, rest[end].unicodeScalars.count == 1,
+                  (scalar.value >= 65 && scalar.value <= 90) || scalar == "_" || (scalar.value >= 48 && scalar.value <= 57) {
+                end = rest.index(after: end)
+            }
+            let variable = String(rest[start.lowerBound..<end])
+            out += reader.scopedName(variable) ?? variable
+            rest = rest[end...]
+        }
+        return out + rest
+    }
+}

@@ -77,3 +77,56 @@ def test_sign_in_call_api_sign_out(gateway, provider, driver):
         ".catch(e => done('error ' + e));")
     assert status == 401
     d.save_screenshot(str(ARTIFACTS / "signed-out.png"))
+
+
+def test_demo_two_providers_buttons_provider_and_picture(driver, tmp_path):
+    # Issue "several providers", the demo: `gatehouse demo` runs two development providers; the
+    # demo SPA draws one button per provider from GET /providers, and once signed in shows which
+    # provider the user came from and the provider's profile picture. Each button is clicked.
+    import re
+    import time
+
+    import requests
+
+    from browser import By, EC, WebDriverWait
+    from harness import REPO, Proc, free_port, gatehouse_bin
+
+    port, first, second, api = free_port(), free_port(), free_port(), free_port()
+    demo = Proc("gatehouse-demo-browser", [str(gatehouse_bin()), "demo", "--port", str(port),
+                                           "--provider-port", str(first), "--second-provider-port", str(second),
+                                           "--api-port", str(api)],
+                cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                   "GATEHOUSE_PUBLIC_DIR": str(REPO / "Public")}).start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while "is running" not in demo.log_text():
+            assert demo.alive() and time.time() < deadline, demo.log_text()[-2000:]
+            time.sleep(0.2)
+        listed = requests.get(base + "/providers", timeout=10).json()["providers"]
+        assert [p["name"] for p in listed] == ["dev", "partner"]
+        wait = WebDriverWait(driver, 20)
+        for entry, issuer_port in zip(listed, (first, second)):
+            driver.get(base + "/")
+            driver.delete_all_cookies()  # 127.0.0.1: the gateway's and both providers' cookies
+            driver.get(base + "/")
+            buttons = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#signin-providers button[data-provider]"))
+            assert [b.get_attribute("data-provider") for b in buttons] == ["dev", "partner"]
+            assert [b.text for b in buttons] == [f"Continue with {p['displayName']}" for p in listed]
+            assert not driver.find_element(By.CSS_SELECTOR, "#signin").is_displayed()
+            driver.find_element(By.CSS_SELECTOR, f"button[data-provider='{entry['name']}']").click()
+            wait.until(lambda d: d.current_url.startswith(f"http://127.0.0.1:{issuer_port}/authorize"))
+            box = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=username]")))
+            box.send_keys("ada-" + entry["name"])
+            driver.find_element(By.CSS_SELECTOR, "#submit").click()
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "body[data-state=signed-in]")))
+            assert driver.find_element(By.CSS_SELECTOR, "#user-name").text == "ada-" + entry["name"]
+            shown = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#user-provider"))
+            assert shown.is_displayed() and entry["displayName"] in shown.text
+            picture = driver.find_element(By.CSS_SELECTOR, "#user-picture")
+            assert picture.is_displayed() and re.match(r"data:image/svg\+xml;base64,", picture.get_attribute("src"))
+            # The picture really rendered (the CSP allows it): the image has its pixels.
+            assert driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", picture)
+            driver.save_screenshot(str(ARTIFACTS / f"demo-signed-in-{entry['name']}.png"))
+    finally:
+        assert demo.stop(30) == 0

@@ -88,6 +88,7 @@ if os.environ.get("OIDF_RP_MULTI_PROVIDER") == "1":
         self.env.update({"GATEHOUSE_PROVIDERS": "backup,op",
                          "GATEHOUSE_IDP_BACKUP_ISSUER": "http://127.0.0.1:9",
                          "GATEHOUSE_IDP_BACKUP_CLIENT_ID": "never-used"})
+        drive.log("multi-provider mode: GATEHOUSE_PROVIDERS=backup,op, the test OP at /login?provider=op")
 
     drive.Gatehouse.__init__ = _multi_provider_init
     _browser_get = drive.Browser.get

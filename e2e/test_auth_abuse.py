@@ -185,7 +185,7 @@ def test_sessions_list_escapes_terminal_control_in_sub(gateway_factory, provider
         assert ch not in table.stdout
     lines = table.stdout.strip("\n").split("\n")
     assert len(lines) == 3  # header, alice, the hostile one: the newline did not add a row
-    assert all(len(line.split("\t")) == 6 for line in lines)
+    assert all(len(line.split("\t")) == 7 for line in lines)
     assert "\\u{1b}[2J" in table.stdout
 
     listed = gw.cli("sessions", "list", "--json")

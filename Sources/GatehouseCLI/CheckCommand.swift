@@ -26,25 +26,26 @@ struct CheckCommand: AsyncParsableCommand {
             let view = config.speaking(for: provider)
             // Each provider's variables by their own names (GATEHOUSE_IDP_<NAME>_…).
             func print(_ line: String) { Swift.print(provider.ownVariableNames(in: line)) }
-            let label = config.hasNamedProviders ? "provider \(provider.name)" : "provider"
+            // One provider: the lines as they always were; several: each names its provider.
+            let named = config.hasNamedProviders ? "provider \(provider.name) " : ""
             let profileVariable = config.hasNamedProviders
                 ? ProviderSettings.variablePrefix(for: provider.name) + "PROFILE" : "GATEHOUSE_PROVIDER"
             if let problem = ProviderConnection.clientCredentialProblem(view) {
-                print("FAIL \(label) client key: \(problem)")
+                print("FAIL \(named)client key: \(problem)")
                 misconfigured = true
             }
             do {
                 let metadata = try await view.discoverProvider(http: http)
                 answering.append(provider.name)
-                print("ok   \(label) discovery: \(metadata.issuer) (\(profileVariable)=\(view.provider.name.rawValue))")
+                print("ok   \(named.isEmpty ? "provider " : named)discovery: \(metadata.issuer) (\(profileVariable)=\(view.provider.name.rawValue))")
                 if config.hasNamedProviders { print("     redirect URI:  \(view.redirectURI)") }
                 print("     authorization: \(metadata.authorizationEndpoint)")
                 print("     token:         \(metadata.tokenEndpoint)")
                 print("     token request: \(view.tokenRequest.rawValue.uppercased())")
                 if metadata.endSessionEndpoint == nil, let template = view.logoutURL {
-                    print("     end session:   none; LOGOUT_URL \(ProviderHTTPRequest.withoutQuery(template))")
+                    print("     end session:   none; GATEHOUSE_LOGOUT_URL \(ProviderHTTPRequest.withoutQuery(template))")
                 } else {
-                    print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /; set the END_SESSION_ENDPOINT or LOGOUT_URL variable)")")
+                    print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /; set GATEHOUSE_END_SESSION_ENDPOINT or GATEHOUSE_LOGOUT_URL)")")
                 }
                 print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
                 let algorithms = SigningAlgorithm.allowList(configured: view.idTokenAlgorithms,
@@ -52,15 +53,15 @@ struct CheckCommand: AsyncParsableCommand {
                 print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
                 let method = GatehouseOIDC.ClientAuthMethod(rawValue: view.clientAuthMethod.rawValue) ?? .none
                 if let problem = ProviderConnection.authMethodProblem(metadata: metadata, method: method) {
-                    print("FAIL \(label) token endpoint authentication: \(problem)")
+                    print("FAIL \(named)token endpoint authentication: \(problem)")
                     misconfigured = true
                 }
                 if view.userinfo == .always && metadata.userinfoEndpoint == nil {
-                    print("FAIL \(label): USERINFO is true but the provider has no userinfo_endpoint; set USERINFO_ENDPOINT")
+                    print("FAIL \(named)GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint; set GATEHOUSE_USERINFO_ENDPOINT")
                     misconfigured = true
                 }
             } catch {
-                print("FAIL \(label) discovery at \(view.discoveryURL): \(error)")
+                print("FAIL \(named.isEmpty ? "provider " : named)discovery at \(view.discoveryURL): \(error)")
                 if error.isMisconfiguration { misconfigured = true } else { unavailable = true }
             }
         }

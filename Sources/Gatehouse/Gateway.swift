@@ -59,8 +59,6 @@ public final class Gateway: HTTPHandler {
         switch route {
         case .own(.healthz):
             return .now(healthAnswer)
-        case .own(.providers) where head.method == "GET":
-            return .now(providersAnswer)
         case .own(.metrics):
             // With GATEHOUSE_METRICS_LISTEN, only that listener serves it (`MetricsListener`).
             guard context.configuration.metricsListen == nil else { return .now(notFound) }
@@ -116,6 +114,7 @@ public final class Gateway: HTTPHandler {
             // Asks the store: answered in a task, never on the loop.
             return endpoint { _ in await OpsEndpoints.readiness(context) }
         case .own(.providers):
+            // Built once at start; past the gate, which answered other methods 405.
             return .now(providersAnswer)
         case .own(.healthz), .own(.metrics):
             return .now(healthAnswer)  // answered above

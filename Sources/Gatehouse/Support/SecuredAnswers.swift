@@ -16,18 +16,14 @@ struct SecuredAnswers: Sendable, Equatable {
     /// A complete answer of the gateway's own.
     func response(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        SecurityHeaders.apply(to: &response.headers, html: SecurityHeaders.isHTML(response.headers),
-                              strictTransportSecurity: strictTransportSecurity,
-                              contentSecurityPolicy: contentSecurityPolicy)
+        secure(&response.headers, html: SecurityHeaders.isHTML(response.headers))
         return response
     }
 
     /// A streamed head of the gateway's own.
     func head(_ head: HTTPResponseHead) -> HTTPResponseHead {
         var head = head
-        SecurityHeaders.apply(to: &head.headers, html: SecurityHeaders.isHTML(head.headers),
-                              strictTransportSecurity: strictTransportSecurity,
-                              contentSecurityPolicy: contentSecurityPolicy)
+        secure(&head.headers, html: SecurityHeaders.isHTML(head.headers))
         return head
     }
 
@@ -45,9 +41,14 @@ struct SecuredAnswers: Sendable, Equatable {
     /// limits, `500`s).
     var serverDefaults: HTTPHeaders {
         var defaults = HTTPHeaders()
-        SecurityHeaders.apply(to: &defaults, html: false, strictTransportSecurity: strictTransportSecurity,
-                              contentSecurityPolicy: contentSecurityPolicy)
+        secure(&defaults, html: false)
         return defaults
+    }
+
+    /// The gateway's own fields secured with this configuration's HSTS and CSP.
+    private func secure(_ headers: inout HTTPHeaders, html: Bool) {
+        SecurityHeaders.apply(to: &headers, html: html, strictTransportSecurity: strictTransportSecurity,
+                              contentSecurityPolicy: contentSecurityPolicy)
     }
 
     /// `inner` securing whatever goes through it (complete or streamed).

@@ -21,6 +21,8 @@ public final class Gateway: HTTPHandler {
     private let namedProviders: Bool
     /// `/providers`' answer never changes either.
     private let providersAnswer: HTTPResponse
+    /// Nor does `/.well-known/jwks.json`'s.
+    private let keySetAnswer: HTTPResponse
 
     public convenience init(context: GatewayContext) {
         self.init(context: context, routes: context.configuration.routeTable)
@@ -37,6 +39,7 @@ public final class Gateway: HTTPHandler {
         notFound = context.secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "Not found."))
         namedProviders = context.providers.named
         providersAnswer = context.secure.response(ProviderEndpoints.list(context.providers))
+        keySetAnswer = context.secure.response(IdentityEndpoints.keySet(context.identities))
     }
 
     /// A gateway of the loop's own: the same context members and routes in objects and storage
@@ -116,6 +119,8 @@ public final class Gateway: HTTPHandler {
         case .own(.providers):
             // Built once at start; past the gate, which answered other methods 405.
             return .now(providersAnswer)
+        case .own(.jwks):
+            return .now(keySetAnswer)
         case .own(.healthz), .own(.metrics):
             return .now(healthAnswer)  // answered above
         case .staticFile:

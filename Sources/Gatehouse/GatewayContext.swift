@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GatehouseCore
+import GatehouseEncoding
 import GatehouseSessions
 import GatehouseStatic
 import GatehouseTime
@@ -34,6 +35,10 @@ public final class GatewayContext: Sendable {
     public let refresher: TokenRefresher
     /// The gateway's own client-credentials tokens for `auth=client` routes.
     public let clientTokens: ClientTokenCache
+    /// The signed assertion and identity headers of `identity=` routes, and the JWKS that verifies them.
+    let identities: IdentityIssuer
+    /// The per-API tokens of `exchange=` routes.
+    let apiTokens: APITokenCache
     /// The open WebSockets, closed at their idle timeout, the end of their session and shutdown.
     public let websockets: WebSocketTunnels
     /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
@@ -69,7 +74,7 @@ public final class GatewayContext: Sendable {
         self.now = now
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
-                                     csrfHeader: configuration.csrfHeader)
+                                     csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader)
         secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
                                 contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
         let speedLayer = SpeedLayer()
@@ -82,6 +87,13 @@ public final class GatewayContext: Sendable {
         refresher = TokenRefresher(providers: providers, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)
         clientTokens = ClientTokenCache(provider: provider, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
+        // `serve` requires the secret key; a gateway made without one (tests) signs with a random key.
+        identities = IdentityIssuer(secretKey: configuration.secretKey ?? RandomBytes.system(32),
+                                    previousSecretKey: configuration.previousSecretKey, configuration: configuration,
+                                    providers: providers, speedLayer: speedLayer)
+        let apiTokens = APITokenCache(margin: Int64(configuration.refreshMargin), logger: logger)
+        self.apiTokens = apiTokens
+        sessionCache.onSessionEnded { idHash in apiTokens.sessionEnded(idHash: idHash) }
         websockets = WebSocketTunnels(idleSeconds: configuration.websocketIdle, logger: logger) { idHash in
             do { return try await sessionCache.resolve(idHash: idHash, now: now(), slide: false) != nil } catch { return true }
         }
@@ -108,6 +120,8 @@ public final class GatewayContext: Sendable {
         cookie = other.cookie
         refresher = other.refresher
         clientTokens = other.clientTokens
+        identities = other.identities
+        apiTokens = other.apiTokens
         websockets = other.websockets
         forwarding = other.forwarding.loopCopy
         secure = other.secure

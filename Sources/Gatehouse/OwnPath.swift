@@ -6,6 +6,8 @@ import HTTP1
 /// path must not pay eight string comparisons each time, so the length picks the candidates first.
 enum OwnPath {
     case login, callback, user, logout, backchannelLogout, healthz, readyz, metrics, providers
+    /// `/.well-known/jwks.json`: the public keys of the identity assertions.
+    case jwks
     /// `/callback/NAME` and `/backchannel-logout/NAME` (only with `GATEHOUSE_PROVIDERS`).
     case providerCallback, providerBackchannelLogout
 
@@ -30,6 +32,7 @@ enum OwnPath {
         case 9: (candidate, spelling) = (.callback, "/callback")
         case 10: (candidate, spelling) = (.providers, "/providers")
         case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
+        case 22: (candidate, spelling) = (.jwks, "/.well-known/jwks.json")
         default:
             // A provider's own path: the prefix and a name of 1–32 characters.
             guard namedProviders else { return nil }

@@ -22,7 +22,7 @@ enum RequestRoute {
     /// The methods this route answers, or nil when every method reaches the handler.
     var allowedMethods: String? {
         switch self {
-        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback): return "GET"
+        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback), .own(.jwks): return "GET"
         case .own(.logout): return "GET, POST"
         case .own(.backchannelLogout), .own(.providerBackchannelLogout): return "POST"
         case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return nil
@@ -34,7 +34,8 @@ enum RequestRoute {
 
     func allows(method: String) -> Bool {
         switch self {
-        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback): return method == "GET"
+        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback), .own(.jwks):
+            return method == "GET"
         case .own(.logout): return method == "GET" || method == "POST"
         case .own(.backchannelLogout), .own(.providerBackchannelLogout): return method == "POST"
         case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return true
@@ -62,7 +63,7 @@ enum RequestRoute {
         case .own(.callback), .own(.providerCallback): return .callback
         case .own(.user): return .user
         case .own(.logout), .own(.backchannelLogout), .own(.providerBackchannelLogout): return .logout
-        case .own(.healthz), .own(.readyz), .own(.metrics): return .ops
+        case .own(.healthz), .own(.readyz), .own(.metrics), .own(.jwks): return .ops
         case .api: return .api
         case .staticFile: return .static
         }

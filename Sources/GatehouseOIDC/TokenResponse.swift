@@ -11,9 +11,12 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     public var refreshToken: String?
     public var idToken: String?
     public var scope: String?
+    /// RFC 8693 §2.2.1 `issued_token_type` (token exchange answers only).
+    public var issuedTokenType: String?
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int? = nil, refreshToken: String? = nil,
-                idToken: String? = nil, scope: String? = nil) {
+                idToken: String? = nil, scope: String? = nil, issuedTokenType: String? = nil) {
+        self.issuedTokenType = issuedTokenType
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
@@ -46,7 +49,8 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
                              expiresIn: try expiresIn(object["expires_in"]),
                              refreshToken: try optionalString(object, "refresh_token"),
                              idToken: try optionalString(object, "id_token"),
-                             scope: try optionalString(object, "scope"))
+                             scope: try optionalString(object, "scope"),
+                             issuedTokenType: try optionalString(object, "issued_token_type"))
     }
 
     private static func optionalString(_ object: [String: JSONValue], _ name: String) throws(TokenEndpointError) -> String? {

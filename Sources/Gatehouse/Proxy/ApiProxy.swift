@@ -37,7 +37,7 @@ struct ApiProxy {
                                                                        forwarding: context.forwarding))
         // The route's `auth=` policy decides whether a session is needed and which bearer goes
         // upstream; usually decided without a suspension (a cached session).
-        guard case .forward(let authorization)? = RouteCredentials.cachedAuthorization(
+        guard case .forward(let authorization, let identity)? = RouteCredentials.cachedAuthorization(
             for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
             context: context) else {
             let ticket = InFlightTicket(admitted: route.inFlight)
@@ -46,15 +46,15 @@ struct ApiProxy {
                 switch await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context) {
                 case .refuse(let response):
                     await writer.respond(context.secure.response(response))
-                case .forward(let authorization):
+                case .forward(let authorization, let identity):
                     let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
-                                                               passing: passing, context: context)
+                                                               identity: identity, passing: passing, context: context)
                     await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
                 }
             }
         }
         let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
-                                                   passing: passing, context: context)
+                                                   identity: identity, passing: passing, context: context)
         guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
             let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
@@ -79,10 +79,11 @@ struct ApiProxy {
     }
 
     /// The request the upstream gets: the route's target, the browser's fields as the header policy
-    /// passes them, the bearer and the forwarding fields.
+    /// passes them, the bearer, the user's identity fields and the forwarding fields.
     private static func upstreamRequest(_ target: ForwardTarget, request: HTTPRequest, authorization: String?,
-                                        passing: UpstreamFieldPassing, context: GatewayContext) -> UpstreamRequest {
-        let fields = ProxyHeaderPolicy.upstreamRequestFields(passing: passing, authorization: authorization,
+                                        identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
+                                        context: GatewayContext) -> UpstreamRequest {
+        let fields = ProxyHeaderPolicy.upstreamRequestFields(passing: passing, authorization: authorization, identity: identity,
                                                             forwarding: context.forwarding, trace: request.trace)
         return UpstreamRequest(host: target.route.host, port: target.route.port, method: request.head.method,
                                target: target.target, fields: fields)

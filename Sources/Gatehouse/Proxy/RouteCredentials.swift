@@ -7,9 +7,10 @@ import HTTP1
 /// policy is enforced in one place. The anti-forgery header was checked before (`RequestRoute`).
 enum RouteCredentials {
     enum Outcome {
-        /// Forward with this `Authorization` value (`Bearer …`), or with none.
-        case forward(authorization: String?)
-        /// Answer this instead of forwarding (`401`, `502`, `503`).
+        /// Forward with this `Authorization` value (`Bearer …`), or with none, and these identity
+        /// fields (the assertion header, the identity headers; SPEC "Identity for your own APIs").
+        case forward(authorization: String?, identity: [HTTPField.Checked] = [])
+        /// Answer this instead of forwarding (`401`, `403`, `502`, `503`).
         case refuse(HTTPResponse)
     }
 
@@ -18,20 +19,22 @@ enum RouteCredentials {
         case .none:
             return .forward(authorization: nil)
         case .user:
-            return await userAuthorization(headers: headers, required: true, providers: route.providers, context: context)
+            return await userAuthorization(route: route, headers: headers, required: true, context: context)
         case .optional:
-            return await userAuthorization(headers: headers, required: false, providers: route.providers, context: context)
+            return await userAuthorization(route: route, headers: headers, required: false, context: context)
         case .client(let grant, let sessionRequired):
-            if sessionRequired || route.providers != nil {
+            var identity: [HTTPField.Checked] = []
+            if sessionRequired || route.providers != nil || !route.identity.isPlain {
                 switch await lookUpSession(headers: headers, context: context) {
                 case .unavailable: return .refuse(sessionStoreUnavailable)
                 case .signedOut: if sessionRequired { return .refuse(Responses.unauthenticated) }
                 case .signedIn(let found):
                     if let refusal = providerRefusal(found.session, allowed: route.providers) { return .refuse(refusal) }
+                    identity = context.identities.issue(for: route, session: found.cached, now: context.now())?.fields ?? []
                 }
             }
             switch await context.clientTokens.authorization(for: grant) {
-            case .success(let authorization): return .forward(authorization: authorization)
+            case .success(let authorization): return .forward(authorization: authorization, identity: identity)
             case .failure:
                 context.metrics.upstreamError(kind: "client_token")
                 return .refuse(HTTPResponse.jsonError(status: 502, error: "client_token_failed",
@@ -58,17 +61,48 @@ enum RouteCredentials {
         case .user, .optional:
             // `providers=`: the session's provider is checked on the async path (routes without the
             // option keep this path as it was).
-            guard route.providers == nil, let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
-                                                                    refreshMargin: context.refresher.margin) else { return nil }
-            return .forward(authorization: authorization)
+            guard route.providers == nil else { return nil }
+            guard !route.identity.isPlain else {
+                guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
+                                                                        refreshMargin: context.refresher.margin) else { return nil }
+                return .forward(authorization: authorization)
+            }
+            // Identity routes: the shared entry's session (the fields are made from it), then the
+            // fields and any exchanged token from their memos; a miss of either takes the async path.
+            let now = context.now()
+            guard let resolved = context.sessions.cachedProxySession(in: headers, now: now,
+                                                                     refreshMargin: context.refresher.margin) else { return nil }
+            var exchanged: String?
+            if route.identity.exchange != nil {
+                guard let token = context.apiTokens.cached(for: route, idHash: resolved.cached.session.idHash, now: now) else {
+                    return nil
+                }
+                exchanged = token
+            }
+            return forward(route, cached: resolved.cached, userAuthorization: exchanged ?? resolved.authorization,
+                           now: now, context: context)
         case .client:
             return nil
         }
     }
 
-    /// The user's access token, refreshed when due. Signed out (no cookie, an unknown session, or a
-    /// refresh the provider refused) is `401` when `required`, else a request without a bearer.
-    private static func userAuthorization(headers: HTTPHeaders, required: Bool, providers: [String]?,
+    /// The identity fields and the bearer the route's `token=` option chooses.
+    private static func forward(_ route: UpstreamRoute, cached: CachedSession, userAuthorization: String?,
+                                now: Int64, context: GatewayContext) -> Outcome {
+        let issued = context.identities.issue(for: route, session: cached, now: now)
+        let authorization: String?
+        switch route.identity.bearer {
+        case nil, .access?: authorization = userAuthorization
+        case .assertion?: authorization = issued?.assertionBearer
+        case .none?: authorization = nil
+        }
+        return .forward(authorization: authorization, identity: issued?.fields ?? [])
+    }
+
+    /// The user's access token, refreshed when due (or the route's exchanged token). Signed out (no
+    /// cookie, an unknown session, or a refresh the provider refused) is `401` when `required`, else
+    /// a request without a bearer.
+    private static func userAuthorization(route: UpstreamRoute, headers: HTTPHeaders, required: Bool,
                                           context: GatewayContext) async -> Outcome {
         let resolved: SessionCache.Resolved
         switch await lookUpSession(headers: headers, context: context) {
@@ -76,7 +110,7 @@ enum RouteCredentials {
         case .signedOut: return required ? .refuse(Responses.unauthenticated) : .forward(authorization: nil)
         case .signedIn(let found): resolved = found
         }
-        if let refusal = providerRefusal(resolved.session, allowed: providers) { return .refuse(refusal) }
+        if let refusal = providerRefusal(resolved.session, allowed: route.providers) { return .refuse(refusal) }
         // Without a refresh token the session ends with its access token (Facebook, Google without
         // offline access): say so instead of forwarding a token the upstream will refuse.
         let now = context.now()
@@ -84,25 +118,39 @@ enum RouteCredentials {
             let response = await AccessTokenExpiry.end(resolved.session, context: context)
             return required ? .refuse(response) : .forward(authorization: nil)
         }
+        let cached: CachedSession
         // The usual case, a token not yet due: its cached `Authorization` value as it is, without
         // the refresher's call (an async frame and a copy of the session per proxied request).
         if !context.refresher.needsRefresh(resolved.tokens, now: now) {
-            return .forward(authorization: resolved.authorization)
+            guard !route.identity.isPlain else { return .forward(authorization: resolved.authorization) }
+            cached = resolved.cached
+        } else {
+            switch await context.refresher.ensureFresh(resolved.session, now: now) {
+            case .fresh(let fresh):
+                guard !route.identity.isPlain else {
+                    return .forward(authorization: fresh.tokens.accessToken == resolved.tokens.accessToken
+                        ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)")
+                }
+                cached = fresh.version == resolved.cached.session.version ? resolved.cached : CachedSession(fresh)
+            case .ended:
+                guard required else { return .forward(authorization: nil) }
+                var response = Responses.unauthenticated
+                response.headers.add("Set-Cookie", context.cookie.expire())
+                return .refuse(response)
+            case .unavailable:
+                context.metrics.upstreamError(kind: "token_refresh")
+                return .refuse(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
+                                                      description: "The access token could not be refreshed."))
+            }
         }
-        switch await context.refresher.ensureFresh(resolved.session, now: now) {
-        case .fresh(let fresh):
-            return .forward(authorization: fresh.tokens.accessToken == resolved.tokens.accessToken
-                ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)")
-        case .ended:
-            guard required else { return .forward(authorization: nil) }
-            var response = Responses.unauthenticated
-            response.headers.add("Set-Cookie", context.cookie.expire())
-            return .refuse(response)
-        case .unavailable:
-            context.metrics.upstreamError(kind: "token_refresh")
-            return .refuse(HTTPResponse.jsonError(status: 502, error: "token_refresh_failed",
-                                                  description: "The access token could not be refreshed."))
+        var authorization = cached.authorization
+        if route.identity.exchange != nil {
+            switch await context.apiTokens.authorization(for: route, session: cached.session, context: context) {
+            case .success(let exchanged): authorization = exchanged
+            case .failure(let refusal): return .refuse(refusal.response)
+            }
         }
+        return forward(route, cached: cached, userAuthorization: authorization, now: context.now(), context: context)
     }
 
     /// Route option `providers=A|B`: `403 provider_not_allowed` for a session of another provider.

@@ -26,14 +26,16 @@ public final class TokenRefresher: Sendable {
     }
 
     private let providers: ProviderRegistry
-    private let sessions: SessionCache
+    fileprivate var registry: ProviderRegistry { providers }
+    fileprivate let sessions: SessionCache
     private let metrics: GatewayMetrics
     /// Seconds before expiry at which an access token is refreshed (`GATEHOUSE_REFRESH_MARGIN`).
     let margin: Int64
-    private let logger: Logger
+    fileprivate let logger: Logger
     /// Unix seconds: the gateway's clock (`GatewayContext.now`), never read here directly.
-    private let now: @Sendable () -> Int64
+    fileprivate let now: @Sendable () -> Int64
     private let owner = "gatehouse-\(getpid())-\(UUID().uuidString.prefix(8))"
+    fileprivate var leaseOwner: String { owner }
     private let inflight = Mutex<[String: Task<Outcome, Never>]>([:])
 
     public init(providers: ProviderRegistry, sessions: SessionCache,
@@ -218,5 +220,93 @@ public final class TokenRefresher: Sendable {
         } catch {
             return .unavailable("session store: \(error)")
         }
+    }
+}
+
+extension TokenRefresher {
+    /// What a refresh-token grant for another API's token gave (`exchange=refresh`).
+    public enum APITokenOutcome: Sendable {
+        case issued(TokenResponse)
+        /// The provider refused the grant (an OAuth error): `403`, the session stays.
+        case refused(String)
+        /// The session is gone.
+        case ended
+        /// The provider or the store could not be asked: `502`.
+        case unavailable(String)
+    }
+
+    /// A token for another API from the session's refresh token (RFC 8707 `resource` and/or a
+    /// per-API `scope`), under the session's refresh lease exactly as a normal refresh: no other
+    /// refresh of the session (here or in another instance) runs meanwhile, the refresh token sent
+    /// is the one stored, and a rotated one is stored before anyone uses it, so the next normal
+    /// refresh never presents the spent one. The session's own access token is left as it is.
+    public func refreshForAPI(idHash: String, resource: String?, scope: String?) async -> APITokenOutcome {
+        // An owner of its own: the lease is re-entrant for one owner, and this must exclude the
+        // session's normal refresh in this process as well as in others.
+        let owner = "\(self.leaseOwner)-api-\(UUID().uuidString.prefix(8))"
+        let deadline = now() + 30
+        while now() < deadline {
+            let now = self.now()
+            let acquired: Bool
+            do {
+                acquired = try await sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
+            } catch {
+                return .unavailable("session store: \(error)")
+            }
+            guard acquired else {
+                try? await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            let outcome = await refreshForAPIHoldingLease(idHash: idHash, resource: resource, scope: scope, now: now)
+            try? await sessions.releaseRefreshLease(idHash: idHash, owner: owner)
+            return outcome
+        }
+        return .unavailable("timed out waiting for another refresh")
+    }
+
+    private func refreshForAPIHoldingLease(idHash: String, resource: String?, scope: String?, now: Int64) async -> APITokenOutcome {
+        guard await sessions.writeHeld(idHash: idHash) else {
+            return .unavailable("session store: refreshed tokens not stored yet")
+        }
+        let stored: Session?
+        do { stored = try await sessions.loadStored(idHash: idHash, now: now) } catch {
+            return .unavailable("session store: \(error)")
+        }
+        guard let session = stored else { return .ended }
+        guard let refreshToken = session.tokens.refreshToken else {
+            return .refused("the session has no refresh token")
+        }
+        guard let provider = registry.provider(named: session.provider) else { return .ended }
+        let clients: ProviderClients
+        do { clients = try await provider.connection.clients() } catch {
+            return .unavailable("\(error)")
+        }
+        let response: TokenResponse
+        do {
+            response = try await clients.tokens.refresh(refreshToken: refreshToken, resource: resource, scope: scope)
+        } catch {
+            if case .oauth(let code, _, let status) = error, (400..<500).contains(status) {
+                logger.info("API token refresh refused by the provider",
+                            metadata: ["session.id": "\(idHash.prefix(8))", "oauth.error": "\(code)"])
+                return .refused("\(code)")
+            }
+            logger.warning("API token refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+            return .unavailable("\(error)")
+        }
+        guard let rotated = response.refreshToken, rotated != refreshToken else { return .issued(response) }
+        var tokens = session.tokens
+        tokens.refreshToken = rotated
+        do {
+            if try await sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens, claims: nil),
+               let updated = try await sessions.loadStored(idHash: idHash, now: now) {
+                sessions.update(updated)
+            }
+        } catch {
+            // The rotated refresh token is now the only good one: held until the store answers.
+            logger.error("rotated refresh token not stored; held in memory until the store answers",
+                         metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+            _ = sessions.hold(tokens, claims: nil, for: session)
+        }
+        return .issued(response)
     }
 }

@@ -212,6 +212,13 @@ public final class SessionCache: Sendable {
         return authorization
     }
 
+    /// The shared entry behind the request's one session cookie when `cachedBearer` would give its
+    /// `Authorization` (fresh, active, the token neither ended nor due), without the loop's copy:
+    /// routes that tell the upstream who the user is need the session itself (`IdentityIssuer`).
+    func cachedProxySession(in headers: HTTPHeaders, now: Int64, refreshMargin: Int64) -> Resolved? {
+        sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved
+    }
+
     /// `cachedResolution` with the token checks of `cachedBearer`, and the first second at which
     /// the token ends or is due.
     private func sharedBearer(in headers: HTTPHeaders, now: Int64,

@@ -41,8 +41,9 @@ struct WebSocketProxy {
         }
         // The route's `auth=` policy decides, as for API calls (`RouteCredentials`, the one place).
         let authorization: String?
+        let identity: [HTTPField.Checked]
         switch await RouteCredentials.authorization(for: forward.route, headers: head.headers, context: context) {
-        case .forward(let value): authorization = value
+        case .forward(let value, let fields): (authorization, identity) = (value, fields)
         case .refuse(let response): return await writer.respond(response)
         }
         // The live session the socket lives and dies with; none on `auth=none` or when signed out.
@@ -55,7 +56,7 @@ struct WebSocketProxy {
                 description: "WebSockets cannot be proxied to this upstream."))
         }
         let policyHeaders = ProxyHeaderPolicy.upstreamRequestHeaders(from: head.headers, peerIP: request.peer.ip,
-                                                                     authorization: authorization,
+                                                                     authorization: authorization, identity: identity,
                                                                      forwarding: context.forwarding, trace: request.trace)
         let upstreamRequest = UpstreamRequest(host: route.host, port: route.port, method: "GET", target: forward.target,
                                               headers: WebSocketHandshake.upstreamHeaders(policyHeaders))

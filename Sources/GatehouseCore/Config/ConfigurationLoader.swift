@@ -61,6 +61,11 @@ extension GatehouseConfiguration {
         let trustedProxies = r.trustedProxies()
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
         let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
+        let assertionHeader = r.assertionHeader(csrfHeader: csrfHeader)
+        let assertionTTL = r.duration("GATEHOUSE_ASSERTION_TTL", default: 60, allowZero: false)
+        if let assertionTTL, !(5...3_600).contains(assertionTTL) {
+            r.fail("GATEHOUSE_ASSERTION_TTL", "\(assertionTTL)s is outside 5s…1h: a replayed assertion is good for its whole lifetime")
+        }
         let cpuAffinity = r.choice("GATEHOUSE_CPU_AFFINITY", default: CPUAffinityPolicy.auto, expected: "auto or off")
 
         // Bounds under overload: what waits beyond them is refused at once with 503.
@@ -83,7 +88,7 @@ extension GatehouseConfiguration {
               let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
               let maxBody, let upstreamTimeout, let logLevel, let logFormat,
               let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout,
-              let persistent
+              let persistent, let assertionHeader, let assertionTTL
         else {
             return .failure(ConfigurationErrors(issues: r.uniqueIssues))
         }
@@ -105,6 +110,8 @@ extension GatehouseConfiguration {
         configuration.providerMaxInFlight = providerMaxInFlight
         configuration.storeQueue = storeQueue
         configuration.storeTimeout = storeTimeout
+        configuration.assertionHeader = assertionHeader
+        configuration.assertionTTL = assertionTTL
         return .success(configuration)
     }
 }
@@ -382,6 +389,28 @@ struct EnvironmentReader {
         }
         if let why = CSRFHeaderName.unsuitability(of: text) {
             fail(name, "\(ConfigurationIssue.quote(text)) \(why); use a custom name such as X-CSRF")
+            return nil
+        }
+        return text
+    }
+
+    /// `GATEHOUSE_ASSERTION_HEADER`: a custom header name, never one the gateway or browsers rely on
+    /// (it is removed from every browser request, so `Cookie` would silently disappear).
+    mutating func assertionHeader(csrfHeader: String?) -> String? {
+        let name = "GATEHOUSE_ASSERTION_HEADER"
+        guard let text = value(name) else { return "Gatehouse-Assertion" }
+        guard HTTPToken.isValid(text) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not a valid header name")
+            return nil
+        }
+        let lowered = text.lowercased()
+        guard !Self.reservedHeaders.contains(lowered), !ProxyHeaderPolicy.hopByHop.contains(lowered),
+              !["traceparent", "tracestate", "dpop"].contains(lowered) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is a standard header Gatehouse relies on; use a custom name such as Gatehouse-Assertion")
+            return nil
+        }
+        if let csrfHeader, csrfHeader.lowercased() == lowered {
+            fail(name, "\(ConfigurationIssue.quote(text)) is the CSRF header (GATEHOUSE_CSRF_HEADER)")
             return nil
         }
         return text

@@ -83,6 +83,9 @@ extension GatehouseConfiguration {
          "Facebook: exchange the short-lived user token for a long-lived one (grant_type=fb_exchange_token) after login"),
         ("GATEHOUSE_CSP", "default-src 'self'; img-src 'self' data: https:; … (see docs/browser.md)",
          "the Content-Security-Policy of HTML answers (the whole policy)"),
+        ("GATEHOUSE_ASSERTION_HEADER", "Gatehouse-Assertion",
+         "the header carrying the signed identity assertion on identity=assertion|both routes; removed from every browser request"),
+        ("GATEHOUSE_ASSERTION_TTL", "60s", "lifetime of the identity assertion (5s to 1h)"),
         ("GATEHOUSE_LOGOUT_URL", "none (auth0: {issuer}/v2/logout?client_id={client_id}&returnTo={post_logout_redirect_uri})",
          "logout template used when the provider has no end_session_endpoint; placeholders {client_id}, {post_logout_redirect_uri}, {id_token_hint}"),
     ]

@@ -101,6 +101,10 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var websocketIdle: Int = 600
     /// `auto`: each event loop kept on a CPU of its own (`GATEHOUSE_CPU_AFFINITY`).
     public var cpuAffinity: CPUAffinityPolicy = .auto
+    /// The request header carrying the signed identity assertion (`GATEHOUSE_ASSERTION_HEADER`).
+    public var assertionHeader: String = "Gatehouse-Assertion"
+    /// The assertion's lifetime, seconds (`GATEHOUSE_ASSERTION_TTL`).
+    public var assertionTTL: Int = 60
 
     // MARK: Logging
     public var logLevel: Logger.Level

@@ -26,6 +26,17 @@ public struct HeaderNameSet: Sendable {
         self.byLength = byLength
     }
 
+    /// These names and `name`, in arrays of their own.
+    public func adding(_ name: String) -> HeaderNameSet {
+        var table = byLength.map { $0.map { $0 } }
+        let lower = Array(name.lowercased().utf8)
+        let length = lower.count
+        guard length > 0, !contains(name) else { return HeaderNameSet(byLength: table) }
+        if table.count <= length { table.append(contentsOf: repeatElement([], count: length + 1 - table.count)) }
+        table[length] += lower
+        return HeaderNameSet(byLength: table)
+    }
+
     /// The same names in arrays of their own (`LoopCopies`).
     public var loopCopy: HeaderNameSet { HeaderNameSet(byLength: byLength.map { $0.map { $0 } }) }
 

@@ -45,7 +45,8 @@ extension ProxyForwarding {
     /// The same forwarding, with storage of its own (the added fields included).
     public var loopCopy: ProxyForwarding {
         ProxyForwarding(forwardedHost: forwardedHost.ownedCopy, forwardedProto: forwardedProto.ownedCopy,
-                        trustedProxies: trustedProxies.map(\.loopCopy), csrfHeader: csrfHeader.ownedCopy)
+                        trustedProxies: trustedProxies.map(\.loopCopy), csrfHeader: csrfHeader.ownedCopy,
+                        assertionHeader: assertionHeader.ownedCopy)
     }
 }
 

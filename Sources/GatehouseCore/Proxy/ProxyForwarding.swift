@@ -17,6 +17,9 @@ public struct ProxyForwarding: Sendable, Equatable {
     public let trustedProxies: [CIDR]
     /// The anti-forgery header, never forwarded.
     public let csrfHeader: String
+    /// The identity assertion's header (`GATEHOUSE_ASSERTION_HEADER`): a browser's copy is forged,
+    /// so it is never forwarded, on any route.
+    public let assertionHeader: String
     /// `X-Forwarded-Proto` and `X-Forwarded-Host` as added to every forwarded request, checked once
     /// (nil when they could not be written: then the head writer drops them, as it would anyway).
     let forwardedProtoField: HTTPField.Checked?
@@ -29,27 +32,32 @@ public struct ProxyForwarding: Sendable, Equatable {
     let droppedFromTrusted: HeaderNameSet
     let droppedFromOthers: HeaderNameSet
 
-    public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String) {
+    public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String,
+                assertionHeader: String = "Gatehouse-Assertion") {
         self.init(forwardedHost: String(publicURL.origin.utf8.dropFirst(publicURL.scheme.utf8.count + 3))!,
-                  forwardedProto: publicURL.scheme, trustedProxies: trustedProxies, csrfHeader: csrfHeader)
+                  forwardedProto: publicURL.scheme, trustedProxies: trustedProxies, csrfHeader: csrfHeader,
+                  assertionHeader: assertionHeader)
     }
 
-    public init(forwardedHost: String, forwardedProto: String, trustedProxies: [CIDR], csrfHeader: String) {
+    public init(forwardedHost: String, forwardedProto: String, trustedProxies: [CIDR], csrfHeader: String,
+                assertionHeader: String = "Gatehouse-Assertion") {
         self.forwardedHost = forwardedHost
         self.forwardedProto = forwardedProto
         self.trustedProxies = trustedProxies
         self.csrfHeader = csrfHeader
+        self.assertionHeader = assertionHeader
         forwardedProtoField = HTTPField.Checked(name: "X-Forwarded-Proto", value: forwardedProto)
         forwardedHostField = HTTPField.Checked(name: "X-Forwarded-Host", value: forwardedHost)
         addedFields = [forwardedProtoField, forwardedHostField].compactMap { $0 }
-        droppedFromTrusted = ProxyHeaderPolicy.upstreamAlwaysDropped.loopCopy
-        droppedFromOthers = ProxyHeaderPolicy.upstreamDropped.loopCopy
+        droppedFromTrusted = ProxyHeaderPolicy.upstreamAlwaysDropped.adding(assertionHeader)
+        droppedFromOthers = ProxyHeaderPolicy.upstreamDropped.adding(assertionHeader)
     }
 
-    /// Equal when configured alike (everything else is derived from these four).
+    /// Equal when configured alike (everything else is derived from these five).
     public static func == (a: ProxyForwarding, b: ProxyForwarding) -> Bool {
         a.forwardedHost == b.forwardedHost && a.forwardedProto == b.forwardedProto
             && a.trustedProxies == b.trustedProxies && a.csrfHeader == b.csrfHeader
+            && a.assertionHeader == b.assertionHeader
     }
 
     /// True when `peerIP` is one of the trusted proxies.

@@ -54,27 +54,30 @@ public enum ProxyHeaderPolicy {
     /// `traceparent` is always the gateway's (`trace`: the browser's when valid, else a fresh one;
     /// nil takes it from `incoming`); `tracestate` passes untouched only beside a valid received one.
     public static func upstreamRequestHeaders(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
+                                              identity: [HTTPField.Checked] = [],
                                               forwarding: ProxyForwarding, trace: TraceParent? = nil) -> HTTPHeaders {
-        upstreamRequestFields(from: incoming, peerIP: peerIP, authorization: authorization, forwarding: forwarding,
-                              trace: trace ?? TraceParent.continuing(incoming)).headers
+        upstreamRequestFields(from: incoming, peerIP: peerIP, authorization: authorization, identity: identity,
+                              forwarding: forwarding, trace: trace ?? TraceParent.continuing(incoming)).headers
     }
 
     /// The same fields as the upstream client writes them: which of `incoming`'s fields pass (a bit
     /// each) and the values added, without a field list put together in between. The request's
     /// trace is decided by the caller (no optional trace copied on the proxy's path).
     public static func upstreamRequestFields(from incoming: HTTPHeaders, peerIP: String, authorization: String?,
+                                             identity: [HTTPField.Checked] = [],
                                              forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
         upstreamRequestFields(passing: upstreamFieldPassing(from: incoming, UpstreamPassingInputs(
                                   peerIP: peerIP, passesTracestate: trace.isReceived, forwarding: forwarding)),
-                              authorization: authorization, forwarding: forwarding, trace: trace)
+                              authorization: authorization, identity: identity, forwarding: forwarding, trace: trace)
     }
 
     /// `upstreamRequestFields` from the fields' passing decided before (`upstreamFieldPassing`, for
     /// the same `trace.isReceived`).
     public static func upstreamRequestFields(passing: UpstreamFieldPassing, authorization: String?,
+                                             identity: [HTTPField.Checked] = [],
                                              forwarding: ProxyForwarding, trace: TraceParent) -> ForwardedRequestFields {
         ForwardedRequestFields(received: passing.received, passed: passing.passed, forwardedFor: passing.forwardedFor,
-                               fixed: forwarding.addedFields, authorization: authorization, trace: trace)
+                               fixed: forwarding.addedFields, authorization: authorization, identity: identity, trace: trace)
     }
 
     /// Which of `incoming`'s fields pass and the `X-Forwarded-For` value (see

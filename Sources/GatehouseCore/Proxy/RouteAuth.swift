@@ -66,7 +66,8 @@ public struct ClientCredentialsGrant: Sendable, Hashable {
 /// can tell the operator what to fix.
 public enum RouteOptions {
     /// The names this version understands.
-    public static let known = ["auth", "scope", "audience", "session", "max_in_flight", "providers"]
+    public static let known = ["auth", "scope", "audience", "session", "max_in_flight", "providers", "identity", "token",
+                               "exchange", "resource"]
 
     /// What the options of one route say.
     public struct Parsed: Sendable, Equatable {
@@ -76,6 +77,8 @@ public enum RouteOptions {
         public var maxInFlight: Int? = nil
         /// `providers=A|B`: the providers whose sessions may use the route; nil for every provider.
         public var providers: [String]? = nil
+        /// `identity=`, `token=`, `exchange=` and, on `auth=user`/`optional`, `audience=`, `resource=`, `scope=`.
+        public var identity: RouteIdentity = .plain
     }
 
     /// Why an option list was refused.
@@ -85,6 +88,8 @@ public enum RouteOptions {
         case invalidValue(option: String, value: String, reason: String)
         case duplicate(String)
         case notApplicable(option: String, auth: String)
+        /// An option given where it means nothing or contradicts another; `reason` says why.
+        case conflict(option: String, reason: String)
 
         public var description: String {
             switch self {
@@ -93,6 +98,7 @@ public enum RouteOptions {
             case .invalidValue(let option, let value, let reason): "has route option \(option)=\(ConfigurationIssue.quote(value)), \(reason)"
             case .duplicate(let name): "gives route option \(name) more than once"
             case .notApplicable(let option, let auth): "has route option \(option)=, which applies only to auth=client (this route is auth=\(auth))"
+            case .conflict(let option, let reason): "has route option \(option)=, \(reason)"
             }
         }
     }
@@ -105,6 +111,7 @@ public enum RouteOptions {
         var audience: String?
         var session: String?
         var providers: [String]?
+        var identity: String?, token: String?, exchange: String?, resource: String?
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -140,6 +147,30 @@ public enum RouteOptions {
                     throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
                 }
                 maxInFlight = number
+            case "identity", "token", "exchange":
+                let allowed = name == "identity" ? ["assertion", "headers", "both", "none"]
+                    : name == "token" ? ["access", "assertion", "none"] : ["token", "refresh"]
+                guard allowed.contains(value) else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not one of \(allowed.joined(separator: ", "))")
+                }
+                switch name {
+                case "identity":
+                    guard identity == nil else { throw .duplicate(name) }
+                    identity = value
+                case "token":
+                    guard token == nil else { throw .duplicate(name) }
+                    token = value
+                default:
+                    guard exchange == nil else { throw .duplicate(name) }
+                    exchange = value
+                }
+            case "resource":
+                guard resource == nil else { throw .duplicate(name) }
+                guard RouteIdentity.isValidResource(value) else {
+                    throw .invalidValue(option: name, value: value,
+                                        reason: "which is not an absolute URI without a fragment (RFC 8707), e.g. https://api.example.com")
+                }
+                resource = value
             case "providers":
                 guard providers == nil else { throw .duplicate(name) }
                 var names: [String] = []
@@ -165,11 +196,8 @@ public enum RouteOptions {
             throw .invalidValue(option: "providers", value: providers?.joined(separator: "|") ?? "",
                                 reason: "which needs a session, but this route is auth=none")
         }
-        if chosen != "client" {
-            for (option, given) in [("scope", scope), ("audience", audience), ("session", session)] where given != nil {
-                throw .notApplicable(option: option, auth: chosen)
-            }
-        }
+        let routeIdentity = try identityOptions(auth: chosen, identity: identity, token: token, exchange: exchange,
+                                                audience: audience, resource: resource, scope: scope, session: session)
         let routeAuth: RouteAuth
         switch chosen {
         case "optional": routeAuth = .optional
@@ -178,7 +206,56 @@ public enum RouteOptions {
             routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
         default: routeAuth = .user
         }
-        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers)
+        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity)
+    }
+
+    /// The identity options against the route's `auth=`: each means something on it, and none
+    /// contradicts another (SPEC "Identity for your own APIs").
+    private static func identityOptions(auth: String, identity: String?, token: String?, exchange: String?,
+                                        audience: String?, resource: String?, scope: String?,
+                                        session: String?) throws(ParseError) -> RouteIdentity {
+        if auth == "none" {
+            for (option, given) in [("identity", identity), ("token", token), ("exchange", exchange)] where given != nil {
+                throw .conflict(option: option, reason: "which needs a session, but this route is auth=none")
+            }
+        }
+        if auth == "client" {
+            for (option, given) in [("token", token), ("exchange", exchange), ("resource", resource)] where given != nil {
+                throw .conflict(option: option, reason: "which does not apply to auth=client (the gateway's own token is the bearer)")
+            }
+            // `scope=`/`audience=` are the client-credentials grant's.
+            return RouteIdentity(carrier: identity.flatMap(RouteIdentity.Carrier.init(rawValue:)) ?? .none)
+        }
+        if session != nil { throw .notApplicable(option: "session", auth: auth) }
+        let carrier = identity.flatMap(RouteIdentity.Carrier.init(rawValue:)) ?? .none
+        let bearer = token.flatMap(RouteIdentity.Bearer.init(rawValue:))
+        let kind = exchange.flatMap(RouteIdentity.ExchangeKind.init(rawValue:))
+        if let kind {
+            guard auth == "user" else {
+                throw .conflict(option: "exchange", reason: "which needs auth=user (this route is auth=\(auth))")
+            }
+            if let bearer, bearer != .access {
+                throw .conflict(option: "exchange", reason: "which sends the exchanged token, but token=\(bearer.rawValue) sends none")
+            }
+            switch kind {
+            case .token where audience == nil && resource == nil && scope == nil:
+                throw .conflict(option: "exchange", reason: "which needs audience=, resource= or scope= to name the API")
+            case .refresh where audience != nil:
+                throw .conflict(option: "audience", reason: "which exchange=refresh cannot send (use resource= or scope=)")
+            case .refresh where resource == nil && scope == nil:
+                throw .conflict(option: "exchange", reason: "which needs resource= or scope= to name the API")
+            default: break
+            }
+        } else {
+            if resource != nil { throw .conflict(option: "resource", reason: "which applies only with exchange=token or exchange=refresh") }
+            if scope != nil { throw .notApplicable(option: "scope", auth: auth) }
+            let signs = carrier == .assertion || carrier == .both || bearer == .assertion
+            if audience != nil, !signs {
+                throw .conflict(option: "audience", reason: "which names the API for exchange= or the assertion (identity=assertion|both, token=assertion)")
+            }
+        }
+        return RouteIdentity(carrier: carrier, bearer: bearer, audience: audience, resource: resource, scope: scope,
+                             exchange: kind)
     }
 
     /// RFC 6749 §3.3: space-separated scope-tokens of `%x21 / %x23-5B / %x5D-7E`, normalized to

@@ -32,6 +32,9 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     public var maxInFlight: Int? { storage.maxInFlight }
     /// `providers=A|B`: only sessions of these providers may use the route; nil for every provider.
     public var providers: [String]? { storage.providers }
+    /// `identity=`, `token=`, `exchange=` (with `audience=`, `resource=`, `scope=` on user routes):
+    /// what the upstream is told about the user beyond the `auth=` policy's bearer.
+    public var identity: RouteIdentity { storage.identity }
     /// The calls in flight on this copy of the route: each event loop's copy (`loopCopy`) has its
     /// own, so the count stays on that loop's core.
     public var inFlight: InFlightCount { storage.inFlight }
@@ -50,13 +53,14 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         var auth: RouteAuth
         var maxInFlight: Int?
         var providers: [String]?
+        var identity: RouteIdentity
         /// Not configuration: a new storage (another copy of the route) counts from zero.
         let inFlight = InFlightCount()
 
         init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?,
-             providers: [String]?) {
+             providers: [String]?, identity: RouteIdentity) {
             (self.prefix, self.upstream, self.replacementPath) = (prefix, upstream, replacementPath)
-            (self.auth, self.maxInFlight, self.providers) = (auth, maxInFlight, providers)
+            (self.auth, self.maxInFlight, self.providers, self.identity) = (auth, maxInFlight, providers, identity)
         }
     }
 
@@ -64,7 +68,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         if !isKnownUniquelyReferenced(&storage) {
             storage = Storage(prefix: storage.prefix, upstream: storage.upstream,
                               replacementPath: storage.replacementPath, auth: storage.auth, maxInFlight: storage.maxInFlight,
-                              providers: storage.providers)
+                              providers: storage.providers, identity: storage.identity)
         }
         return storage
     }
@@ -72,11 +76,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     public static func == (a: UpstreamRoute, b: UpstreamRoute) -> Bool {
         a.storage === b.storage || (a.prefix == b.prefix && a.upstream == b.upstream
                                     && a.replacementPath == b.replacementPath && a.auth == b.auth
-                                    && a.maxInFlight == b.maxInFlight && a.providers == b.providers)
+                                    && a.maxInFlight == b.maxInFlight && a.providers == b.providers
+                                    && a.identity == b.identity)
     }
 
     public var description: String {
-        "\(prefix)=\(upstream)\(auth)" + (providers.map { ";providers=" + $0.joined(separator: "|") } ?? "")
+        "\(prefix)=\(upstream)\(auth)" + (providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") + "\(identity)"
     }
 
     /// Scheme (`http`/`https`), host without brackets, port and `Host` header value to connect with.
@@ -110,7 +115,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
 
     /// Paths Gatehouse answers itself; a route must not shadow them.
     public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
-                                       "/healthz", "/readyz", "/metrics", "/providers"]
+                                       "/healthz", "/readyz", "/metrics", "/providers", "/.well-known/jwks.json"]
 
     /// - Parameter rawUpstream: the upstream URL, optionally followed by `;`-separated route options
     ///   (`http://cms:9200;auth=none`); a `;` therefore always starts the options.
@@ -159,7 +164,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
             }
         }
         storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: options.auth,
-                          maxInFlight: options.maxInFlight, providers: options.providers)
+                          maxInFlight: options.maxInFlight, providers: options.providers, identity: options.identity)
     }
 
     /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.

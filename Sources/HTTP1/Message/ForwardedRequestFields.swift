@@ -1,6 +1,6 @@
 /// The fields of a request a proxy sends on: the received head's fields it passes on, as the bytes
 /// they arrived with, then the ones it adds itself (`X-Forwarded-For`, fields fixed by its
-/// configuration, `Authorization`, `traceparent`), in that order.
+/// configuration, `Authorization`, the user's identity fields, `traceparent`), in that order.
 ///
 /// Written straight into the upstream's head (`RequestHeadEncoder`): a proxied request puts no
 /// field list together (two arrays, every kept line copied twice) between the browser's head and
@@ -21,6 +21,9 @@ public final class ForwardedRequestFields: Sendable {
     public let fixed: [HTTPField.Checked]
     /// The value of the `Authorization` field added, if any.
     public let authorization: String?
+    /// Fields about the user added after `Authorization` (the gateway's assertion, identity
+    /// headers), checked once when they were made.
+    public let identity: [HTTPField.Checked]
     /// The `traceparent` field added, if any.
     public let trace: TraceParent?
 
@@ -31,7 +34,8 @@ public final class ForwardedRequestFields: Sendable {
 
     /// The fields of `received` that `passed` has the bit of (nil: all), then the added ones.
     public init(received: HTTPHeaders, passed: UInt64?, forwardedFor: String?, fixed: [HTTPField.Checked],
-                authorization: String?, trace: TraceParent?) {
+                authorization: String?, identity: [HTTPField.Checked] = [], trace: TraceParent?) {
+        self.identity = identity
         precondition(passed == nil || received.count <= 64, "a field mask covers 64 fields")
         self.received = received
         self.passed = passed
@@ -49,6 +53,7 @@ public final class ForwardedRequestFields: Sendable {
         if let forwardedFor { out.add("X-Forwarded-For", forwardedFor) }
         for field in fixed { out.add(field) }
         if let authorization { out.add("Authorization", authorization) }
+        for field in identity { out.add(field) }
         if let trace { out.add(trace) }
         return out
     }
@@ -59,6 +64,7 @@ public final class ForwardedRequestFields: Sendable {
         if let forwardedFor { size += 19 + forwardedFor.utf8.count }
         for field in fixed { size += field.line.count }
         if let authorization { size += 17 + authorization.utf8.count }
+        for field in identity { size += field.line.count }
         if let trace { size += 15 + (trace.received?.utf8.count ?? 55) }
         return size
     }
@@ -71,6 +77,7 @@ public final class ForwardedRequestFields: Sendable {
         if let forwardedFor { Self.write("X-Forwarded-For: ", forwardedFor, into: &head) }
         for field in fixed { field.line.withUnsafeBufferPointer { head.bytes($0) } }
         if let authorization { Self.write("Authorization: ", authorization, into: &head) }
+        for field in identity { field.line.withUnsafeBufferPointer { head.bytes($0) } }
         if let trace {
             // A fresh trace's value is the gateway's own: written unchecked.
             let checked = !trace.isReceived

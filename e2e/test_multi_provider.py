@@ -580,6 +580,26 @@ def test_route_option_providers(multi, upstream, provider, google):
     assert r.status_code == 401, r.status_code
 
 
+def test_assertion_names_the_sessions_provider(multi, upstream, provider, google):
+    """With several providers the assertion says which one signed the user in (`idp`, `idp_iss`):
+    a `sub` is unique only within its provider."""
+    import base64
+    gw = multi(env={"GATEHOUSE_ROUTES": f"/api={upstream.url},/who={upstream.url}/api;identity=both;audience=who"})
+    seen = {}
+    for name in (CORP, GOOGLE):
+        sess = login_at(gw, name)
+        r = gw.get(sess, "/who/echo")
+        assert r.status_code == 200, r.text[:300]
+        headers = {k.lower(): v for k, v in r.json()["headers"]}
+        part = headers["gatehouse-assertion"].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+        assert claims["aud"] == "who" and claims["iss"] == gw.url
+        seen[name] = claims
+        assert headers["x-forwarded-user"] == claims["sub"]
+    assert seen[CORP]["idp"] == CORP and seen[CORP]["idp_iss"] == provider.issuer
+    assert seen[GOOGLE]["idp"] == GOOGLE and seen[GOOGLE]["idp_iss"] == google.issuer
+
+
 # ---------------------------------------------------------------------------
 # refresh and logout at the session's own provider
 # ---------------------------------------------------------------------------

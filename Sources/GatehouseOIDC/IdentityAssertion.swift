@@ -8,7 +8,8 @@ public struct IdentityAssertion: Sendable {
     public let subject: String
     /// The provider's name (`default` with one provider): `idp`.
     public let provider: String
-    /// The provider's issuer: `idp_iss`.
+    /// The provider's issuer as configured (`idp_iss`): the canonical form, where Google's ID tokens
+    /// may say `accounts.google.com` without the scheme.
     public let providerIssuer: String
     /// A per-session value that is not the cookie: `sid`.
     public let sessionHandle: String
@@ -24,7 +25,7 @@ public struct IdentityAssertion: Sendable {
         }
         self.subject = subject
         self.provider = provider
-        self.providerIssuer = userClaims["iss"]?.stringValue ?? providerIssuer
+        self.providerIssuer = providerIssuer
         self.sessionHandle = sessionHandle
     }
 

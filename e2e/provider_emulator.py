@@ -282,7 +282,8 @@ class State:
         self.reset()
 
     def reset(self):
-        self.config = {"access_ttl": 3600, "google_short_iss": True,
+        self.config = {"access_ttl": 3600, "google_short_iss": True, "acr_mode": "honour",
+                       "acr_default": "urn:gatehouse:basic", "session_age": 0, "max_age_mode": "honour",
                        "user": {"sub": "user-1", "email": "ada@example.com", "email_verified": True,
                                 "name": "Ada Lovelace"}}
         self.stats = {"authorize": [], "token": [], "logout": [], "revocations": [], "userinfo": 0}
@@ -364,10 +365,21 @@ def authorize():
         return back({"error": "invalid_request", "error_description": "invitation requires organization",
                      "state": state})
     code = secrets.token_urlsafe(24)
+    # Step-up (OIDC Core §3.1.2.1): `acr_values` answered with the first value asked for, or ignored
+    # (`acr_mode: ignore`, as providers without that level do); `max_age` re-authenticates an SSO
+    # session older than it (`session_age`), unless `max_age_mode: ignore`.
+    config = STATE.config
+    asked_acr = (q.get("acr_values") or "").split()
+    acr = asked_acr[0] if asked_acr and config.get("acr_mode", "honour") == "honour" else config.get("acr_default")
+    now = int(time.time())
+    auth_time = now - int(config.get("session_age", 0))
+    if q.get("max_age") is not None and config.get("max_age_mode", "honour") == "honour" \
+            and now - auth_time > int(q["max_age"]):
+        auth_time = now
     with STATE.lock:
         STATE.codes[code] = {"redirect_uri": redirect_uri, "challenge": q["code_challenge"],
                              "nonce": q.get("nonce"), "scope": q.get("scope", ""), "params": q,
-                             "user": dict(STATE.config["user"]), "auth_time": int(time.time())}
+                             "user": dict(STATE.config["user"]), "auth_time": auth_time, "acr": acr}
     return back({"code": code, "state": state})
 
 
@@ -390,7 +402,8 @@ def id_token(login: dict, nonce: str | None) -> str:
     now = int(time.time())
     claims = {"sub": login["user"]["sub"], "aud": STATE.client_id, "iat": now, "exp": now + 3600,
               "auth_time": login["auth_time"], "email": login["user"].get("email"),
-              "email_verified": login["user"].get("email_verified"), "name": login["user"].get("name")}
+              "email_verified": login["user"].get("email_verified"), "name": login["user"].get("name"),
+              "acr": login.get("acr")}
     claims.update(profile.extra_id_claims(login))
     claims["iss"] = profile.token_issuer(claims)
     if nonce:

@@ -106,6 +106,10 @@ public final class Gateway: HTTPHandler {
             return endpoint { request in await CallbackEndpoint(context: context, path: name).respond(to: request) }
         case .own(.user):
             return endpoint { request in await UserEndpoint(context: context).respond(to: request) }
+        case .own(.sessions):
+            return endpoint { request in await SessionsEndpoint(context: context).list(request) }
+        case .own(.sessionsRevoke):
+            return endpoint { request in await SessionsEndpoint(context: context).revoke(request) }
         case .own(.logout):
             return endpoint { request in await LogoutEndpoint(context: context).respond(to: request) }
         case .own(.backchannelLogout):

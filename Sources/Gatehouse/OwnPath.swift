@@ -8,6 +8,8 @@ enum OwnPath {
     case login, callback, user, logout, backchannelLogout, healthz, readyz, metrics, providers
     /// `/.well-known/jwks.json`: the public keys of the identity assertions.
     case jwks
+    /// `/sessions` and `/sessions/revoke`: "my sessions".
+    case sessions, sessionsRevoke
     /// `/callback/NAME` and `/backchannel-logout/NAME` (only with `GATEHOUSE_PROVIDERS`).
     case providerCallback, providerBackchannelLogout
 
@@ -29,8 +31,11 @@ enum OwnPath {
         case 8:
             if Self.spells(path, "/healthz") { self = .healthz; return }
             (candidate, spelling) = (.metrics, "/metrics")
-        case 9: (candidate, spelling) = (.callback, "/callback")
+        case 9:
+            if Self.spells(path, "/sessions") { self = .sessions; return }
+            (candidate, spelling) = (.callback, "/callback")
         case 10: (candidate, spelling) = (.providers, "/providers")
+        case 16: (candidate, spelling) = (.sessionsRevoke, "/sessions/revoke")
         case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
         case 22: (candidate, spelling) = (.jwks, "/.well-known/jwks.json")
         default:

@@ -22,7 +22,9 @@ enum RequestRoute {
     /// The methods this route answers, or nil when every method reaches the handler.
     var allowedMethods: String? {
         switch self {
-        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback), .own(.jwks): return "GET"
+        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback), .own(.jwks),
+             .own(.sessions): return "GET"
+        case .own(.sessionsRevoke): return "POST"
         case .own(.logout): return "GET, POST"
         case .own(.backchannelLogout), .own(.providerBackchannelLogout): return "POST"
         case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return nil
@@ -34,8 +36,10 @@ enum RequestRoute {
 
     func allows(method: String) -> Bool {
         switch self {
-        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback), .own(.jwks):
+        case .own(.login), .own(.callback), .own(.user), .own(.providers), .own(.providerCallback), .own(.jwks),
+             .own(.sessions):
             return method == "GET"
+        case .own(.sessionsRevoke): return method == "POST"
         case .own(.logout): return method == "GET" || method == "POST"
         case .own(.backchannelLogout), .own(.providerBackchannelLogout): return method == "POST"
         case .own(.healthz), .own(.readyz), .own(.metrics), .staticFile: return true
@@ -50,7 +54,7 @@ enum RequestRoute {
         switch self {
         case .api(.forward(let route, _)), .api(.refused(let route)):
             return route.auth.requiresAntiForgery(sessionCookiePresent: sessionCookiePresent())
-        case .own(.user): return true
+        case .own(.user), .own(.sessions), .own(.sessionsRevoke): return true
         case .own(.logout): return method != "GET"
         default: return false
         }
@@ -61,7 +65,7 @@ enum RequestRoute {
         switch self {
         case .own(.login), .own(.providers): return .login
         case .own(.callback), .own(.providerCallback): return .callback
-        case .own(.user): return .user
+        case .own(.user), .own(.sessions), .own(.sessionsRevoke): return .user
         case .own(.logout), .own(.backchannelLogout), .own(.providerBackchannelLogout): return .logout
         case .own(.healthz), .own(.readyz), .own(.metrics), .own(.jwks): return .ops
         case .api: return .api

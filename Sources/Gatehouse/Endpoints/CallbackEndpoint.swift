@@ -30,6 +30,9 @@ struct CallbackEndpoint {
         case claim(String)
         /// The login started at another provider than this callback's (RFC 9700 §4.4.2).
         case providerMixUp(String)
+        /// A step-up login whose ID token has another `acr` than asked for, or an `auth_time`
+        /// older than `max_age` (a provider that ignored `acr_values` cannot downgrade it).
+        case stepUp(String)
 
         init(_ refusal: AuthorizationResponse.Refusal) {
             switch refusal {
@@ -62,6 +65,7 @@ struct CallbackEndpoint {
             case .storeUnavailable: "store_unavailable"
             case .claim: "claim"
             case .providerMixUp: "provider_mismatch"
+            case .stepUp: "step_up_not_satisfied"
             }
         }
     }
@@ -162,6 +166,17 @@ struct CallbackEndpoint {
         if let mismatch = RequiredClaims(configuration.requiredClaims + loginChecks).firstMismatch(in: claims.all) {
             return .failure(.claim(mismatch))
         }
+        if !pending.acrValues.isEmpty || pending.maxAge != nil {
+            let policy = StepUpPolicy(acrValues: pending.acrValues, maxAge: pending.maxAge)
+            var acr: String?, authTime: Int64?
+            if case .string(let value)? = claims.all["acr"] { acr = value }
+            if case .number(let value)? = claims.all["auth_time"], value.isFinite, abs(value) < 1e11 { authTime = Int64(value) }
+            // The provider's clock and ours may differ a little (the ID token's own skew allowance).
+            guard policy.isSatisfied(acr: acr, authTime: authTime.map { $0 + Self.authTimeSkew }, now: now) else {
+                return .failure(.stepUp("acr \(acr ?? "absent") / auth_time \(authTime.map(String.init) ?? "absent") "
+                                        + "does not satisfy acr_values \(policy.acrValuesParameter) max_age \(policy.maxAge.map(String.init) ?? "-")"))
+            }
+        }
         // Facebook: the one-to-two-hour user token traded for a long-lived one (no refresh tokens
         // exist there). A failed trade keeps the short token: the session then ends with it.
         var tokens = exchanged
@@ -213,7 +228,8 @@ struct CallbackEndpoint {
                                     createdAt: now,
                                     idleExpiresAt: SessionLifetime.idleExpiry(slidAt: now, idleSeconds: Int64(config.sessionIdle),
                                                                               expiresAt: now + lifetime),
-                                    expiresAt: now + lifetime, provider: provider.name)
+                                    expiresAt: now + lifetime, provider: provider.name,
+                                    userAgent: request.head.headers["User-Agent"])
         do {
             _ = try await context.sessions.createSession(newSession, replacing: previous?.hash)
         } catch {
@@ -226,6 +242,9 @@ struct CallbackEndpoint {
     }
 
     /// The answers to `prompt=none` that mean "the user has to be there" (OIDC Core §3.1.2.6).
+    /// Seconds an `auth_time` may appear in the future of `max_age`'s reckoning (clock skew).
+    static let authTimeSkew: Int64 = 5
+
     static let silentLoginErrors: Set<String> = ["login_required", "interaction_required", "consent_required",
                                                  "account_selection_required"]
 
@@ -249,6 +268,9 @@ struct CallbackEndpoint {
         case .providerMixUp:
             return HTMLPage.error(status: 400, title: "Sign-in failed",
                                   message: "The sign-in answer came back from another provider than the one it was sent to.")
+        case .stepUp:
+            return HTMLPage.error(status: 400, title: "Sign-in not strong enough",
+                                  message: "This part of the site needs a stronger or more recent sign-in than the one the provider reported.")
         case .claim:
             return HTMLPage.error(status: 400, title: "Sign-in not allowed",
                                   message: "Your account signed in, but it is not one this site admits (for example another organization or domain).")

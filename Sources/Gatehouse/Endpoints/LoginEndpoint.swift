@@ -41,11 +41,21 @@ struct LoginEndpoint {
             provider = context.providers.first
         }
         let configuration = provider.configuration
+        // Step-up (SPEC "Sessions the SPA controls"): `acr_values` and `max_age` always pass, and the
+        // callback then requires the ID token to satisfy them.
+        let stepUp: StepUpPolicy?
+        do {
+            stepUp = try StepUpPolicy.requested(acrValues: pairs.filter { $0.0 == "acr_values" }.map(\.1),
+                                                maxAge: pairs.filter { $0.0 == "max_age" }.map(\.1))
+        } catch {
+            return invalidParameters()
+        }
         // LOGIN_PARAMS: only the listed names pass (and `prompt=none`, the silent sign-in, always);
         // everything else in the query is ignored.
         let loginParameters: [(String, String)]
         do {
             loginParameters = try LoginParameters.selectAllowingSilent(from: pairs, allowed: configuration.loginParams)
+                .filter { $0.0 != "acr_values" && $0.0 != "max_age" } + (stepUp?.authorizationParameters ?? [])
         } catch {
             return invalidParameters()
         }
@@ -73,6 +83,10 @@ struct LoginEndpoint {
                                    createdAt: now, expiresAt: now + Self.pendingLifetime)
         pending.provider = provider.name
         pending.requiredClaims = LoginClaimChecks.required(by: loginParameters, profile: configuration.provider)
+        if let stepUp {
+            pending.acrValues = stepUp.acrValues
+            pending.maxAge = stepUp.maxAge
+        }
         do {
             try await context.sessions.savePendingLogin(pending)
         } catch {

@@ -6,7 +6,8 @@ import HTTPServer
 import GatehouseEncoding
 
 /// `POST /logout` (with the CSRF header) and `GET /logout?sid=…`: ends the session here and at the
-/// provider (RFC 7009 revocation, OpenID RP-Initiated Logout 1.0).
+/// provider (RFC 7009 revocation, OpenID RP-Initiated Logout 1.0). `POST /logout?everywhere=true`
+/// ends every session of the user (same provider and `sub`) and revokes each one's refresh token.
 struct LogoutEndpoint {
     let context: GatewayContext
 
@@ -38,15 +39,25 @@ struct LogoutEndpoint {
         guard let session else {
             return Responses.redirect("/", cookies: [context.cookie.expire()])
         }
+        let everywhere = !isGET && QueryParameters(head.query).single("everywhere") == "true"
+        var others: [Session] = []
         do {
-            try await context.sessions.endSession(idHash: session.idHash)
+            if everywhere {
+                others = try await context.sessions.endSessions(sub: session.sub, provider: session.provider, now: context.now())
+                    .filter { $0.idHash != session.idHash }
+                // The current one too, should it have been missed (a store listing only active rows).
+                try await context.sessions.endSession(idHash: session.idHash)
+            } else {
+                try await context.sessions.endSession(idHash: session.idHash)
+            }
         } catch {
             context.logger.error("logout: the session could not be deleted; nothing ended",
                                  metadata: ["session.id": "\(session.idHash.prefix(8))", "error": "\(error)"])
             return Responses.sessionStoreUnavailable(html: isGET)
         }
         context.metrics.activeSessions.nudge()
-        context.logger.info("logout", metadata: ["session.id": "\(session.idHash.prefix(8))"])
+        context.logger.info(everywhere ? "logout everywhere" : "logout",
+                            metadata: ["session.id": "\(session.idHash.prefix(8))", "sessions.ended": "\(others.count + 1)"])
 
         // The session's own provider: its tokens are revoked there and its session ended there.
         let provider = context.providers.provider(named: session.provider)
@@ -57,6 +68,17 @@ struct LogoutEndpoint {
                 try await clients.tokens.revoke(token: refresh, tokenTypeHint: .refreshToken)
             } catch {
                 context.logger.warning("logout: refresh token revocation failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if let clients, clients.metadata.revocationEndpoint != nil {
+            // The other sessions' refresh tokens too: ended here, they must not live on at the provider.
+            await withTaskGroup(of: Void.self) { group in
+                for other in others.prefix(50) {
+                    guard let refresh = other.tokens.refreshToken else { continue }
+                    group.addTask {
+                        try? await clients.tokens.revoke(token: refresh, tokenTypeHint: .refreshToken)
+                    }
+                }
             }
         }
         var location = "/"

@@ -62,16 +62,17 @@ enum RouteCredentials {
             // `providers=`: the session's provider is checked on the async path (routes without the
             // option keep this path as it was).
             guard route.providers == nil else { return nil }
-            guard !route.identity.isPlain else {
+            guard route.readsSession else {
                 guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
                                                                         refreshMargin: context.refresher.margin) else { return nil }
                 return .forward(authorization: authorization)
             }
-            // Identity routes: the shared entry's session (the fields are made from it), then the
+            // Routes that read the session (identity, step-up): the shared entry's session, then the
             // fields and any exchanged token from their memos; a miss of either takes the async path.
             let now = context.now()
             guard let resolved = context.sessions.cachedProxySession(in: headers, now: now,
                                                                      refreshMargin: context.refresher.margin) else { return nil }
+            if let refusal = stepUpRefusal(route, resolved.cached, now: now) { return .refuse(refusal) }
             var exchanged: String?
             if route.identity.exchange != nil {
                 guard let token = context.apiTokens.cached(for: route, idHash: resolved.cached.session.idHash, now: now) else {
@@ -111,6 +112,7 @@ enum RouteCredentials {
         case .signedIn(let found): resolved = found
         }
         if let refusal = providerRefusal(resolved.session, allowed: route.providers) { return .refuse(refusal) }
+        if let refusal = stepUpRefusal(route, resolved.cached, now: context.now()) { return .refuse(refusal) }
         // Without a refresh token the session ends with its access token (Facebook, Google without
         // offline access): say so instead of forwarding a token the upstream will refuse.
         let now = context.now()
@@ -122,12 +124,12 @@ enum RouteCredentials {
         // The usual case, a token not yet due: its cached `Authorization` value as it is, without
         // the refresher's call (an async frame and a copy of the session per proxied request).
         if !context.refresher.needsRefresh(resolved.tokens, now: now) {
-            guard !route.identity.isPlain else { return .forward(authorization: resolved.authorization) }
+            guard route.readsSession else { return .forward(authorization: resolved.authorization) }
             cached = resolved.cached
         } else {
             switch await context.refresher.ensureFresh(resolved.session, now: now) {
             case .fresh(let fresh):
-                guard !route.identity.isPlain else {
+                guard route.readsSession else {
                     return .forward(authorization: fresh.tokens.accessToken == resolved.tokens.accessToken
                         ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)")
                 }
@@ -151,6 +153,20 @@ enum RouteCredentials {
             }
         }
         return forward(route, cached: cached, userAuthorization: authorization, now: context.now(), context: context)
+    }
+
+    /// Route options `acr=`/`max_age=`: `401 step_up_required` with the `/login` that asks the
+    /// provider for them, when the session's authentication does not satisfy the route.
+    private static func stepUpRefusal(_ route: UpstreamRoute, _ cached: CachedSession, now: Int64) -> HTTPResponse? {
+        guard let policy = route.stepUp else { return nil }
+        let facts = cached.authentication
+        guard !policy.isSatisfied(acr: facts.acr, authTime: facts.authTime, now: now) else { return nil }
+        var fields = ["\"error\":\"step_up_required\"",
+                      "\"error_description\":\"This API needs a stronger or more recent sign-in.\""]
+        if !policy.acrValues.isEmpty { fields.append("\"acr_values\":" + JSONString.quoted(policy.acrValuesParameter)) }
+        if let maxAge = policy.maxAge { fields.append("\"max_age\":\(maxAge)") }
+        fields.append("\"login\":" + JSONString.quoted(policy.loginPath))
+        return Responses.json(401, Array("{\(fields.joined(separator: ","))}".utf8))
     }
 
     /// Route option `providers=A|B`: `403 provider_not_allowed` for a session of another provider.

@@ -1,4 +1,6 @@
+import GatehouseOIDC
 import GatehouseSessions
+import Synchronization
 
 /// A session as `SessionCache` keeps it, with the `Authorization` value for its access token built
 /// once. Immutable and shared by reference: a cache hit copies one reference, not the session's
@@ -7,9 +9,31 @@ final class CachedSession: Sendable {
     let session: Session
     /// `Bearer <access token>`.
     let authorization: String
+    /// The ID token's `acr` and `auth_time`, read from the claims the first time a step-up route
+    /// asks (most sessions never meet one, and reading the claims is a JSON parse).
+    private let authenticationFacts = Mutex<Authentication?>(nil)
+
+    struct Authentication: Sendable {
+        let acr: String?
+        let authTime: Int64?
+    }
 
     init(_ session: Session) {
         self.session = session
         authorization = "Bearer \(session.tokens.accessToken)"
+    }
+
+    var authentication: Authentication {
+        authenticationFacts.withLock { facts in
+            if let facts { return facts }
+            var acr: String?, authTime: Int64?
+            if case .object(let claims)? = try? JSONValue.parse(session.claims) {
+                if case .string(let value)? = claims["acr"] { acr = value }
+                if case .number(let value)? = claims["auth_time"], value.isFinite, abs(value) < 1e11 { authTime = Int64(value) }
+            }
+            let made = Authentication(acr: acr, authTime: authTime)
+            facts = made
+            return made
+        }
     }
 }

@@ -439,6 +439,41 @@ public final class SessionCache: Sendable {
         return ended
     }
 
+    /// Deletes every session of `sub` at `provider` ("sign out everywhere"); the sessions as they
+    /// were (their refresh tokens to revoke), read before the delete.
+    public func endSessions(sub: String, provider: String, now: Int64) async throws(SessionStoreError) -> [Session] {
+        let ended = try await onStore { store throws(SessionStoreError) -> [Session] in
+            let listed = try store.listSessions(sub: sub, provider: provider, now: now)
+            var sessions: [Session] = []
+            for entry in listed.prefix(1_000) {
+                if let session = try store.loadSession(idHash: entry.idHash, now: now) { sessions.append(session) }
+            }
+            _ = try store.deleteSessions(sub: sub, provider: provider)
+            return sessions
+        }
+        forgetAll()
+        notifyEnded(nil)
+        return ended
+    }
+
+    /// The user's active sessions ("my sessions").
+    public func listSessions(sub: String, provider: String, now: Int64) async throws(SessionStoreError) -> [UserSession] {
+        try await onStore { store throws(SessionStoreError) in try store.listSessions(sub: sub, provider: provider, now: now) }
+    }
+
+    /// Ends the session with `handle` when it is the user's; its id hash, or nil when the user has
+    /// no session with that handle (another user's handle among them).
+    public func endSession(handle: String, sub: String, provider: String) async throws(SessionStoreError) -> String? {
+        let ended = try await onStore { store throws(SessionStoreError) in
+            try store.deleteSession(handle: handle, sub: sub, provider: provider)
+        }
+        guard let ended else { return nil }
+        _ = held.withLock { $0.removeValue(forKey: SessionHashKey(ended)) }
+        forget(ended)
+        notifyEnded(ended)
+        return ended
+    }
+
     private func forgetAll() {
         cache.withLock { cache in
             generation.add(1, ordering: .releasing)

@@ -67,7 +67,7 @@ public struct ClientCredentialsGrant: Sendable, Hashable {
 public enum RouteOptions {
     /// The names this version understands.
     public static let known = ["auth", "scope", "audience", "session", "max_in_flight", "providers", "identity", "token",
-                               "exchange", "resource"]
+                               "exchange", "resource", "acr", "max_age"]
 
     /// What the options of one route say.
     public struct Parsed: Sendable, Equatable {
@@ -79,6 +79,8 @@ public enum RouteOptions {
         public var providers: [String]? = nil
         /// `identity=`, `token=`, `exchange=` and, on `auth=user`/`optional`, `audience=`, `resource=`, `scope=`.
         public var identity: RouteIdentity = .plain
+        /// `acr=A|B` and `max_age=SECONDS`: nil when neither is given.
+        public var stepUp: StepUpPolicy? = nil
     }
 
     /// Why an option list was refused.
@@ -112,6 +114,7 @@ public enum RouteOptions {
         var session: String?
         var providers: [String]?
         var identity: String?, token: String?, exchange: String?, resource: String?
+        var acr: [String]?, maxAge: Int?
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -164,6 +167,20 @@ public enum RouteOptions {
                     guard exchange == nil else { throw .duplicate(name) }
                     exchange = value
                 }
+            case "acr":
+                guard acr == nil else { throw .duplicate(name) }
+                let values = value.split(separator: "|", omittingEmptySubsequences: false)
+                guard values.allSatisfy(StepUpPolicy.isValidACR) else {
+                    throw .invalidValue(option: name, value: value,
+                                        reason: "which is not a |-separated list of acr values (visible ASCII, no spaces)")
+                }
+                acr = values.map(String.init)
+            case "max_age":
+                guard maxAge == nil else { throw .duplicate(name) }
+                guard let seconds = Int(value), seconds >= 0, seconds <= StepUpPolicy.maximumMaxAge else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not a whole number of seconds from 0 to 315360000")
+                }
+                maxAge = seconds
             case "resource":
                 guard resource == nil else { throw .duplicate(name) }
                 guard RouteIdentity.isValidResource(value) else {
@@ -206,7 +223,15 @@ public enum RouteOptions {
             routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
         default: routeAuth = .user
         }
-        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity)
+        var stepUp: StepUpPolicy?
+        if acr != nil || maxAge != nil {
+            guard chosen == "user" || chosen == "optional" else {
+                throw .conflict(option: acr != nil ? "acr" : "max_age",
+                                reason: "which needs the user's session (auth=user or auth=optional; this route is auth=\(chosen))")
+            }
+            stepUp = StepUpPolicy(acrValues: acr ?? [], maxAge: maxAge)
+        }
+        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity, stepUp: stepUp)
     }
 
     /// The identity options against the route's `auth=`: each means something on it, and none

@@ -35,6 +35,11 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     /// `identity=`, `token=`, `exchange=` (with `audience=`, `resource=`, `scope=` on user routes):
     /// what the upstream is told about the user beyond the `auth=` policy's bearer.
     public var identity: RouteIdentity { storage.identity }
+    /// `acr=`, `max_age=`: what the session's authentication must satisfy; nil for anything.
+    public var stepUp: StepUpPolicy? { storage.stepUp }
+    /// Whether the route decides from the session itself (its claims, its provider), not only its
+    /// bearer: such routes take the shared session entry instead of the loop's bearer copy.
+    public var readsSession: Bool { !storage.identity.isPlain || storage.stepUp != nil }
     /// The calls in flight on this copy of the route: each event loop's copy (`loopCopy`) has its
     /// own, so the count stays on that loop's core.
     public var inFlight: InFlightCount { storage.inFlight }
@@ -54,13 +59,15 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         var maxInFlight: Int?
         var providers: [String]?
         var identity: RouteIdentity
+        var stepUp: StepUpPolicy?
         /// Not configuration: a new storage (another copy of the route) counts from zero.
         let inFlight = InFlightCount()
 
         init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?,
-             providers: [String]?, identity: RouteIdentity) {
+             providers: [String]?, identity: RouteIdentity, stepUp: StepUpPolicy?) {
             (self.prefix, self.upstream, self.replacementPath) = (prefix, upstream, replacementPath)
             (self.auth, self.maxInFlight, self.providers, self.identity) = (auth, maxInFlight, providers, identity)
+            self.stepUp = stepUp
         }
     }
 
@@ -68,7 +75,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         if !isKnownUniquelyReferenced(&storage) {
             storage = Storage(prefix: storage.prefix, upstream: storage.upstream,
                               replacementPath: storage.replacementPath, auth: storage.auth, maxInFlight: storage.maxInFlight,
-                              providers: storage.providers, identity: storage.identity)
+                              providers: storage.providers, identity: storage.identity, stepUp: storage.stepUp)
         }
         return storage
     }
@@ -77,11 +84,11 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         a.storage === b.storage || (a.prefix == b.prefix && a.upstream == b.upstream
                                     && a.replacementPath == b.replacementPath && a.auth == b.auth
                                     && a.maxInFlight == b.maxInFlight && a.providers == b.providers
-                                    && a.identity == b.identity)
+                                    && a.identity == b.identity && a.stepUp == b.stepUp)
     }
 
     public var description: String {
-        "\(prefix)=\(upstream)\(auth)" + (providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") + "\(identity)"
+        "\(prefix)=\(upstream)\(auth)" + (providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") + "\(identity)" + (stepUp?.description ?? "")
     }
 
     /// Scheme (`http`/`https`), host without brackets, port and `Host` header value to connect with.
@@ -115,7 +122,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
 
     /// Paths Gatehouse answers itself; a route must not shadow them.
     public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
-                                       "/healthz", "/readyz", "/metrics", "/providers", "/.well-known/jwks.json"]
+                                       "/healthz", "/readyz", "/metrics", "/providers", "/.well-known/jwks.json",
+                                       "/sessions"]
 
     /// - Parameter rawUpstream: the upstream URL, optionally followed by `;`-separated route options
     ///   (`http://cms:9200;auth=none`); a `;` therefore always starts the options.
@@ -164,7 +172,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
             }
         }
         storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: options.auth,
-                          maxInFlight: options.maxInFlight, providers: options.providers, identity: options.identity)
+                          maxInFlight: options.maxInFlight, providers: options.providers, identity: options.identity,
+                          stepUp: options.stepUp)
     }
 
     /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.

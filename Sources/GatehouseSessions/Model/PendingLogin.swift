@@ -18,6 +18,10 @@ public struct PendingLogin: Sendable, Equatable {
     /// Claims the ID token must carry because of how this login was started (Auth0's `org_id` for
     /// an `organization` passed to `/login`), sealed with the login.
     public var requiredClaims: [String: String] = [:]
+    /// Step-up: the `acr_values` asked for; the ID token's `acr` must be one of them (empty: any).
+    public var acrValues: [String] = []
+    /// Step-up: the `max_age` asked for; the ID token's `auth_time` must be within it.
+    public var maxAge: Int? = nil
 
     public static let defaultProvider = "default"
 

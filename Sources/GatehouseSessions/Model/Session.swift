@@ -63,10 +63,17 @@ public struct NewSession: Sendable, Equatable {
     public var idleExpiresAt: Int64
     public var expiresAt: Int64
     public var provider: String
+    /// The public handle "my sessions" names it by (`UserSession`).
+    public var handle: String
+    /// The browser's `User-Agent` at login (`UserSession.recordedUserAgent`).
+    public var userAgent: String?
 
     public init(idHash: String, sub: String, sid: String?, claims: [UInt8], tokens: TokenSet,
-                createdAt: Int64, idleExpiresAt: Int64, expiresAt: Int64, provider: String = "default") {
+                createdAt: Int64, idleExpiresAt: Int64, expiresAt: Int64, provider: String = "default",
+                handle: String = UserSession.newHandle(), userAgent: String? = nil) {
         self.provider = provider
+        self.handle = handle
+        self.userAgent = UserSession.recordedUserAgent(userAgent)
         self.idHash = idHash
         self.sub = sub
         self.sid = sid

@@ -7,6 +7,8 @@ public final class InMemorySessionStore: SessionStore {
         var session: Session
         var leaseOwner: String?
         var leaseUntil: Int64?
+        var handle: String = UserSession.newHandle()
+        var userAgent: String?
     }
 
     private struct State: Sendable {
@@ -37,7 +39,7 @@ public final class InMemorySessionStore: SessionStore {
                 throw .database(SQLiteError(code: 1555, message: "UNIQUE constraint failed: sessions.id_hash"))
             }
             if let oldIdHash { state.sessions[oldIdHash] = nil }
-            state.sessions[new.idHash] = StoredSession(session: session)
+            state.sessions[new.idHash] = StoredSession(session: session, handle: new.handle, userAgent: new.userAgent)
             return session
         }
     }
@@ -112,6 +114,26 @@ public final class InMemorySessionStore: SessionStore {
     @discardableResult
     public func deleteSessions(sid: String, provider: String) throws(SessionStoreError) -> Int {
         state.withLock { state in Self.remove(from: &state) { $0.sid == sid && $0.provider == provider } }
+    }
+
+    public func listSessions(sub: String, provider: String, now: Int64) throws(SessionStoreError) -> [UserSession] {
+        state.withLock { state in
+            state.sessions.values
+                .filter { $0.session.sub == sub && $0.session.provider == provider && $0.session.isActive(at: now) }
+                .sorted { ($0.session.createdAt, $0.session.idHash) < ($1.session.createdAt, $1.session.idHash) }
+                .map { UserSession(handle: $0.handle, createdAt: $0.session.createdAt, lastSeenAt: $0.session.lastSeenAt,
+                                   userAgent: $0.userAgent, idHash: $0.session.idHash) }
+        }
+    }
+
+    public func deleteSession(handle: String, sub: String, provider: String) throws(SessionStoreError) -> String? {
+        state.withLock { state in
+            guard let found = state.sessions.values.first(where: {
+                $0.handle == handle && $0.session.sub == sub && $0.session.provider == provider
+            }) else { return nil }
+            state.sessions[found.session.idHash] = nil
+            return found.session.idHash
+        }
     }
 
     @discardableResult

@@ -65,11 +65,15 @@ struct PendingLoginSecrets: SealedRowPayload {
     /// Absent in logins stored before several providers (they are `default`'s).
     var provider: String?
     var requiredClaims: [String: String]?
+    /// Step-up (absent in logins that asked for none).
+    var acrValues: [String]?
+    var maxAge: Int?
 
     static func sealed(_ login: PendingLogin, sealer: TokenSealer) throws(SessionStoreError) -> [UInt8] {
         try PendingLoginSecrets(codeVerifier: login.codeVerifier, nonce: login.nonce, returnTo: login.returnTo,
                                 provider: login.provider,
-                                requiredClaims: login.requiredClaims.isEmpty ? nil : login.requiredClaims)
+                                requiredClaims: login.requiredClaims.isEmpty ? nil : login.requiredClaims,
+                                acrValues: login.acrValues.isEmpty ? nil : login.acrValues, maxAge: login.maxAge)
             .sealed(boundTo: login.stateHash, sealer: sealer)
     }
 

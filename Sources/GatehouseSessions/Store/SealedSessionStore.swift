@@ -47,11 +47,29 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
             try tx.run(.insertSession, [
                 .text(new.idHash), .text(new.sub), .text(new.sid), .integer(new.createdAt), .integer(new.idleExpiresAt),
                 .integer(new.expiresAt), .bytes(sealed), .integer(new.tokens.accessTokenExpiresAt), .text(new.provider),
+                .text(new.handle), .text(new.userAgent),
             ])
         }
         return Session(idHash: new.idHash, sub: new.sub, sid: new.sid, claims: new.claims, tokens: new.tokens,
                        createdAt: new.createdAt, lastSeenAt: new.createdAt, idleExpiresAt: new.idleExpiresAt,
                        expiresAt: new.expiresAt, version: 1, provider: new.provider)
+    }
+
+    public func listSessions(sub: String, provider: String, now: Int64) throws(SessionStoreError) -> [UserSession] {
+        try sessionDatabase.read { (tx: Connection) throws(Failure) -> [UserSession] in
+            try tx.query(.listUserSessions, [.text(sub), .text(provider), .integer(now)]) { (row: Connection.Row) throws(Failure) in
+                UserSession(handle: try row.requiredString(0), createdAt: row.int64(1), lastSeenAt: row.int64(2),
+                            userAgent: row.string(3), idHash: try row.requiredString(4))
+            }
+        }
+    }
+
+    public func deleteSession(handle: String, sub: String, provider: String) throws(SessionStoreError) -> String? {
+        try sessionDatabase.write { (tx: Connection) throws(Failure) -> String? in
+            try tx.queryFirst(.deleteByHandle, [.text(handle), .text(sub), .text(provider)]) { (row: Connection.Row) throws(Failure) in
+                try row.requiredString(0)
+            }
+        }
     }
 
     public func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {

@@ -39,6 +39,13 @@ public protocol SessionRecordStore: Sendable {
     @discardableResult
     func deleteSessions(sid: String, provider: String) throws(SessionStoreError) -> Int
 
+    /// The user's active sessions ("my sessions"), oldest first.
+    func listSessions(sub: String, provider: String, now: Int64) throws(SessionStoreError) -> [UserSession]
+
+    /// Deletes the session with `handle` if it is the user's (`sub` at `provider`); its id hash, or
+    /// nil when no session of that user has the handle.
+    func deleteSession(handle: String, sub: String, provider: String) throws(SessionStoreError) -> String?
+
 }
 
 extension SessionRecordStore {

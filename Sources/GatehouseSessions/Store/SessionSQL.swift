@@ -6,8 +6,8 @@ extension SessionStatement {
 
     static let insertSession = SessionStatement("""
         INSERT INTO sessions (id_hash, sub, sid, created_at, last_seen_at, idle_expires_at, expires_at,
-                              sealed, access_expires_at, version, provider)
-        VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, 1, ?9)
+                              sealed, access_expires_at, version, provider, handle, user_agent)
+        VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11)
         """)
     static let selectSession = SessionStatement("""
         SELECT sub, sid, created_at, last_seen_at, idle_expires_at, expires_at, sealed, version, provider
@@ -47,6 +47,16 @@ extension SessionStatement {
     /// A `sub` or `sid` is the provider's: the same value at another provider is someone else.
     static let deleteBySub = SessionStatement("DELETE FROM sessions WHERE sub = ?1 AND provider = ?2")
     static let deleteBySid = SessionStatement("DELETE FROM sessions WHERE sid = ?1 AND provider = ?2")
+    /// "My sessions": one user's active sessions (index `sessions_by_sub`), oldest first.
+    static let listUserSessions = SessionStatement("""
+        SELECT handle, created_at, last_seen_at, user_agent, id_hash FROM sessions
+        WHERE sub = ?1 AND provider = ?2 AND idle_expires_at > ?3 AND expires_at > ?3 AND handle IS NOT NULL
+        ORDER BY created_at, id_hash
+        """)
+    /// Ends one of the user's sessions by its handle: another user's handle matches no row.
+    static let deleteByHandle = SessionStatement("""
+        DELETE FROM sessions WHERE handle = ?1 AND sub = ?2 AND provider = ?3 RETURNING id_hash
+        """)
 
     // MARK: - Administration
 

@@ -59,6 +59,8 @@ struct StoredPendingRow: Sendable {
                                  createdAt: createdAt, expiresAt: expiresAt)
         login.provider = secrets.provider ?? PendingLogin.defaultProvider
         login.requiredClaims = secrets.requiredClaims ?? [:]
+        login.acrValues = secrets.acrValues ?? []
+        login.maxAge = secrets.maxAge
         return login
     }
 }

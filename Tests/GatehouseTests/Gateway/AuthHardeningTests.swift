@@ -191,6 +191,12 @@ final class CountingSessionStore: SessionStore {
     func createSession(_ new: NewSession, replacing oldIdHash: String?) throws(SessionStoreError) -> Session {
         try inner.createSession(new, replacing: oldIdHash)
     }
+    func listSessions(sub: String, provider: String, now: Int64) throws(SessionStoreError) -> [UserSession] {
+        try inner.listSessions(sub: sub, provider: provider, now: now)
+    }
+    func deleteSession(handle: String, sub: String, provider: String) throws(SessionStoreError) -> String? {
+        try inner.deleteSession(handle: handle, sub: sub, provider: provider)
+    }
     func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
         loads.add(1, ordering: .relaxed)
         loadHook.withLock { $0 }?()

@@ -1,0 +1,96 @@
+/// Step-up per route (SPEC "Sessions the SPA controls"): route options `acr=A|B` and
+/// `max_age=SECONDS`. A session satisfies the route when its ID token's `acr` is one of the listed
+/// values and its `auth_time` is no older than `max_age` (OpenID Connect Core §2, §3.1.2.1);
+/// otherwise the SPA is told how to sign in again (`step_up_required`, with the `/login` to use).
+public struct StepUpPolicy: Sendable, Hashable, CustomStringConvertible {
+    /// The acceptable `acr` values; empty for any.
+    public var acrValues: [String]
+    /// The longest time since the user authenticated, seconds; nil for any.
+    public var maxAge: Int?
+
+    public init(acrValues: [String] = [], maxAge: Int? = nil) {
+        self.acrValues = acrValues
+        self.maxAge = maxAge
+    }
+
+    /// Whether a session whose ID token said `acr` and `authTime` may use the route at `now`.
+    /// A missing `acr` satisfies no `acr=` list; a missing `auth_time` satisfies no `max_age=`.
+    public func isSatisfied(acr: String?, authTime: Int64?, now: Int64) -> Bool {
+        if !acrValues.isEmpty {
+            guard let acr, acrValues.contains(acr) else { return false }
+        }
+        if let maxAge {
+            guard let authTime, now - authTime <= Int64(maxAge) else { return false }
+        }
+        return true
+    }
+
+    /// The `acr_values` parameter: the values, space-separated (OIDC Core §3.1.2.1).
+    public var acrValuesParameter: String { acrValues.joined(separator: " ") }
+
+    /// The `/login` that asks the provider for what this route needs.
+    public var loginPath: String {
+        var query: [String] = []
+        if !acrValues.isEmpty { query.append("acr_values=" + Self.percentEncoded(acrValuesParameter)) }
+        if let maxAge { query.append("max_age=\(maxAge)") }
+        return "/login" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+    }
+
+    public var description: String {
+        (acrValues.isEmpty ? "" : ";acr=" + acrValues.joined(separator: "|")) + (maxAge.map { ";max_age=\($0)" } ?? "")
+    }
+
+    /// An `acr` value as a route option or `/login` may carry it: visible ASCII without spaces,
+    /// `|`, `;` or `,` (the route syntax's separators), at most 200 bytes.
+    public static func isValidACR(_ value: Substring) -> Bool {
+        !value.isEmpty && value.utf8.count <= 200 && value.utf8.allSatisfy { byte in
+            byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "|") && byte != UInt8(ascii: ";") && byte != UInt8(ascii: ",")
+        }
+    }
+
+    /// `max_age`'s largest value: ten years, far beyond any session lifetime.
+    public static let maximumMaxAge = 315_360_000
+
+    private static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let unreserved = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+            if unreserved { out.unicodeScalars.append(Unicode.Scalar(byte)) } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+}
+
+extension StepUpPolicy {
+    /// What `/login?acr_values=…&max_age=…` asks for (the `login` link of a `step_up_required`
+    /// answer): nil when neither is given.
+    /// - Throws: `InvalidLoginRequest` for a repeated, empty or malformed value.
+    public static func requested(acrValues: [String?], maxAge: [String?]) throws(InvalidLoginRequest) -> StepUpPolicy? {
+        guard acrValues.count <= 1, maxAge.count <= 1 else { throw InvalidLoginRequest() }
+        var policy = StepUpPolicy()
+        if let given = acrValues.first {
+            let values = (given ?? "").split(separator: " ")
+            guard !values.isEmpty, values.count <= 10, values.allSatisfy(isValidACR) else { throw InvalidLoginRequest() }
+            policy.acrValues = values.map(String.init)
+        }
+        if let given = maxAge.first {
+            guard let text = given, let seconds = Int(text), seconds >= 0, seconds <= maximumMaxAge else { throw InvalidLoginRequest() }
+            policy.maxAge = seconds
+        }
+        return policy.acrValues.isEmpty && policy.maxAge == nil ? nil : policy
+    }
+
+    /// The authorization request's parameters for this policy (OIDC Core §3.1.2.1).
+    public var authorizationParameters: [(String, String)] {
+        var out: [(String, String)] = []
+        if !acrValues.isEmpty { out.append(("acr_values", acrValuesParameter)) }
+        if let maxAge { out.append(("max_age", String(maxAge))) }
+        return out
+    }
+
+    public struct InvalidLoginRequest: Error, Sendable {}
+}

@@ -231,3 +231,61 @@ def test_postgres_restarted_mid_traffic_fails_cleanly_and_recovers(cluster, prov
         for gateway in cluster.gateways:
             assert gateway.get(with_cookie(cluster, cookie), "/user").status_code == 200
     assert requests.get(cluster.url + "/login", allow_redirects=False, timeout=30).status_code == 302
+
+
+def test_every_way_a_session_ends_is_refused_at_once_by_every_instance(cluster, provider):
+    """SPEC "Sessions the SPA controls": a session ended on one instance is refused by every
+    instance for any request sent after the ending answer arrived — no half-second window. Each
+    way a session ends, with both instances holding it in their caches, then the very next requests
+    (no wait) through the round-robin balancer and to each instance directly."""
+
+    def warm(sess):
+        for gateway in cluster.gateways:
+            assert gateway.get(sess, "/api/hello").status_code == 200
+            assert gateway.get(sess, "/user").status_code == 200
+
+    def refused_everywhere_at_once(sess, how):
+        statuses = [cluster.get(sess, "/api/hello").status_code for _ in range(6)]
+        statuses += [gateway.get(sess, "/api/hello").status_code for gateway in cluster.gateways]
+        assert set(statuses) == {401}, (how, statuses)
+
+    # Logout through the balancer.
+    s = login(cluster, provider, "alice")
+    warm(s)
+    cookie = s.cookies.get(cluster.cookie_name)
+    assert cluster.post(s, "/logout", allow_redirects=False).status_code == 302
+    refused_everywhere_at_once(with_cookie(cluster, cookie), "logout")
+
+    # Back-channel logout delivered to one instance.
+    n = len(provider.tokens())
+    s = login(cluster, provider, "bob")
+    warm(s)
+    id_token = next(t for t in provider.tokens()[n:] if t["kind"] == "id_token")
+    token = provider.logout_token(sub="bob", sid=jwt_claims(id_token["token"])["sid"])
+    assert requests.post(cluster.a.url + "/backchannel-logout", data={"logout_token": token}, timeout=10).status_code == 200
+    refused_everywhere_at_once(s, "back-channel logout")
+
+    # `gatehouse sessions revoke` from the command line (another process).
+    s = login(cluster, provider, "carol")
+    warm(s)
+    assert cluster.a.cli("sessions", "revoke", "--sub", "carol").returncode == 0
+    refused_everywhere_at_once(s, "sessions revoke")
+
+    # "My sessions": one of the user's browsers ends another.
+    laptop = login(cluster, provider, "dave")
+    phone = login(cluster, provider, "dave")
+    warm(laptop)
+    warm(phone)
+    mine = cluster.get(laptop, "/sessions").json()["sessions"]
+    phone_handle = next(x["handle"] for x in mine if not x["current"])
+    r = cluster.post(laptop, "/sessions/revoke", json={"handle": phone_handle})
+    assert r.status_code == 200, r.text
+    refused_everywhere_at_once(phone, "sessions/revoke")
+    warm(laptop)
+
+    # Sign out everywhere.
+    other = login(cluster, provider, "dave")
+    warm(other)
+    assert cluster.post(laptop, "/logout?everywhere=true", allow_redirects=False).status_code == 302
+    refused_everywhere_at_once(laptop, "everywhere (the browser that asked)")
+    refused_everywhere_at_once(other, "everywhere (another browser)")

@@ -35,6 +35,8 @@ struct gatehouse_pq_functions {
     int (*getisnull)(const PGresult *res, int tup_num, int field_num);
     char * (*cmdTuples)(PGresult *res);
     void (*clear)(PGresult *res);
+    PGnotify * (*notifies)(PGconn *conn);
+    void (*freemem)(void *ptr);
 };
 
 #endif

@@ -8,6 +8,7 @@ import HTTPClient
 import HTTP1
 import HTTPServer
 import Logging
+import Synchronization
 
 /// Errors that stop `gatehouse serve` at start, each with the exit code the contract gives it.
 public enum GatewayStartError: Error, CustomStringConvertible {
@@ -40,6 +41,8 @@ public final class GatewayRuntime: Sendable {
     public let context: GatewayContext
     private let store: any SessionStore & SessionDatabaseLifecycle
     private let maintenance: Task<Void, Never>
+    /// PostgreSQL: hears sessions ended by other instances and commands.
+    private let endListener: PostgresSessionEndListener?
 
     public var port: Int { server.localPort }
 
@@ -79,6 +82,26 @@ public final class GatewayRuntime: Sendable {
                                      upstream: UpstreamClients.plain(configuration),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
                                      logger: logger, clock: clock)
+        // PostgreSQL: every instance hears of every ended session at once (migration 0005's trigger).
+        var endListener: PostgresSessionEndListener?
+        if let postgres = store as? PostgresSessionStore {
+            let sessions = context.sessions
+            let barrierBox = BarrierBox()
+            let listener = PostgresSessionEndListener(pool: postgres.pool, logger: logger) { payload in
+                guard let payload else { return sessions.endedElsewhere(nil) }
+                if payload.hasPrefix(SessionEndBarrier.markerPrefix) {
+                    barrierBox.barrier?.heard(payload)
+                    return
+                }
+                sessions.endedElsewhere(payload)
+            }
+            let barrier = SessionEndBarrier(announce: { marker throws(SessionStoreError) in try listener.announce(marker) },
+                                            isListening: { listener.isListening }, executor: sessions.executor, logger: logger)
+            barrierBox.barrier = barrier
+            sessions.attach(barrier)
+            listener.start()
+            endListener = listener
+        }
         let gateway = Gateway(context: context)
         var serverConfig = HTTPServerConfiguration()
         serverConfig.host = configuration.listen.host
@@ -122,11 +145,13 @@ public final class GatewayRuntime: Sendable {
             }
         }
         return GatewayRuntime(server: server, metricsServer: metricsServer, context: context, store: store,
-                              maintenance: maintenance)
+                              maintenance: maintenance, endListener: endListener)
     }
 
     private init(server: HTTPServer, metricsServer: HTTPServer?, context: GatewayContext,
-                 store: any SessionStore & SessionDatabaseLifecycle, maintenance: Task<Void, Never>) {
+                 store: any SessionStore & SessionDatabaseLifecycle, maintenance: Task<Void, Never>,
+                 endListener: PostgresSessionEndListener?) {
+        self.endListener = endListener
         self.server = server
         self.metricsServer = metricsServer
         self.context = context
@@ -142,8 +167,19 @@ public final class GatewayRuntime: Sendable {
         maintenance.cancel()
         context.metrics.activeSessions.stop()
         context.providers.stop()
+        endListener?.stop()
         do { try store.close() } catch {
             context.logger.error("database close failed", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+/// The barrier the listener hands markers to, set once both exist (each needs the other).
+private final class BarrierBox: Sendable {
+    private let stored = Mutex<SessionEndBarrier?>(nil)
+
+    var barrier: SessionEndBarrier? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }

@@ -19,40 +19,48 @@ enum OwnPath {
     /// - Parameter namedProviders: whether `/callback/NAME` and `/backchannel-logout/NAME` are ours
     ///   (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
     init?(_ path: Substring, namedProviders: Bool = false) {
+        let count = path.utf8.count
+        if let fixed = Self.fixedPath(path, count: count) {
+            self = fixed
+            return
+        }
+        // A provider's own path: the prefix and a name of 1–32 characters (any length may also be
+        // a fixed path's: those were tried first).
+        guard namedProviders else { return nil }
+        if count > 10, count <= 42, Self.spells(path.utf8.prefix(10), Self.callbackPrefix) {
+            self = .providerCallback
+            return
+        }
+        if count > 20, count <= 52, Self.spells(path.utf8.prefix(20), Self.backchannelLogoutPrefix) {
+            self = .providerBackchannelLogout
+            return
+        }
+        return nil
+    }
+
+    /// The fixed path `path` spells, chosen by its length first.
+    private static func fixedPath(_ path: Substring, count: Int) -> OwnPath? {
         let candidate: OwnPath
         let spelling: StaticString
-        let count = path.utf8.count
         switch count {
         case 5: (candidate, spelling) = (.user, "/user")
         case 6: (candidate, spelling) = (.login, "/login")
         case 7:
-            if Self.spells(path, "/logout") { self = .logout; return }
+            if spells(path, "/logout") { return .logout }
             (candidate, spelling) = (.readyz, "/readyz")
         case 8:
-            if Self.spells(path, "/healthz") { self = .healthz; return }
+            if spells(path, "/healthz") { return .healthz }
             (candidate, spelling) = (.metrics, "/metrics")
         case 9:
-            if Self.spells(path, "/sessions") { self = .sessions; return }
+            if spells(path, "/sessions") { return .sessions }
             (candidate, spelling) = (.callback, "/callback")
         case 10: (candidate, spelling) = (.providers, "/providers")
         case 16: (candidate, spelling) = (.sessionsRevoke, "/sessions/revoke")
         case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
         case 22: (candidate, spelling) = (.jwks, "/.well-known/jwks.json")
-        default:
-            // A provider's own path: the prefix and a name of 1–32 characters.
-            guard namedProviders else { return nil }
-            if count > 10, count <= 42, Self.spells(path.utf8.prefix(10), Self.callbackPrefix) {
-                self = .providerCallback
-                return
-            }
-            if count > 20, count <= 52, Self.spells(path.utf8.prefix(20), Self.backchannelLogoutPrefix) {
-                self = .providerBackchannelLogout
-                return
-            }
-            return nil
+        default: return nil
         }
-        guard Self.spells(path, spelling) else { return nil }
-        self = candidate
+        return spells(path, spelling) ? candidate : nil
     }
 
     /// Byte equality on contiguous storage: the generic `elementsEqual` over a Substring's UTF-8

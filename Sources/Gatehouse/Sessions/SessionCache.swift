@@ -86,6 +86,28 @@ public final class SessionCache: Sendable {
         for observer in endObservers.withLock({ $0 }) { observer(idHash) }
     }
 
+    /// PostgreSQL: waits, after each ending, until every instance has been told (`SessionEndBarrier`).
+    private let endBarrier = Mutex<SessionEndBarrier?>(nil)
+
+    func attach(_ barrier: SessionEndBarrier) {
+        endBarrier.withLock { $0 = barrier }
+    }
+
+    private func everyInstanceTold() async {
+        await endBarrier.withLock { $0 }?.pass()
+    }
+
+    /// A session ended by another instance or command (PostgreSQL's announcement); nil when some
+    /// may have been missed (the listener reconnected): every cached session is dropped.
+    func endedElsewhere(_ idHash: String?) {
+        if let idHash {
+            forget(idHash)
+        } else {
+            forgetAll()
+        }
+        notifyEnded(idHash)
+    }
+
     /// Off: no per-loop copies (`SessionIDMemo`, `LoopBearer`); every request reads the shared entry.
     private let speedLayer: SpeedLayer
     /// The providers sessions may belong to: a session of a provider taken out of the configuration
@@ -400,6 +422,7 @@ public final class SessionCache: Sendable {
         _ = held.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
         forget(idHash)
         notifyEnded(idHash)
+        await everyInstanceTold()
     }
 
     /// Ends a session that can no longer be used whether or not its row goes now: its idle or
@@ -428,6 +451,7 @@ public final class SessionCache: Sendable {
         guard let ended else { return nil }
         forgetAll()
         notifyEnded(nil)
+        await everyInstanceTold()
         return ended
     }
 
@@ -436,6 +460,7 @@ public final class SessionCache: Sendable {
         let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sub: sub) }
         forgetAll()
         notifyEnded(nil)
+        await everyInstanceTold()
         return ended
     }
 
@@ -453,6 +478,7 @@ public final class SessionCache: Sendable {
         }
         forgetAll()
         notifyEnded(nil)
+        await everyInstanceTold()
         return ended
     }
 
@@ -471,6 +497,7 @@ public final class SessionCache: Sendable {
         _ = held.withLock { $0.removeValue(forKey: SessionHashKey(ended)) }
         forget(ended)
         notifyEnded(ended)
+        await everyInstanceTold()
         return ended
     }
 

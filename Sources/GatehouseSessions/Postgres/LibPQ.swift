@@ -52,6 +52,8 @@ final class LibPQ: @unchecked Sendable {
         bind("PQgetisnull", &call.getisnull)
         bind("PQcmdTuples", &call.cmdTuples)
         bind("PQclear", &call.clear)
+        bind("PQnotifies", &call.notifies)
+        bind("PQfreemem", &call.freemem)
         guard missing.isEmpty else {
             return .failure(.unavailable("libpq.so.5 lacks \(missing.joined(separator: ", "))"))
         }

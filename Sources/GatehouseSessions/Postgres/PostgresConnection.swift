@@ -91,6 +91,32 @@ final class PostgresConnection: @unchecked Sendable {
         return try collect(handle, sql: sql, deadline: deadline, rows: rows)
     }
 
+    /// The payloads of the notifications (`LISTEN`) that arrive within `timeoutMilliseconds`; empty
+    /// when none came. Throws when the connection broke.
+    func awaitNotifications(timeoutMilliseconds: Int32) throws(PostgresError) -> [String] {
+        guard let handle else { throw .unavailable("the connection is closed") }
+        var payloads = drainNotifications(handle)
+        guard payloads.isEmpty else { return payloads }
+        var descriptor = pollfd(fd: pq.socket!(handle), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if ready < 0, errno != EINTR { throw .unavailable("poll failed (errno \(errno))") }
+        guard ready > 0 else { return [] }
+        guard pq.consumeInput!(handle) == 1, pq.status!(handle) == CONNECTION_OK else {
+            throw .unavailable(scrub(Self.trimmed(pq.errorMessage!(handle))))
+        }
+        payloads = drainNotifications(handle)
+        return payloads
+    }
+
+    private func drainNotifications(_ handle: OpaquePointer) -> [String] {
+        var payloads: [String] = []
+        while let notification = pq.notifies!(handle) {
+            payloads.append(notification.pointee.extra.map { String(cString: $0) } ?? "")
+            pq.freemem!(notification)
+        }
+        return payloads
+    }
+
     /// Closes the socket now (after a deadline passed the connection's state is unknown).
     func close() {
         if let handle { pq.finish!(handle) }

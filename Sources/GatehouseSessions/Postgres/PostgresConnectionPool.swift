@@ -172,6 +172,12 @@ public final class PostgresConnectionPool: Sendable {
         }
     }
 
+    /// A connection of its own, outside the pool (the `LISTEN` of `PostgresSessionEndListener`:
+    /// a listening session must stay on one server connection, which a pooled one does not).
+    func dedicatedConnection() throws(PostgresError) -> PostgresConnection {
+        try PostgresConnection(uri: uri, defaults: defaults) { [uri] in URIPassword.scrubbing($0, of: uri) }
+    }
+
     private func checkin(_ connection: PostgresConnection) {
         let keep = state.withLock { state -> Bool in
             guard !state.closed, connection.isUsable, state.idle.count < settings.maxConnections else { return false }

@@ -7,6 +7,7 @@ struct OwnPathTests {
     @Test("each own path is recognised exactly", arguments: [
         ("/login", OwnPath.login), ("/callback", .callback), ("/user", .user), ("/logout", .logout),
         ("/backchannel-logout", .backchannelLogout), ("/healthz", .healthz), ("/readyz", .readyz), ("/metrics", .metrics),
+        ("/sessions", .sessions), ("/sessions/revoke", .sessionsRevoke), ("/.well-known/jwks.json", .jwks),
     ])
     func exact(path: String, expected: OwnPath) {
         #expect(OwnPath(path[...]) == expected)
@@ -33,6 +34,15 @@ struct OwnPathTests {
         #expect(OwnPath(("/callback/" + String(repeating: "x", count: 33))[...], namedProviders: true) == nil)
         #expect(OwnPath("/callbacks/google"[...], namedProviders: true) == nil)
         #expect(OwnPath("/api/callback/google"[...], namedProviders: true) == nil)
+    }
+
+    @Test("A provider path as long as a fixed one is still the provider's (every name length)")
+    func providerPathsOfEveryLength() {
+        for length in 1...32 {
+            let name = String(repeating: "p", count: length)
+            #expect(OwnPath(("/callback/" + name)[...], namedProviders: true) == .providerCallback, "\(length)")
+            #expect(OwnPath(("/backchannel-logout/" + name)[...], namedProviders: true) == .providerBackchannelLogout, "\(length)")
+        }
     }
 
     @Test("Auth0: a login started with organization must come back with that org_id (or org_name)")

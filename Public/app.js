@@ -7,6 +7,9 @@
 //    a custom header, so the gateway knows the call comes from this page.
 //  * A 401 means "signed out" (no session, or it ended): show the sign-in button, never retry blindly.
 //  * No inline scripts or styles anywhere: the gateway's Content-Security-Policy forbids them.
+//  * Opened signed out, the page tries a silent sign-in once (`/login?prompt=none`): a user still
+//    signed in at the provider comes back signed in without seeing a page; otherwise the gateway
+//    brings the browser back with `#error=login_required` and the sign-in button is shown.
 'use strict';
 
 (() => {
@@ -18,6 +21,8 @@
     status: byId('status'),
     notice: byId('notice'),
     loadingView: byId('loading-view'),
+    loadingText: byId('loading-text'),
+    silentResult: byId('silent-result'),
     signedOutView: byId('signed-out-view'),
     signedInView: byId('signed-in-view'),
     signIn: byId('signin'),
@@ -26,6 +31,11 @@
     userProvider: byId('user-provider'),
     userProviderName: byId('user-provider-name'),
     signOut: byId('signout'),
+    signOutEverywhere: byId('signout-everywhere'),
+    sessions: byId('sessions'),
+    sessionList: byId('session-list'),
+    sessionsStatus: byId('sessions-status'),
+    sessionsRefresh: byId('sessions-refresh'),
     userName: byId('user-name'),
     userSub: byId('user-sub'),
     claims: byId('claims').querySelector('tbody'),
@@ -49,6 +59,7 @@
   let live = null;       // the live-updates WebSocket while signed in
   let liveRetry = null;
   let liveRetryDelay = LIVE_RETRY_MS;
+  let silentNote = '';   // what the silent sign-in on load came back with, shown while signed out
 
   // --- Talking to the gateway -------------------------------------------------------------------
 
@@ -64,12 +75,15 @@
     return response.json();
   }
 
-  async function refreshUser({ slide = false } = {}) {
+  /** Asks /user and shows the answer. `first`: the look on load, which may try a silent sign-in. */
+  async function refreshUser({ slide = false, first = false } = {}) {
     try {
       const next = await fetchUser({ slide });
       hideNotice();
       if (next) {
         showSignedIn(next);
+      } else if (first && trySilentSignIn()) {
+        // On the way to the provider and back: the page stays on "checking" until it is replaced.
       } else {
         const wasSignedIn = user !== null;
         showSignedOut();
@@ -87,10 +101,74 @@
     return /^\/(?![\/\\])/.test(path) ? path : '/';
   }
 
+  /** `/login` for this page: `provider` with several providers, `silent` for `prompt=none`. */
+  function loginUrl({ provider, silent = false } = {}) {
+    const chosen = typeof provider === 'string' ? `provider=${encodeURIComponent(provider)}&` : '';
+    return `/login?${silent ? 'prompt=none&' : ''}${chosen}returnTo=${encodeURIComponent(returnToPath())}`;
+  }
+
   function signIn(provider) {
     // A top-level navigation: the gateway redirects to the provider and, after login, back here.
-    const chosen = typeof provider === 'string' ? `provider=${encodeURIComponent(provider)}&` : '';
-    window.location.assign(`/login?${chosen}returnTo=${encodeURIComponent(returnToPath())}`);
+    window.location.assign(loginUrl({ provider }));
+  }
+
+  // --- Silent sign-in ---------------------------------------------------------------------------
+  // Opened signed out, the page navigates once to `/login?prompt=none`: a provider that still has a
+  // session of its own signs the user in without showing anything, and the browser lands back here
+  // signed in. One that cannot answers login_required (or interaction_required, consent_required,
+  // account_selection_required), and the gateway sends the browser back with `#error=<code>`.
+  // sessionStorage (one per tab) makes sure it is tried once, never in a loop:
+  //   no mark         try on the next signed-out load
+  //   'tried'         tried already; not again until this tab has been signed in
+  //   'signed-out'    the user signed out here on purpose: do not sign them straight back in
+  // Signing in (in any way) clears the mark. Without sessionStorage it is never tried.
+  const SILENT_KEY = 'gatehouse.silentSignIn';
+  const SILENT_RESULTS = {
+    login_required: 'Not signed in at the provider.',
+    interaction_required: 'The provider needs you to sign in yourself.',
+    consent_required: 'The provider needs your consent first.',
+    account_selection_required: 'The provider needs you to choose an account.',
+  };
+
+  function silentMark() {
+    try {
+      return window.sessionStorage.getItem(SILENT_KEY);
+    } catch {
+      return 'unavailable';
+    }
+  }
+
+  function setSilentMark(value) {
+    try {
+      if (value) window.sessionStorage.setItem(SILENT_KEY, value);
+      else window.sessionStorage.removeItem(SILENT_KEY);
+    } catch {
+      // no storage: silentMark() answers 'unavailable' and nothing is tried
+    }
+  }
+
+  /** The `#error=<code>` the silent sign-in came back with, removed from the address bar. */
+  function takeSilentResult() {
+    const code = new URLSearchParams(window.location.hash.slice(1)).get('error');
+    if (code === null) return;
+    setSilentMark('tried');
+    window.history.replaceState(window.history.state, '', window.location.pathname + window.location.search);
+    silentNote = SILENT_RESULTS[code]
+      || `The silent sign-in did not work (${/^[A-Za-z0-9_.-]{1,64}$/.test(code) ? code : 'unknown error'}).`;
+    ui.silentResult.dataset.error = code.slice(0, 64);
+  }
+
+  /** Starts the silent sign-in when this tab may try it; true when the page is navigating away. */
+  function trySilentSignIn() {
+    // No list of providers (GET /providers failed): with several, /login would show its chooser.
+    if (silentMark() !== null || providers.length === 0) return false;
+    setSilentMark('tried');
+    if (silentMark() !== 'tried') return false;  // the mark did not stick: a loop could not be stopped
+    ui.loadingText.textContent = 'Checking whether you are still signed in at the identity provider…';
+    // With several providers, the first one the gateway lists.
+    const provider = providers.length > 1 ? providers[0].name : undefined;
+    window.location.assign(loginUrl({ provider, silent: true }));
+    return true;
   }
 
   /** GET /providers: with several, one "Continue with …" button each instead of the one "Sign in". */
@@ -117,8 +195,14 @@
     ui.signIn.hidden = true;
   }
 
+  function setSignOutBusy(busy) {
+    ui.signOut.disabled = busy;
+    ui.signOutEverywhere.disabled = busy;
+  }
+
   async function signOut() {
-    ui.signOut.disabled = true;
+    setSignOutBusy(true);
+    setSilentMark('signed-out');  // signed out on purpose: the next load must not sign straight back in
     // /user gives a logout URL bound to this session (`/logout?sid=…`). Navigating to it is a
     // top-level GET the gateway accepts because the sid matches; it then sends the browser on to the
     // provider's end-session endpoint, which brings it back here signed out.
@@ -133,6 +217,86 @@
     } finally {
       window.location.assign('/');
     }
+  }
+
+  /** `POST /logout?everywhere=true`: every session of this user ends, in every browser. */
+  async function signOutEverywhere() {
+    setSignOutBusy(true);
+    setSilentMark('signed-out');
+    let response;
+    try {
+      // Like the fallback above: the gateway answers 302 (to the provider's end-session endpoint or
+      // to /), which `redirect: 'manual'` stops as an opaque redirect. This browser's session at the
+      // provider is left alone; the mark keeps this tab from signing straight back in with it.
+      response = await fetch('/logout?everywhere=true', {
+        method: 'POST', headers: CSRF_HEADERS, credentials: 'same-origin', redirect: 'manual',
+      });
+    } catch (error) {
+      showNotice(`Could not reach the gateway to sign out everywhere (${error.message}).`);
+      setSignOutBusy(false);
+      return;
+    }
+    if (response.type !== 'opaqueredirect' && !response.ok) {
+      // 503: the session store did not answer and nothing was ended; still signed in everywhere.
+      showNotice(`Signing out everywhere failed (${response.status}): nothing was ended. Try again.`);
+      setSignOutBusy(false);
+      return;
+    }
+    window.location.assign('/');
+  }
+
+  // --- Your sessions -------------------------------------------------------------------------------
+  // GET /sessions lists every session of the user (one per browser) under a public handle, never the
+  // cookie. It counts as activity (it keeps the idle limit moving), so it is asked when the signed-in
+  // view appears, on "Refresh" and after a revocation, not by the 30-second poll.
+
+  async function loadSessions() {
+    ui.sessionsRefresh.disabled = true;
+    try {
+      const response = await fetch('/sessions', { headers: CSRF_HEADERS, credentials: 'same-origin', cache: 'no-store' });
+      if (response.status === 401) { await refreshUser(); return; }
+      if (response.status === 404) { ui.sessions.hidden = true; return; }  // a gateway without /sessions
+      if (!response.ok) throw new Error(`GET /sessions answered ${response.status}`);
+      const sessions = (await response.json()).sessions || [];
+      ui.sessions.hidden = false;
+      renderSessions(sessions);
+      ui.sessionsStatus.textContent = sessions.length === 1
+        ? 'Only this browser is signed in.'
+        : `Signed in in ${sessions.length} browsers.`;
+    } catch (error) {
+      ui.sessionsStatus.textContent = `Could not list the sessions (${error.message}).`;
+    } finally {
+      ui.sessionsRefresh.disabled = false;
+    }
+  }
+
+  async function revokeSession(handle, button) {
+    button.disabled = true;
+    let message;
+    try {
+      const response = await fetch('/sessions/revoke', {
+        method: 'POST',
+        headers: { ...CSRF_HEADERS, 'Content-Type': 'application/json' },
+        credentials: 'same-origin',
+        body: JSON.stringify({ handle }),
+      });
+      if (response.status === 401) { await refreshUser(); return; }
+      if (response.status === 404) {
+        message = 'That session had already ended.';
+      } else if (!response.ok) {
+        throw new Error(`POST /sessions/revoke answered ${response.status}`);
+      } else {
+        const result = await response.json();
+        if (result.current) { await refreshUser(); return; }  // this browser's own session
+        message = 'Signed out that session.';
+      }
+    } catch (error) {
+      button.disabled = false;
+      ui.sessionsStatus.textContent = `Could not sign that session out (${error.message}).`;
+      return;
+    }
+    await loadSessions();
+    if (user) ui.sessionsStatus.textContent = message;
   }
 
   async function callApi() {
@@ -216,13 +380,20 @@
   function showSignedOut() {
     user = null;
     setState('signed-out');
-    ui.signOut.disabled = false;
+    setSignOutBusy(false);
+    ui.silentResult.textContent = silentNote;
+    ui.silentResult.hidden = !silentNote;
+    ui.sessionList.replaceChildren();
+    ui.sessionsStatus.textContent = '';
     stopTicking();
     closeLive();
   }
 
   function showSignedIn(next) {
+    const appeared = user === null;
     user = next;
+    setSilentMark(null);  // signed in: a later signed-out load may try the silent sign-in again
+    silentNote = '';
     const claims = next.claims || {};
     setState('signed-in');
     ui.userName.textContent = claims.name || claims.preferred_username || claims.email || next.sub;
@@ -244,6 +415,69 @@
     ui.expiresAt.dateTime = isoTime(next.session?.expiresAt);
     startTicking();
     openLive();
+    if (appeared) loadSessions();
+  }
+
+  /** One item per session, this browser's first; every other one with its own "Sign out". */
+  function renderSessions(sessions) {
+    const ordered = [...sessions.filter((s) => s.current === true), ...sessions.filter((s) => s.current !== true)];
+    const items = ordered.map((session) => {
+      const item = document.createElement('li');
+      item.dataset.handle = session.handle;
+      item.dataset.current = String(session.current === true);
+      const about = document.createElement('div');
+      about.className = 'session-about';
+      const title = document.createElement('p');
+      title.className = 'session-title';
+      const agent = document.createElement('strong');
+      agent.className = 'session-agent';
+      agent.textContent = describeAgent(session.userAgent);
+      title.append(agent);
+      if (session.current === true) {
+        const badge = document.createElement('span');
+        badge.className = 'badge';
+        badge.textContent = 'this browser';
+        title.append(' ', badge);
+      }
+      const times = document.createElement('p');
+      times.className = 'muted small';
+      times.append('Signed in ', timeElement(session.createdAt), ' · last active ', timeElement(session.lastSeenAt));
+      const raw = document.createElement('p');
+      raw.className = 'muted small session-ua';
+      raw.textContent = typeof session.userAgent === 'string' ? session.userAgent : 'No user agent recorded';
+      raw.title = raw.textContent;
+      about.append(title, times, raw);
+      item.append(about);
+      if (session.current !== true) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'button small-button';
+        button.dataset.revoke = session.handle;
+        button.textContent = 'Sign out';
+        button.setAttribute('aria-label', `Sign out ${agent.textContent}, signed in ${localTime(session.createdAt)}`);
+        button.addEventListener('click', () => revokeSession(session.handle, button));
+        item.append(button);
+      }
+      return item;
+    });
+    ui.sessionList.replaceChildren(...items);
+  }
+
+  /** "Chrome on Linux" from a User-Agent header; good enough to tell one's browsers apart. */
+  function describeAgent(userAgent) {
+    if (typeof userAgent !== 'string' || userAgent.trim() === '') return 'Unknown browser';
+    const browsers = [
+      [/Edg(?:e|A|iOS)?\//, 'Edge'], [/OPR\//, 'Opera'], [/Firefox\/|FxiOS\//, 'Firefox'],
+      [/HeadlessChrome\//, 'Headless Chrome'], [/Chrome\/|CriOS\//, 'Chrome'], [/Version\/[\d.]+.*Safari\//, 'Safari'],
+    ];
+    const systems = [
+      [/Windows/, 'Windows'], [/Android/, 'Android'], [/iPhone|iPad|iPod/, 'iOS'], [/CrOS/, 'ChromeOS'],
+      [/Mac OS X|Macintosh/, 'macOS'], [/Linux|X11/, 'Linux'],
+    ];
+    const browser = browsers.find(([pattern]) => pattern.test(userAgent))?.[1]
+      ?? userAgent.trim().split(/[\s(]/)[0].slice(0, 40);
+    const system = systems.find(([pattern]) => pattern.test(userAgent))?.[1];
+    return system ? `${browser} on ${system}` : browser;
   }
 
   // Claims that hold NumericDate values (seconds since 1970) get a readable local time beside them.
@@ -309,6 +543,13 @@
   const localTime = (unix) => (typeof unix === 'number' ? new Date(unix * 1000).toLocaleString() : '—');
   const isoTime = (unix) => (typeof unix === 'number' ? new Date(unix * 1000).toISOString() : '');
 
+  function timeElement(unix) {
+    const element = document.createElement('time');
+    element.textContent = localTime(unix);
+    element.dateTime = isoTime(unix);
+    return element;
+  }
+
   function prettyJSON(text) {
     try {
       return JSON.stringify(JSON.parse(text), null, 2);
@@ -331,11 +572,16 @@
 
   ui.signIn.addEventListener('click', () => signIn());
   ui.signOut.addEventListener('click', signOut);
+  ui.signOutEverywhere.addEventListener('click', signOutEverywhere);
+  ui.sessionsRefresh.addEventListener('click', loadSessions);
   ui.callApi.addEventListener('click', callApi);
 
+  // Back from a silent sign-in that did not work (`#error=login_required`): note it, clean the URL.
+  takeSilentResult();
   // Opening the page is user activity, so the first look may slide the session; polling must not.
-  // The providers first: the signed-in view names the one the user came from.
-  loadProviders().finally(() => refreshUser({ slide: true }));
+  // The providers first: the signed-in view names the one the user came from, and the silent
+  // sign-in needs to know whether there are several.
+  loadProviders().finally(() => refreshUser({ slide: true, first: true }));
   window.setInterval(() => refreshUser({ slide: false }), POLL_INTERVAL_MS);
 
   // Coming back to the tab, or back to this page from the history cache after signing out elsewhere:

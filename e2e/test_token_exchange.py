@@ -32,14 +32,14 @@ CLIENT_ID, CLIENT_SECRET = "gatehouse", "s3cret-exchange"
 class IdpyProvider:
     """idpyoidc's OP on a free port, for one gateway's redirect URI."""
 
-    def __init__(self, work: Path, redirect_uri: str, access_token_ttl: int = 300):
+    def __init__(self, work: Path, redirect_uri: str, access_token_ttl: int = 300, extra_args: tuple = ()):
         self.port = free_port()
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.client_id, self.client_secret = CLIENT_ID, CLIENT_SECRET
         argv = [sys.executable, str(E2E / "idpyoidc_provider.py"), "--port", str(self.port),
                 "--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET, "--redirect-uri", redirect_uri,
                 "--audience", "orders-api", "--resource", "https://orders.example", "--refresh-resource",
-                "--implicit-consent", "--access-token-ttl", str(access_token_ttl)]
+                "--implicit-consent", "--access-token-ttl", str(access_token_ttl), *extra_args]
         work.mkdir(parents=True, exist_ok=True)
         self.proc = Proc("idpyoidc", argv, cwd=work).start()
         deadline = time.time() + 30

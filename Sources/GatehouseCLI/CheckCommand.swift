@@ -48,6 +48,18 @@ struct CheckCommand: AsyncParsableCommand {
                     print("     end session:   \(metadata.endSessionEndpoint ?? "none (logout returns to /; set GATEHOUSE_END_SESSION_ENDPOINT or GATEHOUSE_LOGOUT_URL)")")
                 }
                 print("     revocation:    \(metadata.revocationEndpoint ?? "none (refresh tokens are not revoked at logout)")")
+                let parMode = view.idp.pushedAuthorization
+                if parMode == .on, metadata.pushedAuthorizationRequestEndpoint == nil {
+                    print("FAIL \(named)GATEHOUSE_PAR=on, but the provider has no pushed_authorization_request_endpoint (PAR, RFC 9126); set GATEHOUSE_PAR=auto or off")
+                    misconfigured = true
+                } else {
+                    let pushes = parMode.pushes(endpoint: metadata.pushedAuthorizationRequestEndpoint)
+                    print("     PAR:           \(pushes ? "pushed to \(metadata.pushedAuthorizationRequestEndpoint ?? "")" : "not used") (GATEHOUSE_PAR=\(parMode.rawValue))")
+                    if !pushes, metadata.requirePushedAuthorizationRequests == true {
+                        print("FAIL \(named)the provider requires pushed authorization requests, but GATEHOUSE_PAR=off; set GATEHOUSE_PAR=auto")
+                        misconfigured = true
+                    }
+                }
                 let algorithms = SigningAlgorithm.allowList(configured: view.idTokenAlgorithms,
                                                             advertised: metadata.idTokenSigningAlgValuesSupported)
                 print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")

@@ -69,7 +69,7 @@ enum ServeStop: Sendable, CustomStringConvertible {
             let discoveries = registry.all.map { provider in
                 Task {
                     do { _ = try await provider.connection.clients() } catch {
-                        if case DiscoveryError.missingEndpoint? = error as? DiscoveryError {
+                        if let discovery = error as? DiscoveryError, discovery.stopsServe {
                             let why = provider.configuration.idp.ownVariableNames(in: "\(error)")
                             continuation.yield(.unusableProvider(registry.named ? "\(provider.name): \(why)" : why))
                         }

@@ -33,6 +33,14 @@ public enum AuthorizationRequest {
     public static func make(metadata: ProviderMetadata, clientID: String, redirectURI: String, scopes: [String],
                             extraParameters: [(String, String)],
                             random: RandomBytes = .system) -> (url: String, login: PendingLoginSecrets) {
+        let (parameters, login) = parameters(clientID: clientID, redirectURI: redirectURI, scopes: scopes,
+                                             extraParameters: extraParameters, random: random)
+        return (PercentEncoding.appendingQuery(parameters, to: metadata.authorizationEndpoint), login)
+    }
+
+    /// The request's parameters (what `make` puts in the URL, and what PAR pushes), with its secrets.
+    public static func parameters(clientID: String, redirectURI: String, scopes: [String], extraParameters: [(String, String)],
+                                  random: RandomBytes = .system) -> (parameters: [(String, String)], login: PendingLoginSecrets) {
         let login = PendingLoginSecrets(state: RandomToken.make(bytes: 32, random: random),
                                         nonce: RandomToken.make(bytes: 32, random: random),
                                         codeVerifier: CodeVerifier.make(random: random))
@@ -48,7 +56,12 @@ public enum AuthorizationRequest {
             ("code_challenge_method", challenge.method.rawValue),
         ]
         parameters += extraParameters.filter { !reservedParameterNames.contains($0.0) }
-        return (PercentEncoding.appendingQuery(parameters, to: metadata.authorizationEndpoint), login)
+        return (parameters, login)
+    }
+
+    /// The browser's URL after a pushed request (RFC 9126 §4): `client_id` and `request_uri` only.
+    public static func pushedURL(metadata: ProviderMetadata, clientID: String, requestURI: String) -> String {
+        PercentEncoding.appendingQuery([("client_id", clientID), ("request_uri", requestURI)], to: metadata.authorizationEndpoint)
     }
 
     /// The `scope` value: `openid` first, then each other scope once, in the given order.

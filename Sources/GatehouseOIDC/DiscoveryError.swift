@@ -10,6 +10,9 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
     case missingEndpoint(field: String, variable: String)
     case invalidEndpoint(field: String, value: String, reason: String)
     case s256NotSupported(advertised: [String])
+    /// A feature the configuration requires that the provider does not advertise (`GATEHOUSE_PAR=on`
+    /// at a provider without `pushed_authorization_request_endpoint`).
+    case requiredFeatureMissing(feature: String, field: String, variable: String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,8 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
             "the discovery document has no \(field); set \(variable) to the provider's endpoint"
         case .invalidEndpoint(let field, let value, let reason):
             "the discovery document's \(field) \"\(value)\" \(reason)"
+        case .requiredFeatureMissing(let feature, let field, let variable):
+            "\(variable)=on requires \(feature), but the discovery document has no \(field); set \(variable)=auto or off, or use a provider that supports it"
         case .s256NotSupported(let advertised):
             "the provider's code_challenge_methods_supported (\(advertised.joined(separator: ", "))) lacks S256; Gatehouse requires PKCE with S256"
         }
@@ -39,8 +44,20 @@ extension DiscoveryError {
     /// operator must act. The others (network, HTTP status, a garbled document) may be transient.
     public var isMisconfiguration: Bool {
         switch self {
-        case .issuerMismatch, .invalidEndpoint, .s256NotSupported, .missingField, .missingEndpoint: true
+        case .issuerMismatch, .invalidEndpoint, .s256NotSupported, .missingField, .missingEndpoint,
+             .requiredFeatureMissing: true
         case .transport, .unexpectedStatus, .malformedDocument: false
+        }
+    }
+}
+
+extension DiscoveryError {
+    /// A first discovery failing so stops `serve`: the provider answers, and what the configuration
+    /// needs is not there (an endpoint no variable supplies, PAR required but not offered).
+    public var stopsServe: Bool {
+        switch self {
+        case .missingEndpoint, .requiredFeatureMissing: true
+        default: false
         }
     }
 }

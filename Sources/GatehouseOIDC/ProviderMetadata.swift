@@ -16,6 +16,9 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     public var authorizationResponseIssParameterSupported: Bool?
     public var backchannelLogoutSupported: Bool?
     public var tokenEndpointAuthMethodsSupported: [String]?
+    /// RFC 9126 §5: where authorization requests are pushed, and whether the provider requires it.
+    public var pushedAuthorizationRequestEndpoint: String?
+    public var requirePushedAuthorizationRequests: Bool?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -30,6 +33,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case backchannelLogoutSupported = "backchannel_logout_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 
     public init(issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String,
@@ -131,7 +136,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         let required = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
                         ("jwks_uri", jwksURI)]
         let optional = [("userinfo_endpoint", userinfoEndpoint), ("end_session_endpoint", endSessionEndpoint),
-                        ("revocation_endpoint", revocationEndpoint)]
+                        ("revocation_endpoint", revocationEndpoint),
+                        ("pushed_authorization_request_endpoint", pushedAuthorizationRequestEndpoint)]
         for (field, value) in required + optional.compactMap({ pair in pair.1.map { (pair.0, $0) } }) {
             if let reason = ProviderURL.problem(with: value) {
                 throw .invalidEndpoint(field: field, value: value, reason: reason)

@@ -128,7 +128,7 @@ public struct TokenClient: Sendable {
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }
 
-    private func post(to url: String, _ parameters: [(String, String)]) async throws(TokenEndpointError) -> ProviderHTTPResponse {
+    func post(to url: String, _ parameters: [(String, String)]) async throws(TokenEndpointError) -> ProviderHTTPResponse {
         var assertion: String?
         if authMethod == .privateKeyJWT, let signingKey {
             assertion = try await signingKey.assertion(clientID: clientID, audience: tokenEndpoint, now: now())

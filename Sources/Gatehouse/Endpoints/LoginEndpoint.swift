@@ -68,10 +68,28 @@ struct LoginEndpoint {
                                  metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
             return ProviderErrorPage.page(for: error)
         }
-        let (url, secrets) = AuthorizationRequest.make(
-            metadata: clients.metadata, clientID: configuration.clientID,
-            redirectURI: configuration.redirectURI, scopes: configuration.scopes,
+        let (parameters, secrets) = AuthorizationRequest.parameters(
+            clientID: configuration.clientID, redirectURI: configuration.redirectURI, scopes: configuration.scopes,
             extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters))
+        let url: String
+        let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint
+        if configuration.idp.pushedAuthorization.pushes(endpoint: parEndpoint), let parEndpoint {
+            // RFC 9126: the request goes to the provider directly, authenticated; the browser
+            // carries only a reference to it (nothing to read, change or leak in the URL).
+            do {
+                let pushed = try await clients.tokens.pushAuthorizationRequest(parameters, to: parEndpoint)
+                url = AuthorizationRequest.pushedURL(metadata: clients.metadata, clientID: configuration.clientID,
+                                                     requestURI: pushed.requestURI)
+            } catch {
+                context.logger.error("login: the pushed authorization request failed",
+                                     metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+                context.metrics.upstreamError(kind: "pushed_authorization_request")
+                return HTMLPage.error(status: 502, title: "Sign-in unavailable",
+                                      message: "The sign-in provider did not accept the sign-in request. Try again later.")
+            }
+        } else {
+            url = PercentEncoding.appendingQuery(parameters, to: clients.metadata.authorizationEndpoint)
+        }
 
         // One binding value per browser, shared by the logins pending in its tabs.
         let existing = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)

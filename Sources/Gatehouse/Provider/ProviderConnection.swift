@@ -159,6 +159,10 @@ public final class ProviderConnection: Sendable {
 
     private func build() async throws(DiscoveryError) -> ProviderClients {
         let metadata = try await configuration.discoverProvider(http: http)
+        if configuration.idp.pushedAuthorization == .on, metadata.pushedAuthorizationRequestEndpoint == nil {
+            throw .requiredFeatureMissing(feature: "pushed authorization requests (RFC 9126)",
+                                          field: "pushed_authorization_request_endpoint", variable: "GATEHOUSE_PAR")
+        }
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: configuration.clientAuthMethod.rawValue) ?? .none
         if let problem = Self.authMethodProblem(metadata: metadata, method: method) {
             logger.warning("the provider does not list the configured token endpoint authentication method",

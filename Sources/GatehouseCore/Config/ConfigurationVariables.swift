@@ -81,6 +81,8 @@ extension GatehouseConfiguration {
          "where the provider's discovery document is, when not at the issuer's well-known path"),
         ("GATEHOUSE_LONG_LIVED_TOKEN", "true for facebook, else false",
          "Facebook: exchange the short-lived user token for a long-lived one (grant_type=fb_exchange_token) after login"),
+        ("GATEHOUSE_PAR", "auto",
+         "auto: push the authorization request (RFC 9126 PAR) when discovery lists pushed_authorization_request_endpoint; on: always (a provider without it stops serve and check); off: never"),
         ("GATEHOUSE_CSP", "default-src 'self'; img-src 'self' data: https:; … (see docs/browser.md)",
          "the Content-Security-Policy of HTML answers (the whole policy)"),
         ("GATEHOUSE_ASSERTION_HEADER", "Gatehouse-Assertion",

@@ -42,6 +42,8 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     /// `LONG_LIVED_TOKEN`: after the code exchange, trade Facebook's short-lived user token for a
     /// long-lived one (`grant_type=fb_exchange_token`).
     public var longLivedToken = false
+    /// `PAR`: whether the authorization request is pushed to the provider first (RFC 9126).
+    public var pushedAuthorization: PushedAuthorizationMode = .auto
 
     public init(name: String, displayName: String, issuer: String, clientID: String, clientSecret: String?,
                 clientAuthMethod: ClientAuthMethod, scopes: [String], authParams: [(String, String)]) {

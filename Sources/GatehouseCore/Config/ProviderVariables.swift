@@ -7,7 +7,7 @@ extension EnvironmentReader {
         "GATEHOUSE_CLIENT_PRIVATE_KEY", "GATEHOUSE_CLIENT_KEY_ID", "GATEHOUSE_SCOPES", "GATEHOUSE_AUTH_PARAMS",
         "GATEHOUSE_LOGIN_PARAMS", "GATEHOUSE_REQUIRE_CLAIMS", "GATEHOUSE_LOGOUT_URL", "GATEHOUSE_USERINFO",
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
-        "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN",
+        "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -86,8 +86,9 @@ extension EnvironmentReader {
         let longLived = choice("GATEHOUSE_LONG_LIVED_TOKEN", default: profile.name == .facebook ? Toggle.on : .off,
                                expected: "true or false")
         let displayName = self.displayName(name: name, profile: profile)
+        let par = choice("GATEHOUSE_PAR", default: PushedAuthorizationMode.auto, expected: "auto, on or off")
         guard issues.count == before, let issuer, let clientAuthMethod, let tokenRequest, let userinfo, let longLived,
-              let displayName else { return nil }
+              let displayName, let par else { return nil }
         var settings = ProviderSettings(name: name, displayName: displayName, issuer: issuer, clientID: clientID,
                                         clientSecret: clientSecret, clientAuthMethod: clientAuthMethod, scopes: scopes,
                                         authParams: authParams)
@@ -103,6 +104,7 @@ extension EnvironmentReader {
         settings.requiredClaims = requiredClaims
         settings.logoutURL = logoutURL
         settings.longLivedToken = longLived == .on
+        settings.pushedAuthorization = par
         return settings
     }
 

@@ -262,7 +262,7 @@
       renderSessions(sessions);
       ui.sessionsStatus.textContent = sessions.length === 1
         ? 'Only this browser is signed in.'
-        : `Signed in in ${sessions.length} browsers.`;
+        : `Signed in on ${sessions.length} browsers.`;
     } catch (error) {
       ui.sessionsStatus.textContent = `Could not list the sessions (${error.message}).`;
     } finally {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GatehouseCore
 import GatehouseEncoding
+import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
 import GatehouseTime
@@ -39,6 +40,8 @@ public final class GatewayContext: Sendable {
     let identities: IdentityIssuer
     /// The per-API tokens of `exchange=` routes.
     let apiTokens: APITokenCache
+    /// The upstreams' latest DPoP nonces (RFC 9449 §9), by origin.
+    let upstreamDPoPNonces: DPoPNonces
     /// The open WebSockets, closed at their idle timeout, the end of their session and shutdown.
     public let websockets: WebSocketTunnels
     /// What the proxy tells upstreams about itself, decided once (not per request) from the configuration.
@@ -93,6 +96,7 @@ public final class GatewayContext: Sendable {
                                     providers: providers, speedLayer: speedLayer)
         let apiTokens = APITokenCache(margin: Int64(configuration.refreshMargin), logger: logger)
         self.apiTokens = apiTokens
+        upstreamDPoPNonces = DPoPNonces()
         sessionCache.onSessionEnded { idHash in apiTokens.sessionEnded(idHash: idHash) }
         websockets = WebSocketTunnels(idleSeconds: configuration.websocketIdle, logger: logger) { idHash in
             do { return try await sessionCache.resolve(idHash: idHash, now: now(), slide: false) != nil } catch { return true }
@@ -122,6 +126,7 @@ public final class GatewayContext: Sendable {
         clientTokens = other.clientTokens
         identities = other.identities
         apiTokens = other.apiTokens
+        upstreamDPoPNonces = other.upstreamDPoPNonces
         websockets = other.websockets
         forwarding = other.forwarding.loopCopy
         secure = other.secure

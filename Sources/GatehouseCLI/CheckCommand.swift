@@ -55,6 +55,7 @@ struct CheckCommand: AsyncParsableCommand {
                 } else {
                     let pushes = parMode.pushes(endpoint: metadata.pushedAuthorizationRequestEndpoint)
                     print("     PAR:           \(pushes ? "pushed to \(metadata.pushedAuthorizationRequestEndpoint ?? "")" : "not used") (GATEHOUSE_PAR=\(parMode.rawValue))")
+                    print("     DPoP:          \(view.idp.dpop == .on ? "on (tokens bound to a key per session)" : "off") (GATEHOUSE_DPOP=\(view.idp.dpop.rawValue))")
                     if !pushes, metadata.requirePushedAuthorizationRequests == true {
                         print("FAIL \(named)the provider requires pushed authorization requests, but GATEHOUSE_PAR=off; set GATEHOUSE_PAR=auto")
                         misconfigured = true

@@ -36,6 +36,13 @@ public struct ClientSigningKey: Sendable, CustomStringConvertible {
         return "GATEHOUSE_CLIENT_PRIVATE_KEY holds no RSA or P-256 private key in PEM"
     }
 
+    /// The algorithm `pem`'s key signs with, or nil when it is no usable key.
+    public static func algorithm(pem: String) -> Algorithm? {
+        if (try? ES256PrivateKey(pem: pem)) != nil { return .es256 }
+        if (try? Insecure.RSA.PrivateKey(pem: pem)) != nil { return .rs256 }
+        return nil
+    }
+
     public var description: String { "ClientSigningKey(\(algorithm.rawValue), kid: \(keyID ?? "none"))" }
 
     /// A `private_key_jwt` assertion: `iss` = `sub` = the client id, `aud` = the token endpoint, a

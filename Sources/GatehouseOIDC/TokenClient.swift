@@ -22,6 +22,8 @@ public struct TokenClient: Sendable {
     /// configuration allows a client secret in that query only for the `facebook` profile; the
     /// URL is never logged (``ProviderHTTPRequest/description`` drops the query).
     public var tokenRequestMethod: ProviderHTTPRequest.Method = .post
+    /// The provider's latest DPoP nonce (RFC 9449 §8), shared by every request of this client.
+    public let dpopNonces = DPoPNonces()
 
     /// - Throws: ``TokenEndpointError/invalidConfiguration(_:)`` when `authMethod` needs a secret
     ///   and none is given.
@@ -55,23 +57,24 @@ public struct TokenClient: Sendable {
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3 with RFC 7636 §4.5 `code_verifier`).
     /// The response must carry an `id_token` (OIDC Core §3.1.3.3); validating it is the caller's job.
-    public func exchangeCode(code: String, codeVerifier: CodeVerifier, redirectURI: String) async throws(TokenEndpointError) -> TokenResponse {
+    public func exchangeCode(code: String, codeVerifier: CodeVerifier, redirectURI: String,
+                             dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await postForTokens([
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", redirectURI),
             ("code_verifier", codeVerifier.value),
-        ])
+        ], dpop: dpop)
         guard response.idToken != nil else { throw .invalidResponse("no id_token in the code exchange response") }
         return response
     }
 
     /// Refreshes the access token (RFC 6749 §6). A response without `refresh_token` means the old
     /// one stays valid; `.oauth(code: .invalidGrant, …)` means the session must end.
-    public func refresh(refreshToken: String, scope: String? = nil) async throws(TokenEndpointError) -> TokenResponse {
+    public func refresh(refreshToken: String, scope: String? = nil, dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scope { parameters.append(("scope", scope)) }
-        return try await postForTokens(parameters)
+        return try await postForTokens(parameters, dpop: dpop)
     }
 
     /// The `token_type_hint` of RFC 7009 §2.1.
@@ -92,8 +95,8 @@ public struct TokenClient: Sendable {
         guard response.status == 200 else { throw Self.failure(response) }
     }
 
-    func postForTokens(_ parameters: [(String, String)]) async throws(TokenEndpointError) -> TokenResponse {
-        let response = try await post(to: tokenEndpoint, parameters)
+    func postForTokens(_ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
+        let response = try await post(to: tokenEndpoint, parameters, dpop: dpop)
         guard response.status == 200 else { throw Self.failure(response) }
         return try TokenResponse.decode(response.body)
     }
@@ -128,16 +131,31 @@ public struct TokenClient: Sendable {
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }
 
-    func post(to url: String, _ parameters: [(String, String)]) async throws(TokenEndpointError) -> ProviderHTTPResponse {
+    func post(to url: String, _ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> ProviderHTTPResponse {
         var assertion: String?
         if authMethod == .privateKeyJWT, let signingKey {
             assertion = try await signingKey.assertion(clientID: clientID, audience: tokenEndpoint, now: now())
         }
-        do {
-            return try await http.send(request(to: url, parameters, signedAssertion: assertion))
-        } catch {
-            throw .transport(error)
+        var outgoing = request(to: url, parameters, signedAssertion: assertion)
+        guard let dpop else {
+            do { return try await http.send(outgoing) } catch { throw .transport(error) }
         }
+        // RFC 9449 §5, §8: a proof with every token request, the provider's nonce once it gave one;
+        // an answer asking for a (new) nonce is retried once with it.
+        for attempt in 0..<2 {
+            let proof = dpop.proof(method: outgoing.method == .get ? "GET" : "POST", url: url,
+                                   nonce: dpopNonces.nonce(for: url), accessToken: nil,
+                                   now: Int64(now().timeIntervalSince1970))
+            outgoing.headers.removeAll { $0.name == "DPoP" }
+            outgoing.headers.append(ProviderHTTPHeader("DPoP", proof))
+            let response: ProviderHTTPResponse
+            do { response = try await http.send(outgoing) } catch { throw .transport(error) }
+            if let nonce = response.header("DPoP-Nonce") { dpopNonces.remember(nonce, for: url) }
+            guard attempt == 0, response.header("DPoP-Nonce") != nil,
+                  DPoPKey.asksForNonce(status: response.status, body: response.body,
+                                       wwwAuthenticate: response.header("WWW-Authenticate")) else { return response }
+        }
+        throw .unexpectedStatus(400)
     }
 
     /// An OAuth error body (RFC 6749 §5.2) when there is one, else the bare status.

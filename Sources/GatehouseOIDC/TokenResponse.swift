@@ -42,8 +42,9 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
         guard let tokenType = object["token_type"]?.stringValue else {
             throw .invalidResponse("token_type is missing or not a string")
         }
-        guard tokenType.lowercased() == "bearer" else {
-            throw .invalidResponse("token_type \"\(tokenType.prefix(40))\" is not Bearer")
+        // RFC 9449 §5: `DPoP` for a token bound to the request's DPoP key.
+        guard tokenType.lowercased() == "bearer" || tokenType.lowercased() == "dpop" else {
+            throw .invalidResponse("token_type \"\(tokenType.prefix(40))\" is not Bearer or DPoP")
         }
         return TokenResponse(accessToken: accessToken, tokenType: tokenType,
                              expiresIn: try expiresIn(object["expires_in"]),

@@ -63,15 +63,30 @@ public struct UserInfoClient: Sendable {
 
     /// The UserInfo claims, once their `sub` equals `expectedSubject`.
     /// - Throws: ``UserInfoError``.
-    public func fetch(accessToken: String, expectedSubject: String) async throws(UserInfoError) -> [String: JSONValue] {
-        let response: ProviderHTTPResponse
-        do {
-            response = try await http.send(ProviderHTTPRequest(
-                method: .get, url: endpoint,
-                headers: [ProviderHTTPHeader("Authorization", "Bearer " + accessToken),
-                          ProviderHTTPHeader("Accept", "application/json, application/jwt")]))
-        } catch {
-            throw .transport(error)
+    /// - Parameter dpop: the session's DPoP key when the token is bound to it (`Authorization: DPoP`
+    ///   with a proof carrying `ath`; RFC 9449 §7), and the provider's nonces.
+    public func fetch(accessToken: String, expectedSubject: String,
+                      dpop: (key: DPoPKey, nonces: DPoPNonces)? = nil) async throws(UserInfoError) -> [String: JSONValue] {
+        var response: ProviderHTTPResponse
+        var attempt = 0
+        while true {
+            var headers = [ProviderHTTPHeader("Authorization", (dpop == nil ? "Bearer " : "DPoP ") + accessToken),
+                           ProviderHTTPHeader("Accept", "application/json, application/jwt")]
+            if let dpop {
+                headers.append(ProviderHTTPHeader("DPoP", dpop.key.proof(
+                    method: "GET", url: endpoint, nonce: dpop.nonces.nonce(for: endpoint), accessToken: accessToken,
+                    now: Int64(Date().timeIntervalSince1970))))
+            }
+            do {
+                response = try await http.send(ProviderHTTPRequest(method: .get, url: endpoint, headers: headers))
+            } catch {
+                throw .transport(error)
+            }
+            guard let dpop, let nonce = response.header("DPoP-Nonce") else { break }
+            dpop.nonces.remember(nonce, for: endpoint)
+            guard attempt == 0, DPoPKey.asksForNonce(status: response.status, body: nil,
+                                                     wwwAuthenticate: response.header("WWW-Authenticate")) else { break }
+            attempt += 1
         }
         guard response.status == 200 else { throw .unexpectedStatus(response.status) }
         let contentType = response.header("Content-Type") ?? ""

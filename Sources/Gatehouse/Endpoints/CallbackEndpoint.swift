@@ -147,9 +147,11 @@ struct CallbackEndpoint {
         guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
 
         let exchanged: TokenResponse
+        // DPoP (RFC 9449): the session's key, made now; the tokens are bound to it from the first.
+        let dpop = configuration.idp.dpop == .on ? DPoPKey() : nil
         do {
             exchanged = try await clients.tokens.exchangeCode(code: code, codeVerifier: verifier,
-                                                           redirectURI: configuration.redirectURI)
+                                                           redirectURI: configuration.redirectURI, dpop: dpop)
         } catch {
             if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
             return .failure(.tokenEndpoint("\(error)"))
@@ -195,7 +197,8 @@ struct CallbackEndpoint {
         var sessionClaims = claims.all
         if let userinfo = clients.userinfo {
             do {
-                let extra = try await userinfo.fetch(accessToken: tokens.accessToken, expectedSubject: claims.sub)
+                let extra = try await userinfo.fetch(accessToken: tokens.accessToken, expectedSubject: claims.sub,
+                                                     dpop: DPoPBinding.userinfo(tokens.tokenType, key: dpop, clients: clients))
                 sessionClaims = UserInfoClaims.merge(idToken: claims.all, userinfo: extra)
             } catch {
                 if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
@@ -219,10 +222,11 @@ struct CallbackEndpoint {
         } catch {
             return .failure(.storage("claims: \(error)"))
         }
-        let tokenSet = TokenSet(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: idToken,
+        var tokenSet = TokenSet(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: idToken,
                                 accessTokenExpiresAt: tokens.expiresIn.map { now + Int64($0) },
                                 tokenType: tokens.tokenType, scope: tokens.scope,
                                 accessTokenLifetime: tokens.expiresIn.map { Int64($0) })
+        tokenSet.dpopKey = dpop?.stored
         let lifetime = Int64(config.sessionLifetime)
         let newSession = NewSession(idHash: id.hash, sub: claims.sub, sid: claims.sid, claims: claimsJSON, tokens: tokenSet,
                                     createdAt: now,

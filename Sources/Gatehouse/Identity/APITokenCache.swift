@@ -122,7 +122,7 @@ final class APITokenCache: Sendable {
             do {
                 response = try await clients.tokens.exchangeToken(subjectToken: session.tokens.accessToken,
                                                                   audience: identity.audience, resource: identity.resource,
-                                                                  scope: identity.scope)
+                                                                  scope: identity.scope, dpop: DPoPBinding.key(of: session.tokens))
             } catch {
                 if case .oauth(let code, _, let status) = error, (400..<500).contains(status) {
                     logger.info("token exchange refused by the provider",
@@ -153,7 +153,8 @@ final class APITokenCache: Sendable {
         let lifetime = response.expiresIn.map(Int64.init) ?? Self.defaultLifetime
         let expiresAt = now + lifetime
         let renewAt = AccessTokenRenewal.dueAt(expiresAt: expiresAt, lifetime: lifetime, margin: margin) ?? expiresAt
-        return .success(Token(authorization: "Bearer " + response.accessToken, renewAt: renewAt, expiresAt: expiresAt))
+        return .success(Token(authorization: DPoPBinding.authorization(response.accessToken, tokenType: response.tokenType),
+                              renewAt: renewAt, expiresAt: expiresAt))
     }
 
     private static func refused(_ description: String) -> Refusal {

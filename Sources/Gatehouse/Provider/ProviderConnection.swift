@@ -212,7 +212,11 @@ public final class ProviderConnection: Sendable {
     /// key), for `serve` and `check` to refuse at start; nil when none.
     public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
         guard configuration.clientAuthMethod == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM else { return nil }
-        return ClientSigningKey.problem(pem: pem)
+        if let problem = ClientSigningKey.problem(pem: pem) { return problem }
+        if configuration.securityProfile == .fapi2, ClientSigningKey.algorithm(pem: pem) == .rs256 {
+            return "GATEHOUSE_CLIENT_PRIVATE_KEY is an RSA key (RS256), which GATEHOUSE_SECURITY_PROFILE=fapi2 does not allow: use a P-256 key (ES256)"
+        }
+        return nil
     }
 
     /// Discovery §3: when `token_endpoint_auth_methods_supported` is listed and lacks the configured

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseOIDC
 import GatehouseSessions
 import HTTPClient
 import HTTP1
@@ -37,7 +38,7 @@ struct ApiProxy {
                                                                        forwarding: context.forwarding))
         // The route's `auth=` policy decides whether a session is needed and which bearer goes
         // upstream; usually decided without a suspension (a cached session).
-        guard case .forward(let authorization, let identity)? = RouteCredentials.cachedAuthorization(
+        guard case .forward(let authorization, let identity, _)? = RouteCredentials.cachedAuthorization(
             for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
             context: context) else {
             let ticket = InFlightTicket(admitted: route.inFlight)
@@ -46,7 +47,11 @@ struct ApiProxy {
                 switch await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context) {
                 case .refuse(let response):
                     await writer.respond(context.secure.response(response))
-                case .forward(let authorization, let identity):
+                case .forward(let authorization, let identity, let dpop):
+                    if let dpop {
+                        return await Self.sendWithProof(target, dpop: dpop, request: request, authorization: authorization,
+                                                        identity: identity, passing: passing, context: context, writer: writer)
+                    }
                     let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
                                                                identity: identity, passing: passing, context: context)
                     await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
@@ -87,6 +92,43 @@ struct ApiProxy {
                                                             forwarding: context.forwarding, trace: request.trace)
         return UpstreamRequest(host: target.route.host, port: target.route.port, method: request.head.method,
                                target: target.target, fields: fields)
+    }
+
+    /// A call with a DPoP-bound token (RFC 9449 §7): a proof for this method and URL, with the
+    /// upstream's latest nonce; when the upstream asks for another (`401`, `use_dpop_nonce`) a
+    /// bodiless call is sent once more with it (a body was streamed and cannot be sent again: that
+    /// answer goes to the browser, and the next call carries the nonce).
+    private static func sendWithProof(_ target: ForwardTarget, dpop: UpstreamDPoP, request: HTTPRequest, authorization: String?,
+                                      identity: [HTTPField.Checked], passing: UpstreamFieldPassing, context: GatewayContext,
+                                      writer: any HTTPResponseWriter) async {
+        let route = target.route
+        let url = "\(route.scheme)://\(route.hostHeader)\(target.target)"
+        let method = request.head.method
+        func built(nonce: String?) -> UpstreamRequest {
+            let proof = dpop.proofField(method: method, url: url, nonce: nonce, now: context.now())
+            return upstreamRequest(target, request: request, authorization: authorization,
+                                   identity: identity + (proof.map { [$0] } ?? []), passing: passing, context: context)
+        }
+        let first = built(nonce: context.upstreamDPoPNonces.nonce(for: url))
+        guard let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient else {
+            return await send(first, route: route, request: request, context: context, writer: writer)
+        }
+        var response: UpstreamResponse
+        do { response = try await client.exchangeDirectly(first, body: request.body) } catch {
+            return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+        }
+        if let nonce = response.head.headers["DPoP-Nonce"] {
+            context.upstreamDPoPNonces.remember(nonce, for: url)
+            if request.body.declaredLength == 0,
+               DPoPKey.asksForNonce(status: response.head.status, body: nil, wwwAuthenticate: response.head.headers["WWW-Authenticate"]) {
+                response.discard()
+                do { response = try await client.exchangeDirectly(built(nonce: nonce), body: request.body) } catch {
+                    return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+                }
+                if let next = response.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, for: url) }
+            }
+        }
+        await UpstreamRelay.relay(response, method: method, context: context, writer: writer)
     }
 
     /// Sends from the task, through the pooled client directly when it is the transport.

@@ -31,7 +31,9 @@ enum RefreshedClaims {
         }
         if let userinfo = clients.userinfo {
             do {
-                let extra = try await userinfo.fetch(accessToken: response.accessToken, expectedSubject: session.sub)
+                let extra = try await userinfo.fetch(accessToken: response.accessToken, expectedSubject: session.sub,
+                                                     dpop: DPoPBinding.userinfo(response.tokenType, key: DPoPBinding.key(of: session.tokens),
+                                                                                clients: clients))
                 // UserInfo values replace the ones an earlier UserInfo call stored (the user may have
                 // changed their name); claims of the ID token are never replaced.
                 let idTokenClaims = response.idToken == nil ? Self.unverifiedStoredIDTokenClaims(of: session) ?? base : base

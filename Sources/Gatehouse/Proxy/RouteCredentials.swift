@@ -9,7 +9,7 @@ enum RouteCredentials {
     enum Outcome {
         /// Forward with this `Authorization` value (`Bearer …`), or with none, and these identity
         /// fields (the assertion header, the identity headers; SPEC "Identity for your own APIs").
-        case forward(authorization: String?, identity: [HTTPField.Checked] = [])
+        case forward(authorization: String?, identity: [HTTPField.Checked] = [], dpop: UpstreamDPoP? = nil)
         /// Answer this instead of forwarding (`401`, `403`, `502`, `503`).
         case refuse(HTTPResponse)
     }
@@ -64,14 +64,16 @@ enum RouteCredentials {
             guard route.providers == nil else { return nil }
             guard route.readsSession else {
                 guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
-                                                                        refreshMargin: context.refresher.margin) else { return nil }
+                                                                        refreshMargin: context.refresher.margin),
+                      !UpstreamDPoP.isBound(authorization) else { return nil }
                 return .forward(authorization: authorization)
             }
             // Routes that read the session (identity, step-up): the shared entry's session, then the
             // fields and any exchanged token from their memos; a miss of either takes the async path.
             let now = context.now()
             guard let resolved = context.sessions.cachedProxySession(in: headers, now: now,
-                                                                     refreshMargin: context.refresher.margin) else { return nil }
+                                                                     refreshMargin: context.refresher.margin),
+                  !UpstreamDPoP.isBound(resolved.authorization) else { return nil }
             if let refusal = stepUpRefusal(route, resolved.cached, now: now) { return .refuse(refusal) }
             var exchanged: String?
             if route.identity.exchange != nil {
@@ -97,7 +99,8 @@ enum RouteCredentials {
         case .assertion?: authorization = issued?.assertionBearer
         case .none?: authorization = nil
         }
-        return .forward(authorization: authorization, identity: issued?.fields ?? [])
+        return .forward(authorization: authorization, identity: issued?.fields ?? [],
+                        dpop: UpstreamDPoP(authorization: authorization, tokens: cached.session.tokens))
     }
 
     /// The user's access token, refreshed when due (or the route's exchanged token). Signed out (no
@@ -124,14 +127,17 @@ enum RouteCredentials {
         // The usual case, a token not yet due: its cached `Authorization` value as it is, without
         // the refresher's call (an async frame and a copy of the session per proxied request).
         if !context.refresher.needsRefresh(resolved.tokens, now: now) {
-            guard route.readsSession else { return .forward(authorization: resolved.authorization) }
+            guard route.readsSession || UpstreamDPoP.isBound(resolved.authorization) else {
+                return .forward(authorization: resolved.authorization)
+            }
             cached = resolved.cached
         } else {
             switch await context.refresher.ensureFresh(resolved.session, now: now) {
             case .fresh(let fresh):
-                guard route.readsSession else {
-                    return .forward(authorization: fresh.tokens.accessToken == resolved.tokens.accessToken
-                        ? resolved.authorization : "Bearer \(fresh.tokens.accessToken)")
+                let freshAuthorization = fresh.tokens.accessToken == resolved.tokens.accessToken
+                    ? resolved.authorization : DPoPBinding.authorization(fresh.tokens.accessToken, tokenType: fresh.tokens.tokenType)
+                guard route.readsSession || UpstreamDPoP.isBound(freshAuthorization) else {
+                    return .forward(authorization: freshAuthorization)
                 }
                 cached = fresh.version == resolved.cached.session.version ? resolved.cached : CachedSession(fresh)
             case .ended:

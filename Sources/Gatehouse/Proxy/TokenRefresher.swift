@@ -159,7 +159,7 @@ public final class TokenRefresher: Sendable {
         }
         let response: TokenResponse
         do {
-            response = try await clients.tokens.refresh(refreshToken: refreshToken)
+            response = try await clients.tokens.refresh(refreshToken: refreshToken, dpop: DPoPBinding.key(of: session.tokens))
         } catch {
             if case .oauth(let code, _, _) = error, code == .invalidGrant {
                 metrics.refreshFailed(reason: "invalid_grant", provider: label)
@@ -283,7 +283,8 @@ extension TokenRefresher {
         }
         let response: TokenResponse
         do {
-            response = try await clients.tokens.refresh(refreshToken: refreshToken, resource: resource, scope: scope)
+            response = try await clients.tokens.refresh(refreshToken: refreshToken, resource: resource, scope: scope,
+                                                        dpop: DPoPBinding.key(of: session.tokens))
         } catch {
             if case .oauth(let code, _, let status) = error, (400..<500).contains(status) {
                 logger.info("API token refresh refused by the provider",

@@ -20,7 +20,7 @@ final class CachedSession: Sendable {
 
     init(_ session: Session) {
         self.session = session
-        authorization = "Bearer \(session.tokens.accessToken)"
+        authorization = DPoPBinding.authorization(session.tokens.accessToken, tokenType: session.tokens.tokenType)
     }
 
     var authentication: Authentication {

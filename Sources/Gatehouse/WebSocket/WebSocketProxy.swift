@@ -41,9 +41,18 @@ struct WebSocketProxy {
         }
         // The route's `auth=` policy decides, as for API calls (`RouteCredentials`, the one place).
         let authorization: String?
-        let identity: [HTTPField.Checked]
+        var identity: [HTTPField.Checked]
         switch await RouteCredentials.authorization(for: forward.route, headers: head.headers, context: context) {
-        case .forward(let value, let fields): (authorization, identity) = (value, fields)
+        case .forward(let value, let fields, let dpop):
+            (authorization, identity) = (value, fields)
+            // A DPoP-bound token's proof for the handshake (no retry: a nonce the upstream asks for
+            // is used by the next handshake).
+            let route = forward.route
+            let url = "\(route.scheme)://\(route.hostHeader)\(forward.target)"
+            if let dpop, let field = dpop.proofField(method: "GET", url: url, nonce: context.upstreamDPoPNonces.nonce(for: url),
+                                                     now: context.now()) {
+                identity.append(field)
+            }
         case .refuse(let response): return await writer.respond(response)
         }
         // The live session the socket lives and dies with; none on `auth=none` or when signed out.

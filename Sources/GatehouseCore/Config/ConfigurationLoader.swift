@@ -24,6 +24,7 @@ extension GatehouseConfiguration {
         } else {
             idps = [r.providerSettings(name: ProviderSettings.defaultName)]
         }
+        let securityProfile = r.choice("GATEHOUSE_SECURITY_PROFILE", default: SecurityProfile.none, expected: "none or fapi2")
         let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
         let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
 
@@ -83,7 +84,22 @@ extension GatehouseConfiguration {
         if let first = idps.first ?? nil { r.refusePublicClientCredentials(routes: routes, provider: first) }
         r.refuseUnknownRouteProviders(routes: routes, names: named ?? [ProviderSettings.defaultName])
 
-        let everyProvider = idps.compactMap { $0 }
+        var everyProvider = idps.compactMap { $0 }
+        if let securityProfile, securityProfile == .fapi2 {
+            for (index, provider) in everyProvider.enumerated() {
+                let problems = securityProfile.problems(of: provider, publicURL: publicURL)
+                r.inProviderScope(named == nil ? nil : provider.name) { reader in
+                    for problem in problems where problem.variable != "GATEHOUSE_PUBLIC_URL" {
+                        reader.fail(problem.variable, problem.message)
+                    }
+                }
+                if index == 0, let url = problems.first(where: { $0.variable == "GATEHOUSE_PUBLIC_URL" }) {
+                    r.fail(url.variable, url.message)
+                }
+                // FAPI 2.0 requires PAR: `auto` becomes `on`, so a provider without it stops `serve`.
+                everyProvider[index].pushedAuthorization = .on
+            }
+        }
         guard r.issues.isEmpty, everyProvider.count == idps.count, let idp = everyProvider.first, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
               let maxBody, let upstreamTimeout, let logLevel, let logFormat,
@@ -112,6 +128,7 @@ extension GatehouseConfiguration {
         configuration.storeTimeout = storeTimeout
         configuration.assertionHeader = assertionHeader
         configuration.assertionTTL = assertionTTL
+        configuration.securityProfile = securityProfile ?? .none
         return .success(configuration)
     }
 }

@@ -105,6 +105,8 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var assertionHeader: String = "Gatehouse-Assertion"
     /// The assertion's lifetime, seconds (`GATEHOUSE_ASSERTION_TTL`).
     public var assertionTTL: Int = 60
+    /// `GATEHOUSE_SECURITY_PROFILE`.
+    public var securityProfile: SecurityProfile = .none
 
     // MARK: Logging
     public var logLevel: Logger.Level

@@ -44,6 +44,8 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var longLivedToken = false
     /// `PAR`: whether the authorization request is pushed to the provider first (RFC 9126).
     public var pushedAuthorization: PushedAuthorizationMode = .auto
+    /// `DPOP`: sender-constrained tokens (RFC 9449).
+    public var dpop: DPoPMode = .off
 
     public init(name: String, displayName: String, issuer: String, clientID: String, clientSecret: String?,
                 clientAuthMethod: ClientAuthMethod, scopes: [String], authParams: [(String, String)]) {

@@ -7,7 +7,7 @@ extension EnvironmentReader {
         "GATEHOUSE_CLIENT_PRIVATE_KEY", "GATEHOUSE_CLIENT_KEY_ID", "GATEHOUSE_SCOPES", "GATEHOUSE_AUTH_PARAMS",
         "GATEHOUSE_LOGIN_PARAMS", "GATEHOUSE_REQUIRE_CLAIMS", "GATEHOUSE_LOGOUT_URL", "GATEHOUSE_USERINFO",
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
-        "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR",
+        "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -34,7 +34,7 @@ extension EnvironmentReader {
     }
 
     /// `read` with provider variables taken from `name`'s prefix.
-    mutating func inProviderScope<T>(_ name: String, _ read: (inout EnvironmentReader) -> T) -> T {
+    mutating func inProviderScope<T>(_ name: String?, _ read: (inout EnvironmentReader) -> T) -> T {
         providerScope = name
         defer { providerScope = nil }
         return read(&self)
@@ -87,8 +87,9 @@ extension EnvironmentReader {
                                expected: "true or false")
         let displayName = self.displayName(name: name, profile: profile)
         let par = choice("GATEHOUSE_PAR", default: PushedAuthorizationMode.auto, expected: "auto, on or off")
+        let dpop = choice("GATEHOUSE_DPOP", default: DPoPMode.off, expected: "on or off")
         guard issues.count == before, let issuer, let clientAuthMethod, let tokenRequest, let userinfo, let longLived,
-              let displayName, let par else { return nil }
+              let displayName, let par, let dpop else { return nil }
         var settings = ProviderSettings(name: name, displayName: displayName, issuer: issuer, clientID: clientID,
                                         clientSecret: clientSecret, clientAuthMethod: clientAuthMethod, scopes: scopes,
                                         authParams: authParams)
@@ -105,6 +106,7 @@ extension EnvironmentReader {
         settings.logoutURL = logoutURL
         settings.longLivedToken = longLived == .on
         settings.pushedAuthorization = par
+        settings.dpop = dpop
         return settings
     }
 

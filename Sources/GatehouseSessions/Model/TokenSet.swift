@@ -12,6 +12,9 @@ public struct TokenSet: Sendable, Equatable, Codable {
     public var scope: String?
     /// `expires_in` as granted, so the refresh margin can be a fraction of the token's lifetime.
     public var accessTokenLifetime: Int64?
+    /// The session's DPoP private key (RFC 9449; base64url of its 32 bytes) when its tokens are
+    /// bound to one (`GATEHOUSE_DPOP=on`); sealed with the tokens, never anywhere else.
+    public var dpopKey: String?
 
     public init(accessToken: String, refreshToken: String? = nil, idToken: String? = nil,
                 accessTokenExpiresAt: Int64? = nil, tokenType: String = "Bearer", scope: String? = nil,
@@ -28,7 +31,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
 
 extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "TokenSet(accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "nil" : "<redacted>"), "
+        "TokenSet(accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "nil" : "<redacted>"), dpopKey: \(dpopKey == nil ? "nil" : "<redacted>"), "
             + "idToken: \(idToken == nil ? "nil" : "<redacted>"), accessTokenExpiresAt: "
             + "\(accessTokenExpiresAt.map(String.init) ?? "nil"), tokenType: \(tokenType))"
     }

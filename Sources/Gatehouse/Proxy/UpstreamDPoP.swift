@@ -1,0 +1,30 @@
+import GatehouseOIDC
+import GatehouseSessions
+import HTTP1
+
+/// A DPoP-bound token on its way to an upstream (RFC 9449 §7): the session's key and the token,
+/// so that the request gets its own proof (`htm`, `htu`, `ath`, the upstream's nonce) where its
+/// method and URL are known, and again with a new nonce when the upstream asks for one.
+struct UpstreamDPoP: Sendable {
+    let key: DPoPKey
+    let accessToken: String
+
+    /// The binding of `authorization` (`DPoP <token>`) to the session's key; nil for anything else
+    /// (a bearer token, the gateway's assertion, none).
+    init?(authorization: String?, tokens: TokenSet) {
+        guard let authorization, Self.isBound(authorization), let key = DPoPBinding.key(of: tokens) else { return nil }
+        self.key = key
+        accessToken = String(authorization.utf8.dropFirst(5)) ?? ""
+    }
+
+    /// Whether an `Authorization` value presents a DPoP-bound token (`DPoP …`): one byte compared on
+    /// the proxy's path, where almost every value is `Bearer …`.
+    static func isBound(_ authorization: String) -> Bool {
+        authorization.utf8.first == UInt8(ascii: "D") && authorization.hasPrefix("DPoP ")
+    }
+
+    /// The `DPoP` field for `method` on `url`.
+    func proofField(method: String, url: String, nonce: String?, now: Int64) -> HTTPField.Checked? {
+        HTTPField.Checked(name: "DPoP", value: key.proof(method: method, url: url, nonce: nonce, accessToken: accessToken, now: now))
+    }
+}

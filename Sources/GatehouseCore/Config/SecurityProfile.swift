@@ -1,0 +1,53 @@
+import GatehouseEncoding
+
+/// `GATEHOUSE_SECURITY_PROFILE`: `fapi2` refuses at start what the FAPI 2.0 Security Profile forbids
+/// a client (SPEC "FAPI 2.0: PAR and DPoP"), each refusal naming the variable to change:
+///
+/// - client authentication other than `private_key_jwt` (§5.3.2.1: `private_key_jwt` or mTLS, which
+///   Gatehouse does not offer; no client secrets);
+/// - `GATEHOUSE_PAR=off` (§5.3.2.2: pushed authorization requests; `auto` is taken as `on`, so a
+///   provider without PAR stops `serve`);
+/// - tokens that are not sender-constrained: `GATEHOUSE_DPOP` must be `on` (§5.3.2.1: DPoP or mTLS);
+/// - ID-token algorithms other than PS256, ES256 and EdDSA (§5.4: RS256 is not allowed), including
+///   the default list: `GATEHOUSE_ID_TOKEN_ALGS` must be set;
+/// - a plain `http` public URL, except on loopback (development); the provider's issuer must be
+///   https outside loopback with or without the profile.
+///
+/// PKCE with S256, the code flow only and RFC 9207 `iss` checks are what Gatehouse always does. The
+/// client key's algorithm (ES256 or PS256, not RS256) is checked where the key is read.
+public enum SecurityProfile: String, Sendable, Equatable {
+    case none
+    case fapi2
+
+    /// FAPI 2.0 §5.4's signing algorithms.
+    public static let fapi2Algorithms: Set<String> = ["PS256", "ES256", "EdDSA"]
+
+    /// The problems of one provider's settings under this profile, as (variable, message); the
+    /// variable is the unprefixed name (the reader scopes it to the provider).
+    public func problems(of provider: ProviderSettings, publicURL: PublicURL?) -> [(variable: String, message: String)] {
+        guard self == .fapi2 else { return [] }
+        var out: [(String, String)] = []
+        let why = "which GATEHOUSE_SECURITY_PROFILE=fapi2 (FAPI 2.0 Security Profile) does not allow"
+        if provider.clientAuthMethod != .privateKeyJWT {
+            out.append(("GATEHOUSE_CLIENT_AUTH_METHOD",
+                        "is \(provider.clientAuthMethod.rawValue), \(why): use private_key_jwt with GATEHOUSE_CLIENT_PRIVATE_KEY (ES256 or PS256)"))
+        }
+        if provider.pushedAuthorization == .off {
+            out.append(("GATEHOUSE_PAR", "is off, \(why): pushed authorization requests are required (set on or auto)"))
+        }
+        if provider.dpop != .on {
+            out.append(("GATEHOUSE_DPOP", "is off, \(why): tokens must be sender-constrained (set GATEHOUSE_DPOP=on)"))
+        }
+        let algorithms = provider.idTokenAlgorithms ?? []
+        if algorithms.isEmpty || !algorithms.allSatisfy(Self.fapi2Algorithms.contains) {
+            out.append(("GATEHOUSE_ID_TOKEN_ALGS",
+                        (algorithms.isEmpty ? "is unset (its default accepts RS256)" : "accepts \(algorithms.joined(separator: ", "))")
+                        + ", \(why): set it to PS256, ES256 and/or EdDSA"))
+        }
+        if let publicURL, publicURL.scheme != "https", !LoopbackHost.contains(publicURL.host) {
+            out.append(("GATEHOUSE_PUBLIC_URL", "is not https, \(why) (only loopback may be plain http, for development)"))
+        }
+        return out
+    }
+
+}

@@ -1,0 +1,93 @@
+import Crypto
+import FoundationEssentials
+import GatehouseEncoding
+import Synchronization
+
+/// A session's DPoP key (RFC 9449): an ES256 key made at sign-in and kept sealed with the session, so
+/// that its tokens are bound to it and work for no one without it. The provider binds each token
+/// it issues to the key of the token request's proof; every use of a token (upstream calls,
+/// UserInfo) carries a fresh proof signed with it.
+public struct DPoPKey: Sendable {
+    private let privateKey: P256.Signing.PrivateKey
+    /// The public key as a JWK (`kty`, `crv`, `x`, `y`), as each proof's header carries it.
+    public let publicJWK: [String: JSONValue]
+    /// RFC 7638 thumbprint of `publicJWK` (`cnf.jkt` of bound tokens; `dpop_jkt`).
+    public let thumbprint: String
+
+    /// A new random key.
+    public init() {
+        self.init(P256.Signing.PrivateKey())
+    }
+
+    /// The key stored with a session (`rawRepresentation`, base64url); nil when it is not one.
+    public init?(stored: String) {
+        guard let bytes = Base64URL.decode(stored), bytes.count == 32,
+              let key = try? P256.Signing.PrivateKey(rawRepresentation: bytes) else { return nil }
+        self.init(key)
+    }
+
+    private init(_ key: P256.Signing.PrivateKey) {
+        privateKey = key
+        let point = Array(key.publicKey.x963Representation)
+        let x = Base64URL.encode(point[1..<33]), y = Base64URL.encode(point[33..<65])
+        publicJWK = ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(x), "y": .string(y)]
+        let canonical = "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"\(x)\",\"y\":\"\(y)\"}"
+        thumbprint = Base64URL.encode(SHA256.hash(data: Array(canonical.utf8)))
+    }
+
+    /// What is stored, sealed, with the session.
+    public var stored: String { Base64URL.encode(privateKey.rawRepresentation) }
+
+    /// A DPoP proof (RFC 9449 §4.2): header `{"typ":"dpop+jwt","alg":"ES256","jwk":…}`, claims `jti`
+    /// (random), `htm`, `htu` (without query and fragment), `iat`, and `nonce` when the server gave
+    /// one, `ath` (base64url SHA-256 of the access token) when presenting a token.
+    public func proof(method: String, url: String, nonce: String?, accessToken: String?, now: Int64) -> String {
+        var claims: [String: JSONValue] = ["jti": .string(RandomToken.make(bytes: 16)), "htm": .string(method),
+                                           "htu": .string(Self.htu(url)), "iat": .number(Double(now))]
+        if let nonce { claims["nonce"] = .string(nonce) }
+        if let accessToken {
+            claims["ath"] = .string(Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8))))
+        }
+        let header: [String: JSONValue] = ["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(publicJWK)]
+        let input = Base64URL.encode(JSONValueWriter.sortedKeys(header) ?? []) + "." + Base64URL.encode(JSONValueWriter.sortedKeys(claims) ?? [])
+        guard let signature = try? privateKey.signature(for: Array(input.utf8)) else { return input + "." }
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
+    /// `htu`: the URL without its query and fragment (RFC 9449 §4.2).
+    static func htu(_ url: String) -> String {
+        String(url.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    /// Whether an answer asks for a (new) DPoP nonce (RFC 9449 §8, §9): `error=use_dpop_nonce` in
+    /// the body (authorization server) or in `WWW-Authenticate` (resource server).
+    public static func asksForNonce(status: Int, body: [UInt8]?, wwwAuthenticate: String?) -> Bool {
+        if status == 401, let challenge = wwwAuthenticate, challenge.contains("use_dpop_nonce") { return true }
+        guard status == 400 || status == 401, let body, let object = (try? JSONValue.parse(body))?.objectValue else { return false }
+        return object["error"]?.stringValue == "use_dpop_nonce"
+    }
+}
+
+/// The latest DPoP nonce each server gave (RFC 9449 §8, §9), by origin: every proof to that server
+/// carries it, and a server that asks for a new one gets the request again with it.
+public final class DPoPNonces: Sendable {
+    private let nonces = Mutex<[String: String]>([:])
+
+    public init() {}
+
+    public func nonce(for url: String) -> String? { nonces.withLock { $0[Self.origin(url)] } }
+
+    public func remember(_ nonce: String, for url: String) {
+        guard !nonce.isEmpty, nonce.utf8.count <= 512 else { return }
+        nonces.withLock { nonces in
+            if nonces.count >= 1_024 { nonces.removeAll() }
+            nonces[Self.origin(url)] = nonce
+        }
+    }
+
+    static func origin(_ url: String) -> String {
+        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 3 else { return url }
+        return parts[0] + "//" + parts[2]
+    }
+}

@@ -1,0 +1,125 @@
+"""Sender-constrained tokens (RFC 9449 DPoP; SPEC "FAPI 2.0: PAR and DPoP", issue 37 item 2), against
+idpyoidc's OP from PyPI (`--dpop`: it requires a proof on every token request and binds each token to
+the proof's key) and a resource server that accepts only DPoP-bound tokens with valid proofs and its
+nonce (e2e/dpop_upstream.py)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import requests
+
+from harness import E2E_DIR, PYTHON, Gateway, Proc, wait_for_port_file
+from test_token_exchange import CLIENT_ID, CLIENT_SECRET, IdpyProvider, sign_in
+
+
+class DPoPUpstream:
+    def __init__(self, work: Path):
+        work.mkdir(parents=True, exist_ok=True)
+        port_file = work / "dpop.port"
+        self.proc = Proc("dpop-upstream", [PYTHON, str(E2E_DIR / "dpop_upstream.py"), "--port-file", str(port_file)]).start()
+        self.port = wait_for_port_file(port_file, self.proc)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stats(self) -> dict:
+        return requests.get(self.url + "/__stats", headers={"Authorization": "x"}, timeout=5).json()
+
+    def stop(self):
+        self.proc.stop()
+
+
+@pytest.fixture
+def dpop_setup(tmp_path, upstream):
+    made = []
+
+    def make(access_token_ttl=300, env=None):
+        rs = DPoPUpstream(tmp_path / f"rs{len(made)}")
+        placeholder = SimpleNamespace(issuer="http://127.0.0.1:1", client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+                                      register_redirect=lambda *a: None)
+        gw = Gateway(placeholder, upstream, tmp_path / f"gw{len(made)}", register=False, start=False, env={
+            "GATEHOUSE_DPOP": "on",
+            "GATEHOUSE_SCOPES": "openid profile email offline_access",
+            "GATEHOUSE_ROUTES": f"/rs={rs.url}/resource,/api={upstream.url}/api,"
+                                f"/orders={rs.url}/orders;exchange=token;audience=orders-api",
+            **(env or {}),
+        })
+        provider = IdpyProvider(tmp_path / f"idp{len(made)}", gw.public_url + "/callback", access_token_ttl,
+                                extra_args=("--dpop", "--dpop-rfc-ath"))
+        gw.env["GATEHOUSE_ISSUER"] = provider.issuer
+        gw.start()
+        made.append((gw, provider, rs))
+        return gw, provider, rs
+
+    yield make
+    for gw, provider, rs in made:
+        gw.stop()
+        provider.stop()
+        rs.stop()
+
+
+def test_tokens_are_bound_and_every_call_carries_a_proof(dpop_setup, upstream):
+    gw, provider, rs = dpop_setup()
+    browser = sign_in(gw)
+    # The first call meets the resource server's nonce challenge and is sent again with it.
+    r = gw.get(browser, "/rs/hello")
+    assert r.status_code == 200, (r.status_code, r.text, rs.stats())
+    assert r.json()["sub"] == "alice"
+    assert rs.stats()["challenges"] == 1
+    # The nonce is remembered: the next calls need no second try; each proof is new (jti).
+    for _ in range(3):
+        assert gw.get(browser, "/rs/hello?x=1").status_code == 200
+    stats = rs.stats()
+    assert stats["challenges"] == 1 and stats["accepted"] == 4 and not stats["refused"], stats
+    # What goes upstream: the DPoP scheme and a proof; never a bearer.
+    seen = {k.lower(): v for k, v in gw.get(browser, "/api/echo").json()["headers"]}
+    assert seen["authorization"].startswith("DPoP ") and seen["dpop"].count(".") == 2
+    token = seen["authorization"][5:]
+    # A stolen copy of the token is useless without the session's key: as a bearer, or with a
+    # proof by another key, the resource server refuses it.
+    assert requests.get(rs.url + "/resource/hello", headers={"Authorization": "Bearer " + token}, timeout=5).status_code == 401
+    assert token not in gw.proc.log_text()
+    # /user works (UserInfo was called with a proof at sign-in).
+    assert gw.get(browser, "/user").json()["sub"] == "alice"
+
+
+def test_refresh_and_token_exchange_carry_proofs(dpop_setup):
+    gw, provider, rs = dpop_setup(access_token_ttl=4)
+    browser = sign_in(gw)
+    assert gw.get(browser, "/rs/hello").status_code == 200
+    # The exchanged token for another API is bound to the same key.
+    r = gw.get(browser, "/orders/list")
+    assert r.status_code == 200, (r.text, rs.stats())
+    time.sleep(4.5)
+    # The user's token expired: refreshed with a proof (idpyoidc refuses a token request without).
+    r = gw.get(browser, "/rs/hello")
+    assert r.status_code == 200, (r.text, rs.stats())
+    stats = provider.stats()
+    assert stats["token_ok"]["refresh_token"] >= 1 and stats["token_error"]["refresh_token"] == 0, stats
+    assert stats["token_ok"]["token-exchange"] == 1
+    assert not rs.stats()["refused"]
+
+
+def test_dpop_setting_is_checked(tmp_path, upstream):
+    from harness import run_cli
+    gw = Gateway(SimpleNamespace(issuer="http://127.0.0.1:1", client_id="c", client_secret="s",
+                                 register_redirect=lambda *a: None), upstream, tmp_path / "gw", register=False,
+                 start=False, env={"GATEHOUSE_DPOP": "maybe"})
+    result = run_cli(["serve"], env=gw.env, timeout=20)
+    assert result.returncode == 64 and "GATEHOUSE_DPOP" in result.stderr and "on or off" in result.stderr
+
+
+def test_fapi2_profile_refuses_what_it_forbids(tmp_path, upstream):
+    from harness import run_cli
+    gw = Gateway(SimpleNamespace(issuer="http://127.0.0.1:1", client_id="c", client_secret="s",
+                                 register_redirect=lambda *a: None), upstream, tmp_path / "gw", register=False,
+                 start=False, env={"GATEHOUSE_SECURITY_PROFILE": "fapi2"})
+    result = run_cli(["serve"], env=gw.env, timeout=20)
+    assert result.returncode == 64, result.stderr[-800:]
+    for variable in ("GATEHOUSE_CLIENT_AUTH_METHOD", "GATEHOUSE_DPOP", "GATEHOUSE_ID_TOKEN_ALGS"):
+        assert variable in result.stderr, (variable, result.stderr[-800:])
+    assert "fapi2" in result.stderr

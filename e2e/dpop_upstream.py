@@ -9,7 +9,8 @@ provider, not verified here) must be bound to the proof's key: its `cnf.jkt` is 
 thumbprint.
 
 Answers 200 `{"ok": true, "sub", "jkt"}`; `GET /__stats` the counts of accepted calls, nonce
-challenges and refusals (with reasons). Run: `python dpop_upstream.py --port-file F`.
+challenges and refusals (with reasons); `GET /__last` the last accepted request's `Authorization` and
+proof (what an eavesdropper could try to replay). Run: `python dpop_upstream.py --port-file F`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from joserfc import jws
 from joserfc.jwk import ECKey
 
-STATE = {"nonce": secrets.token_urlsafe(12), "seen": set(), "accepted": 0, "challenges": 0, "refused": []}
+STATE = {"nonce": secrets.token_urlsafe(12), "seen": set(), "accepted": 0, "challenges": 0, "refused": [], "last": {}}
 LOCK = threading.Lock()
 
 
@@ -71,6 +72,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__stats":
             with LOCK:
                 return self.answer(200, {k: (v if not isinstance(v, set) else len(v)) for k, v in STATE.items()})
+        if self.path == "/__last":
+            # What an attacker who saw the last accepted request could replay.
+            with LOCK:
+                return self.answer(200, STATE["last"])
         authorization = self.headers.get("Authorization", "")
         proof = self.headers.get("DPoP")
         if not authorization.startswith("DPoP ") or not proof:
@@ -109,6 +114,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.refuse("token not bound to the proof's key")
         with LOCK:
             STATE["accepted"] += 1
+            STATE["last"] = {"authorization": authorization, "dpop": proof, "path": self.path}
         self.answer(200, {"ok": True, "sub": token_claims.get("sub"), "jkt": jkt})
 
     do_GET = do_POST = do_PUT = do_DELETE = handle_any

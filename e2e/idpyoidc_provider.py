@@ -73,6 +73,7 @@ import json
 import logging
 import os
 import shutil
+import secrets
 import signal
 import sys
 import tempfile
@@ -508,7 +509,9 @@ class Provider:
             "end_session": 0,
             "discovery": 0,
             "jwks": 0,
+            "dpop_nonce_challenges": 0,
         }
+        self.dpop_nonce = secrets.token_urlsafe(12)
 
     # -- HTTP plumbing -------------------------------------------------------
 
@@ -669,6 +672,21 @@ class Provider:
         key = {"authorization_code": "authorization_code", "refresh_token": "refresh_token",
                TOKEN_EXCHANGE: "token-exchange"}.get(gt, "other")
         self.stats["token"][key] += 1
+        if self.args.dpop_nonce:
+            # RFC 9449 §8: the server's nonce in every proof; a proof without the current one is
+            # answered use_dpop_nonce with the nonce to use (idpyoidc has no nonces of its own).
+            proof = request.headers.get("DPoP", "")
+            try:
+                part = proof.split(".")[1]
+                claims = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+            except Exception:  # noqa: BLE001
+                claims = {}
+            if claims.get("nonce") != self.dpop_nonce:
+                self.stats["dpop_nonce_challenges"] += 1
+                self.stats["token_error"][key] += 1
+                resp = self.error("use_dpop_nonce", "Authorization server requires nonce in DPoP proof")
+                resp.headers["DPoP-Nonce"] = self.dpop_nonce
+                return resp
         resp = self._token(form)
         self.stats["token_ok" if resp.status_code == 200 else "token_error"][key] += 1
         return resp
@@ -842,6 +860,8 @@ def parse_args(argv=None):
     p.add_argument("--par", action="store_true", help="enable RFC 9126 PAR at /par")
     p.add_argument("--dpop", action="store_true",
                    help="enable idpyoidc's DPoP add-on: proof required at /token and /userinfo")
+    p.add_argument("--dpop-nonce", action="store_true",
+                   help="with --dpop: require the server's DPoP nonce in token-request proofs (use_dpop_nonce)")
     p.add_argument("--dpop-rfc-ath", action="store_true",
                    help="with --dpop: also accept an RFC 9449 (base64url) 'ath' at /userinfo; "
                         "idpyoidc 5.0.0 only accepts a hex sha256")

@@ -37,7 +37,7 @@ class DPoPUpstream:
 def dpop_setup(tmp_path, upstream):
     made = []
 
-    def make(access_token_ttl=300, env=None):
+    def make(access_token_ttl=300, env=None, provider_nonce=False):
         rs = DPoPUpstream(tmp_path / f"rs{len(made)}")
         placeholder = SimpleNamespace(issuer="http://127.0.0.1:1", client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
                                       register_redirect=lambda *a: None)
@@ -45,11 +45,12 @@ def dpop_setup(tmp_path, upstream):
             "GATEHOUSE_DPOP": "on",
             "GATEHOUSE_SCOPES": "openid profile email offline_access",
             "GATEHOUSE_ROUTES": f"/rs={rs.url}/resource,/api={upstream.url}/api,"
-                                f"/orders={rs.url}/orders;exchange=token;audience=orders-api",
+                                f"/orders={rs.url}/orders;exchange=token;audience=orders-api,"
+                                f"/legacy={upstream.url}/api;dpop=off",
             **(env or {}),
         })
         provider = IdpyProvider(tmp_path / f"idp{len(made)}", gw.public_url + "/callback", access_token_ttl,
-                                extra_args=("--dpop", "--dpop-rfc-ath"))
+                                extra_args=("--dpop", "--dpop-rfc-ath") + (("--dpop-nonce",) if provider_nonce else ()))
         gw.env["GATEHOUSE_ISSUER"] = provider.issuer
         gw.start()
         made.append((gw, provider, rs))
@@ -79,9 +80,15 @@ def test_tokens_are_bound_and_every_call_carries_a_proof(dpop_setup, upstream):
     seen = {k.lower(): v for k, v in gw.get(browser, "/api/echo").json()["headers"]}
     assert seen["authorization"].startswith("DPoP ") and seen["dpop"].count(".") == 2
     token = seen["authorization"][5:]
-    # A stolen copy of the token is useless without the session's key: as a bearer, or with a
-    # proof by another key, the resource server refuses it.
+    # A stolen copy of the token is useless without the session's key: as a bearer the resource
+    # server refuses it, and so it does a proof seen on the wire and replayed (its jti is spent).
     assert requests.get(rs.url + "/resource/hello", headers={"Authorization": "Bearer " + token}, timeout=5).status_code == 401
+    last = requests.get(rs.url + "/__last", headers={"Authorization": "x"}, timeout=5).json()
+    replay = requests.get(rs.url + last["path"], headers={"Authorization": last["authorization"], "DPoP": last["dpop"]}, timeout=5)
+    assert replay.status_code == 401, replay.text
+    # An upstream that cannot take DPoP (dpop=off): refused, the bound token never sent as a bearer.
+    r = gw.get(browser, "/legacy/echo")
+    assert r.status_code == 403 and r.json()["error"] == "dpop_not_accepted", r.text
     assert token not in gw.proc.log_text()
     # /user works (UserInfo was called with a proof at sign-in).
     assert gw.get(browser, "/user").json()["sub"] == "alice"
@@ -102,6 +109,20 @@ def test_refresh_and_token_exchange_carry_proofs(dpop_setup):
     assert stats["token_ok"]["refresh_token"] >= 1 and stats["token_error"]["refresh_token"] == 0, stats
     assert stats["token_ok"]["token-exchange"] == 1
     assert not rs.stats()["refused"]
+
+
+def test_the_providers_nonce_dance(dpop_setup):
+    """A provider that wants its nonce in every proof (RFC 9449 §8): the first token request is
+    answered use_dpop_nonce and sent again with it; later ones carry it from the start."""
+    gw, provider, rs = dpop_setup(access_token_ttl=3, provider_nonce=True)
+    browser = sign_in(gw)
+    assert provider.stats()["dpop_nonce_challenges"] == 1
+    assert gw.get(browser, "/rs/hello").status_code == 200
+    time.sleep(3.5)
+    assert gw.get(browser, "/rs/hello").status_code == 200
+    stats = provider.stats()
+    assert stats["dpop_nonce_challenges"] == 1, stats
+    assert stats["token_ok"]["refresh_token"] >= 1 and stats["token_ok"]["authorization_code"] == 1, stats
 
 
 def test_dpop_setting_is_checked(tmp_path, upstream):

@@ -19,6 +19,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     /// RFC 9126 §5: where authorization requests are pushed, and whether the provider requires it.
     public var pushedAuthorizationRequestEndpoint: String?
     public var requirePushedAuthorizationRequests: Bool?
+    /// RFC 9449 §5.1: the algorithms the provider takes DPoP proofs in.
+    public var dpopSigningAlgValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -35,6 +37,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 
     public init(issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String,

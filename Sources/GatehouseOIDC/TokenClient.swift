@@ -98,7 +98,13 @@ public struct TokenClient: Sendable {
     func postForTokens(_ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await post(to: tokenEndpoint, parameters, dpop: dpop)
         guard response.status == 200 else { throw Self.failure(response) }
-        return try TokenResponse.decode(response.body)
+        let tokens = try TokenResponse.decode(response.body)
+        // RFC 9449 §5: asked with a proof, the token must be bound to it; a bearer token would work
+        // for anyone who copies it, which is what DPoP is there to prevent.
+        if dpop != nil, tokens.tokenType.lowercased() != "dpop" {
+            throw .invalidResponse("token_type \"\(tokens.tokenType.prefix(20))\" where DPoP was asked for (GATEHOUSE_DPOP=on): the provider did not bind the token")
+        }
+        return tokens
     }
 
     /// The request as sent, with client authentication applied (exposed for tests of request shape).

@@ -72,6 +72,7 @@ struct LoginEndpoint {
             clientID: configuration.clientID, redirectURI: configuration.redirectURI, scopes: configuration.scopes,
             extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters))
         let url: String
+        var pendingLifetime = Self.pendingLifetime
         let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint
         if configuration.idp.pushedAuthorization.pushes(endpoint: parEndpoint), let parEndpoint {
             // RFC 9126: the request goes to the provider directly, authenticated; the browser
@@ -80,6 +81,8 @@ struct LoginEndpoint {
                 let pushed = try await clients.tokens.pushAuthorizationRequest(parameters, to: parEndpoint)
                 url = AuthorizationRequest.pushedURL(metadata: clients.metadata, clientID: configuration.clientID,
                                                      requestURI: pushed.requestURI)
+                // The pushed request ends at its `expires_in`: so does the login waiting for it.
+                pendingLifetime = min(pendingLifetime, Int64(pushed.expiresIn))
             } catch {
                 context.logger.error("login: the pushed authorization request failed",
                                      metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
@@ -98,7 +101,7 @@ struct LoginEndpoint {
         let now = context.now()
         var pending = PendingLogin(stateHash: SecretHash.hex(of: secrets.state), bindingHash: SecretHash.hex(of: binding),
                                    codeVerifier: secrets.codeVerifier.value, nonce: secrets.nonce, returnTo: returnTo,
-                                   createdAt: now, expiresAt: now + Self.pendingLifetime)
+                                   createdAt: now, expiresAt: now + pendingLifetime)
         pending.provider = provider.name
         pending.requiredClaims = LoginClaimChecks.required(by: loginParameters, profile: configuration.provider)
         if let stepUp {

@@ -163,6 +163,10 @@ public final class ProviderConnection: Sendable {
             throw .requiredFeatureMissing(feature: "pushed authorization requests (RFC 9126)",
                                           field: "pushed_authorization_request_endpoint", variable: "GATEHOUSE_PAR")
         }
+        if configuration.idp.dpop == .on, !(metadata.dpopSigningAlgValuesSupported ?? []).contains("ES256") {
+            throw .requiredFeatureMissing(feature: "DPoP proofs signed with ES256 (RFC 9449)",
+                                          field: "ES256 in dpop_signing_alg_values_supported", variable: "GATEHOUSE_DPOP")
+        }
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: configuration.clientAuthMethod.rawValue) ?? .none
         if let problem = Self.authMethodProblem(metadata: metadata, method: method) {
             logger.warning("the provider does not list the configured token endpoint authentication method",

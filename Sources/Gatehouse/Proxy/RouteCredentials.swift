@@ -99,8 +99,13 @@ enum RouteCredentials {
         case .assertion?: authorization = issued?.assertionBearer
         case .none?: authorization = nil
         }
-        return .forward(authorization: authorization, identity: issued?.fields ?? [],
-                        dpop: UpstreamDPoP(authorization: authorization, tokens: cached.session.tokens))
+        let dpop = UpstreamDPoP(authorization: authorization, tokens: cached.session.tokens)
+        if dpop != nil, route.identity.refusesDPoP {
+            return .refuse(HTTPResponse.jsonError(
+                status: 403, error: "dpop_not_accepted",
+                description: "This API does not take DPoP, and your session's tokens are bound to a DPoP key (GATEHOUSE_DPOP=on): they are not sent as bearer tokens."))
+        }
+        return .forward(authorization: authorization, identity: issued?.fields ?? [], dpop: dpop)
     }
 
     /// The user's access token, refreshed when due (or the route's exchanged token). Signed out (no

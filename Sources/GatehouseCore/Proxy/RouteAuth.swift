@@ -67,7 +67,7 @@ public struct ClientCredentialsGrant: Sendable, Hashable {
 public enum RouteOptions {
     /// The names this version understands.
     public static let known = ["auth", "scope", "audience", "session", "max_in_flight", "providers", "identity", "token",
-                               "exchange", "resource", "acr", "max_age"]
+                               "exchange", "resource", "acr", "max_age", "dpop"]
 
     /// What the options of one route say.
     public struct Parsed: Sendable, Equatable {
@@ -114,7 +114,7 @@ public enum RouteOptions {
         var session: String?
         var providers: [String]?
         var identity: String?, token: String?, exchange: String?, resource: String?
-        var acr: [String]?, maxAge: Int?
+        var acr: [String]?, maxAge: Int?, dpop: String?
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -167,6 +167,12 @@ public enum RouteOptions {
                     guard exchange == nil else { throw .duplicate(name) }
                     exchange = value
                 }
+            case "dpop":
+                guard dpop == nil else { throw .duplicate(name) }
+                guard value == "on" || value == "off" else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not one of on, off")
+                }
+                dpop = value
             case "acr":
                 guard acr == nil else { throw .duplicate(name) }
                 let values = value.split(separator: "|", omittingEmptySubsequences: false)
@@ -213,7 +219,7 @@ public enum RouteOptions {
             throw .invalidValue(option: "providers", value: providers?.joined(separator: "|") ?? "",
                                 reason: "which needs a session, but this route is auth=none")
         }
-        let routeIdentity = try identityOptions(auth: chosen, identity: identity, token: token, exchange: exchange,
+        var routeIdentity = try identityOptions(auth: chosen, identity: identity, token: token, exchange: exchange,
                                                 audience: audience, resource: resource, scope: scope, session: session)
         let routeAuth: RouteAuth
         switch chosen {
@@ -222,6 +228,12 @@ public enum RouteOptions {
         case "client":
             routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
         default: routeAuth = .user
+        }
+        if dpop == "off" {
+            guard chosen == "user" || chosen == "optional" else {
+                throw .conflict(option: "dpop", reason: "which concerns the user's tokens (auth=user or auth=optional; this route is auth=\(chosen))")
+            }
+            routeIdentity.refusesDPoP = true
         }
         var stepUp: StepUpPolicy?
         if acr != nil || maxAge != nil {

@@ -40,11 +40,15 @@ public struct RouteIdentity: Sendable, Hashable, CustomStringConvertible {
     /// `scope=`: space-separated, normalized.
     public var scope: String?
     public var exchange: ExchangeKind?
+    /// `dpop=off`: the upstream cannot take DPoP; a session whose tokens are bound to a DPoP key is
+    /// refused here rather than its token sent as a bearer (it would not work, and must not).
+    public var refusesDPoP: Bool
 
     public init(carrier: Carrier = .none, bearer: Bearer? = nil, audience: String? = nil, resource: String? = nil,
-                scope: String? = nil, exchange: ExchangeKind? = nil) {
+                scope: String? = nil, exchange: ExchangeKind? = nil, refusesDPoP: Bool = false) {
         (self.carrier, self.bearer, self.audience) = (carrier, bearer, audience)
         (self.resource, self.scope, self.exchange) = (resource, scope, exchange)
+        self.refusesDPoP = refusesDPoP
     }
 
     /// Nothing beyond the route's `auth=` policy.
@@ -65,6 +69,7 @@ public struct RouteIdentity: Sendable, Hashable, CustomStringConvertible {
         if let audience { out += ";audience=\(audience)" }
         if let resource { out += ";resource=\(resource)" }
         if let scope { out += ";scope=\(scope)" }
+        if refusesDPoP { out += ";dpop=off" }
         return out
     }
 

@@ -42,6 +42,14 @@ struct RouteIdentityOptionsTests {
         #expect(client.identity.carrier == .assertion)
     }
 
+    @Test("dpop=off marks an upstream that cannot take DPoP")
+    func dpopOff() throws {
+        let legacy = try route("dpop=off")
+        #expect(legacy.identity.refusesDPoP && legacy.readsSession)
+        #expect(legacy.description == "/r=http://api:9000;dpop=off")
+        #expect(try route("dpop=on").identity.isPlain)
+    }
+
     @Test("exchange= takes audience=, resource= and scope= on auth=user")
     func exchange() throws {
         let token = try route("exchange=token;audience=orders-api;scope=orders.read  orders.write")
@@ -74,6 +82,8 @@ struct RouteIdentityOptionsTests {
             ("exchange=refresh;resource=https://api.example/#frag", "absolute URI"),
             ("auth=client;token=none", "does not apply to auth=client"),
             ("auth=client;exchange=token", "does not apply to auth=client"),
+            ("auth=none;dpop=off", "auth=user or auth=optional"),
+            ("dpop=maybe", "not one of on, off"),
         ]
         for (options, words) in cases {
             let message = refusal(options)

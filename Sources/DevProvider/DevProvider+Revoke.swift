@@ -46,7 +46,8 @@ extension DevProvider {
         }
         let parts = authorization.trimmingASCIIWhitespace().split(separator: " ", maxSplits: 1)
         let now = self.now
-        guard parts.count == 2, parts[0].asciiCaseInsensitiveEquals("Bearer"),
+        // `DPoP` for a bound token (its proof is not checked here: a development provider).
+        guard parts.count == 2, parts[0].asciiCaseInsensitiveEquals("Bearer") || parts[0].asciiCaseInsensitiveEquals("DPoP"),
               let authentication = state.withLock({ state in
                   state.authentication(forAccessToken: String(parts[1].trimmingASCIIWhitespace()), now: now)
               }) else {

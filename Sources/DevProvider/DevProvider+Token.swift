@@ -32,6 +32,12 @@ extension DevProvider {
             if let repeated = form.firstRepeatedName {
                 throw OAuthError(.invalidRequest, "parameter \(repeated) is repeated")
             }
+            // DPoP (RFC 9449): a valid proof makes the tokens DPoP-bound; an invalid one is refused.
+            var tokenType = "Bearer"
+            if let proof = request.head.headers["DPoP"] {
+                _ = try DPoPProof.verify(proof, method: "POST", url: configuration.issuer + "/token", now: now)
+                tokenType = "DPoP"
+            }
             let tokens = try await grant(grantType, form: form, client: client)
             let idToken: String
             do {
@@ -43,7 +49,7 @@ extension DevProvider {
             metadata["oauth.sub"] = "\(tokens.idTokenClaims.sub)"
             logger.info("tokens issued", metadata: metadata)
             return ProviderResponse.json(TokenResponse(
-                accessToken: tokens.accessToken, expiresIn: tokens.expiresIn, refreshToken: tokens.refreshToken,
+                accessToken: tokens.accessToken, tokenType: tokenType, expiresIn: tokens.expiresIn, refreshToken: tokens.refreshToken,
                 idToken: idToken, scope: tokens.scopes.joined(separator: " ")))
         } catch {
             state.withLock { $0.statistics.failedGrants += 1 }

@@ -20,6 +20,7 @@ struct DiscoveryDocument: Encodable, Sendable {
     var claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "sid",
                            "name", "preferred_username", "email", "email_verified", "picture"]
     var authorizationResponseIssParameterSupported = true
+    var dpopSigningAlgValuesSupported = ["ES256"]
     var backchannelLogoutSupported = true
     var backchannelLogoutSessionSupported = true
 

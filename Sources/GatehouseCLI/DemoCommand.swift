@@ -105,7 +105,7 @@ struct DemoCommand: AsyncParsableCommand {
         // (the benchmark does this), or a shared GATEHOUSE_DATABASE and GATEHOUSE_SECRET_KEY for two demos
         // that serve the same sessions (bench/run's pair on PostgreSQL), GATEHOUSE_CPU_AFFINITY to compare placements.
         for name in ["GATEHOUSE_SESSION_IDLE", "GATEHOUSE_SESSION_LIFETIME", "GATEHOUSE_ROUTES", "GATEHOUSE_LOG_FORMAT",
-                     "GATEHOUSE_DATABASE", "GATEHOUSE_SECRET_KEY", "GATEHOUSE_CPU_AFFINITY"] {
+                     "GATEHOUSE_DATABASE", "GATEHOUSE_SECRET_KEY", "GATEHOUSE_CPU_AFFINITY", "GATEHOUSE_DPOP"] {
             if let value = environment[name], !value.isEmpty { gatewayEnvironment[name] = value }
         }
         let config: GatehouseConfiguration
@@ -166,7 +166,9 @@ struct SampleAPI: TaskHTTPHandler {
 
     func handle(_ request: HTTPRequest, writer: any HTTPResponseWriter) async {
         let headers: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
-        guard let authorization = request.head.headers["Authorization"], authorization.hasPrefix("Bearer ") else {
+        // `DPoP …` too, with GATEHOUSE_DPOP=on (the proof is not checked here: a demo).
+        guard let authorization = request.head.headers["Authorization"],
+              authorization.hasPrefix("Bearer ") || authorization.hasPrefix("DPoP ") else {
             return await writer.respond(HTTPResponse(status: 401, headers: headers,
                                                      body: "{\"error\":\"unauthorized\",\"error_description\":\"No bearer token.\"}"))
         }

@@ -13,6 +13,11 @@ public struct DPoPKey: Sendable {
     public let publicJWK: [String: JSONValue]
     /// RFC 7638 thumbprint of `publicJWK` (`cnf.jkt` of bound tokens; `dpop_jkt`).
     public let thumbprint: String
+    /// The proof's first part, the same for every proof of this key (written once).
+    private let encodedHeader: String
+    /// `jti`s: a random prefix of this key and a count, unique without a random draw per proof
+    /// (a proof is made per proxied call).
+    private let proofs: ProofSequence
 
     /// A new random key.
     public init() {
@@ -33,6 +38,9 @@ public struct DPoPKey: Sendable {
         publicJWK = ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(x), "y": .string(y)]
         let canonical = "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"\(x)\",\"y\":\"\(y)\"}"
         thumbprint = Base64URL.encode(SHA256.hash(data: Array(canonical.utf8)))
+        let header: [String: JSONValue] = ["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(publicJWK)]
+        encodedHeader = Base64URL.encode(JSONValueWriter.sortedKeys(header) ?? [])
+        proofs = ProofSequence()
     }
 
     /// What is stored, sealed, with the session.
@@ -42,16 +50,35 @@ public struct DPoPKey: Sendable {
     /// (random), `htm`, `htu` (without query and fragment), `iat`, and `nonce` when the server gave
     /// one, `ath` (base64url SHA-256 of the access token) when presenting a token.
     public func proof(method: String, url: String, nonce: String?, accessToken: String?, now: Int64) -> String {
-        var claims: [String: JSONValue] = ["jti": .string(RandomToken.make(bytes: 16)), "htm": .string(method),
-                                           "htu": .string(Self.htu(url)), "iat": .number(Double(now))]
-        if let nonce { claims["nonce"] = .string(nonce) }
+        // The claims written directly (one proof per proxied call): the values are a method, a URL,
+        // a server's nonce, a hash and numbers, escaped as JSON strings.
+        var claims = "{"
         if let accessToken {
-            claims["ath"] = .string(Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8))))
+            claims += "\"ath\":\"" + Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8))) + "\","
         }
-        let header: [String: JSONValue] = ["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(publicJWK)]
-        let input = Base64URL.encode(JSONValueWriter.sortedKeys(header) ?? []) + "." + Base64URL.encode(JSONValueWriter.sortedKeys(claims) ?? [])
+        claims += "\"htm\":" + Self.quoted(method) + ",\"htu\":" + Self.quoted(Self.htu(url)) + ",\"iat\":\(now),"
+        claims += "\"jti\":\"" + proofs.next() + "\""
+        if let nonce { claims += ",\"nonce\":" + Self.quoted(nonce) }
+        claims += "}"
+        let input = encodedHeader + "." + Base64URL.encode(Array(claims.utf8))
         guard let signature = try? privateKey.signature(for: Array(input.utf8)) else { return input + "." }
         return input + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
+    /// `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     /// `htu`: the URL without its query and fragment (RFC 9449 §4.2).
@@ -89,5 +116,15 @@ public final class DPoPNonces: Sendable {
         let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count >= 3 else { return url }
         return parts[0] + "//" + parts[2]
+    }
+}
+
+/// The `jti`s of one key's proofs: a random prefix and a count.
+final class ProofSequence: Sendable {
+    private let prefix = RandomToken.make(bytes: 12)
+    private let count = Atomic<UInt64>(0)
+
+    func next() -> String {
+        prefix + "." + String(count.add(1, ordering: .relaxed).newValue, radix: 36)
     }
 }

@@ -65,19 +65,26 @@ final class IdentityIssuer: Sendable {
         let memo = speedLayer.isOn ? EventLoop.withCurrent { loop in
             loop.localValue(for: ObjectIdentifier(self)) { LoopIdentityMemo() }
         } : nil
-        let key = MemoKey(session: SessionHashKey(cached.session.idHash), route: route.prefix)
+        // By session (its id hash: a cheap hash), then the session's few routes by prefix (compared,
+        // not hashed).
+        let key = SessionHashKey(cached.session.idHash)
         let version = cached.session.version
-        if let entry = memo?.entries[key], entry.version == version, now >= entry.issuedAt, now < entry.renewAt {
+        let prefix = route.prefix
+        if let entries = memo?.entries[key],
+           let entry = entries.first(where: { $0.route == prefix }),
+           entry.version == version, now >= entry.issuedAt, now < entry.renewAt {
             return entry.issued
         }
         let issued = make(for: route, session: cached.session, now: now)
         if let memo {
-            if memo.entries.count >= LoopIdentityMemo.capacity {
-                memo.entries = memo.entries.filter { now < $0.value.renewAt }
+            if memo.entries.count >= LoopIdentityMemo.capacity, memo.entries[key] == nil {
+                memo.entries = memo.entries.filter { $0.value.contains { now < $0.renewAt } }
                 if memo.entries.count >= LoopIdentityMemo.capacity { memo.entries.removeAll(keepingCapacity: true) }
             }
-            memo.entries[key] = MemoEntry(version: version, issuedAt: now,
-                                          renewAt: now + Self.renewalAge(lifetime: lifetime), issued: issued)
+            var entries = memo.entries[key, default: []].filter { $0.route != prefix && $0.version == version }
+            entries.append(MemoEntry(route: prefix, version: version, issuedAt: now,
+                                     renewAt: now + Self.renewalAge(lifetime: lifetime), issued: issued))
+            memo.entries[key] = entries
         }
         return issued
     }
@@ -117,12 +124,8 @@ final class IdentityIssuer: Sendable {
         return Base64URL.encode(Array(mac).prefix(18))
     }
 
-    private struct MemoKey: Hashable {
-        let session: SessionHashKey
-        let route: String
-    }
-
     private struct MemoEntry {
+        let route: String
         let version: Int64
         let issuedAt: Int64
         let renewAt: Int64
@@ -132,6 +135,6 @@ final class IdentityIssuer: Sendable {
     /// One event loop's memo (loop-confined, so no lock).
     private final class LoopIdentityMemo {
         static let capacity = 16_384
-        var entries: [MemoKey: MemoEntry] = [:]
+        var entries: [SessionHashKey: [MemoEntry]] = [:]
     }
 }

@@ -99,7 +99,7 @@ enum RouteCredentials {
         case .assertion?: authorization = issued?.assertionBearer
         case .none?: authorization = nil
         }
-        let dpop = UpstreamDPoP(authorization: authorization, tokens: cached.session.tokens)
+        let dpop = UpstreamDPoP(authorization: authorization, session: cached)
         if dpop != nil, route.identity.refusesDPoP {
             return .refuse(HTTPResponse.jsonError(
                 status: 403, error: "dpop_not_accepted",

@@ -11,8 +11,8 @@ struct UpstreamDPoP: Sendable {
 
     /// The binding of `authorization` (`DPoP <token>`) to the session's key; nil for anything else
     /// (a bearer token, the gateway's assertion, none).
-    init?(authorization: String?, tokens: TokenSet) {
-        guard let authorization, Self.isBound(authorization), let key = DPoPBinding.key(of: tokens) else { return nil }
+    init?(authorization: String?, session: CachedSession) {
+        guard let authorization, Self.isBound(authorization), let key = session.dpop else { return nil }
         self.key = key
         accessToken = String(authorization.utf8.dropFirst(5)) ?? ""
     }

@@ -9,6 +9,19 @@ final class CachedSession: Sendable {
     let session: Session
     /// `Bearer <access token>`.
     let authorization: String
+    /// The session's DPoP key, decoded the first time a call needs it (decoding derives the public
+    /// key: a scalar multiplication, not to be paid per proxied call).
+    private let dpopKey = Mutex<DPoPKey??>(nil)
+
+    var dpop: DPoPKey? {
+        dpopKey.withLock { cached in
+            if let cached { return cached }
+            let key = DPoPBinding.key(of: session.tokens)
+            cached = .some(key)
+            return key
+        }
+    }
+
     /// The ID token's `acr` and `auth_time`, read from the claims the first time a step-up route
     /// asks (most sessions never meet one, and reading the claims is a JSON parse).
     private let authenticationFacts = Mutex<Authentication?>(nil)

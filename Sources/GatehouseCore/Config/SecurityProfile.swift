@@ -3,12 +3,13 @@ import GatehouseEncoding
 /// `GATEHOUSE_SECURITY_PROFILE`: `fapi2` refuses at start what the FAPI 2.0 Security Profile forbids
 /// a client (SPEC "FAPI 2.0: PAR and DPoP"), each refusal naming the variable to change:
 ///
-/// - client authentication other than `private_key_jwt` (§5.3.2.1: `private_key_jwt` or mTLS, which
-///   Gatehouse does not offer; no client secrets);
-/// - `GATEHOUSE_PAR=off` (§5.3.2.2: pushed authorization requests; `auto` is taken as `on`, so a
-///   provider without PAR stops `serve`);
-/// - tokens that are not sender-constrained: `GATEHOUSE_DPOP` must be `on` (§5.3.2.1: DPoP or mTLS);
-/// - ID-token algorithms other than PS256, ES256 and EdDSA (§5.4: RS256 is not allowed), including
+/// - client authentication other than `private_key_jwt` (the profile allows `private_key_jwt` or mTLS,
+///   which Gatehouse does not offer; no client secrets);
+/// - `GATEHOUSE_PAR=off` (the profile requires pushed authorization requests; `auto` is taken as `on`,
+///   so a provider without PAR stops `serve`);
+/// - tokens that are not sender-constrained: `GATEHOUSE_DPOP` must be `on` (the profile: DPoP or mTLS);
+/// - ID-token algorithms other than PS256, ES256 and EdDSA (the profile's cryptography section: RS256
+///   is not allowed), including
 ///   the default list: `GATEHOUSE_ID_TOKEN_ALGS` must be set;
 /// - a plain `http` public URL, except on loopback (development); the provider's issuer must be
 ///   https outside loopback with or without the profile.
@@ -19,7 +20,7 @@ public enum SecurityProfile: String, Sendable, Equatable {
     case none
     case fapi2
 
-    /// FAPI 2.0 §5.4's signing algorithms.
+    /// The FAPI 2.0 Security Profile's signing algorithms.
     public static let fapi2Algorithms: Set<String> = ["PS256", "ES256", "EdDSA"]
 
     /// The problems of one provider's settings under this profile, as (variable, message); the

@@ -83,6 +83,22 @@ public final class TokenRefresher: Sendable {
     }
 
     private func refresh(idHash: String) async -> Outcome {
+        await holdingLease(idHash: idHash, owner: owner, unavailable: { Outcome.unavailable($0) },
+                           whileAnotherHolds: { now in
+            // Another process is refreshing: its result may be what this one needs.
+            switch await self.storedUnlessDue(idHash: idHash, now: now) {
+            case .decided(let outcome): return outcome
+            case .due: return nil
+            }
+        }, body: { now in await self.refreshHoldingLease(idHash: idHash, now: now) })
+    }
+
+    /// Runs `body` holding the session's refresh lease as `owner` (taken inside the store's write
+    /// transaction: one holder across every instance), for up to 30 s: while another holds it,
+    /// every 100 ms `whileAnotherHolds` may decide the answer instead (nil: try again).
+    fileprivate func holdingLease<Result>(idHash: String, owner: String, unavailable: (String) -> Result,
+                                          whileAnotherHolds: (Int64) async -> Result?,
+                                          body: (Int64) async -> Result) async -> Result {
         let deadline = self.now() + 30
         while self.now() < deadline {
             let now = self.now()
@@ -90,21 +106,18 @@ public final class TokenRefresher: Sendable {
             do {
                 acquired = try await sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
             } catch {
-                return .unavailable("session store: \(error)")
+                return unavailable("session store: \(error)")
             }
-            if !acquired {
-                // Another process is refreshing: wait for its result to appear.
+            guard acquired else {
                 try? await Task.sleep(for: .milliseconds(100))
-                switch await storedUnlessDue(idHash: idHash, now: now) {
-                case .decided(let outcome): return outcome
-                case .due: continue
-                }
+                if let decided = await whileAnotherHolds(now) { return decided }
+                continue
             }
-            let outcome = await refreshHoldingLease(idHash: idHash, now: now)
+            let result = await body(now)
             try? await sessions.releaseRefreshLease(idHash: idHash, owner: owner)
-            return outcome
+            return result
         }
-        return .unavailable("timed out waiting for another refresh")
+        return unavailable("timed out waiting for another refresh")
     }
 
     private enum StoredState {
@@ -244,24 +257,10 @@ extension TokenRefresher {
         // An owner of its own: the lease is re-entrant for one owner, and this must exclude the
         // session's normal refresh in this process as well as in others.
         let owner = "\(self.leaseOwner)-api-\(UUID().uuidString.prefix(8))"
-        let deadline = now() + 30
-        while now() < deadline {
-            let now = self.now()
-            let acquired: Bool
-            do {
-                acquired = try await sessions.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: 30)
-            } catch {
-                return .unavailable("session store: \(error)")
-            }
-            guard acquired else {
-                try? await Task.sleep(for: .milliseconds(100))
-                continue
-            }
-            let outcome = await refreshForAPIHoldingLease(idHash: idHash, resource: resource, scope: scope, now: now)
-            try? await sessions.releaseRefreshLease(idHash: idHash, owner: owner)
-            return outcome
-        }
-        return .unavailable("timed out waiting for another refresh")
+        return await holdingLease(idHash: idHash, owner: owner, unavailable: { APITokenOutcome.unavailable($0) },
+                                  whileAnotherHolds: { _ in nil }, body: { now in
+            await self.refreshForAPIHoldingLease(idHash: idHash, resource: resource, scope: scope, now: now)
+        })
     }
 
     private func refreshForAPIHoldingLease(idHash: String, resource: String?, scope: String?, now: Int64) async -> APITokenOutcome {

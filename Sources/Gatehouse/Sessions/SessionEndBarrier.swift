@@ -12,14 +12,18 @@ import Synchronization
 /// waits to hear it back: notifications reach the listeners in commit order, so by then every
 /// listener has been sent the ending too, and drops the session as it reads it. The wait is bounded
 /// (`patience`); a marker that never comes back (PgBouncer in transaction mode swallows `LISTEN`)
-/// is logged once and later endings no longer wait: the cache's half-second bound then holds.
+/// is logged, and endings stop waiting for a minute (then try again): meanwhile the cache's
+/// half-second bound is what holds.
 final class SessionEndBarrier: Sendable {
     private let announce: @Sendable (String) throws(SessionStoreError) -> Void
     private let isListening: @Sendable () -> Bool
     private let executor: StoreExecutor
     private let logger: Logger
     private let waiting = Mutex<[String: CheckedContinuation<Bool, Never>]>([:])
-    private let delivering = Atomic<Bool>(true)
+    /// While a marker went unheard: when to try again (the monotonic clock, nanoseconds; 0: now).
+    private let quietUntil = Atomic<UInt64>(0)
+    private let clock = ContinuousClock()
+    private let started = ContinuousClock.now
     static let markerPrefix = "marker:"
     static let patience: Duration = .milliseconds(500)
 
@@ -40,7 +44,7 @@ final class SessionEndBarrier: Sendable {
     /// Returns once every instance has been sent the endings committed before this call, or after
     /// `patience`.
     func pass() async {
-        guard delivering.load(ordering: .relaxed), isListening() else { return }
+        guard elapsedNanoseconds() >= quietUntil.load(ordering: .relaxed), isListening() else { return }
         let marker = Self.markerPrefix + RandomToken.make(bytes: 12)
         let heard = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             waiting.withLock { $0[marker] = continuation }
@@ -57,8 +61,15 @@ final class SessionEndBarrier: Sendable {
             }
         }
         if !heard, isListening() {
-            delivering.store(false, ordering: .relaxed)
-            logger.warning("session endings are not heard back from PostgreSQL (LISTEN through PgBouncer in transaction mode?); other instances refuse an ended session within 0.5 s")
+            let now = elapsedNanoseconds()
+            // Endings that waited side by side all time out: one of them says so.
+            guard quietUntil.exchange(now + 60_000_000_000, ordering: .relaxed) <= now else { return }
+            logger.warning("session endings are not heard back from PostgreSQL (LISTEN through PgBouncer in transaction mode?); other instances refuse an ended session within 0.5 s; not waiting for a minute")
         }
+    }
+
+    private func elapsedNanoseconds() -> UInt64 {
+        let elapsed = clock.now - started
+        return UInt64(max(0, elapsed.components.seconds)) * 1_000_000_000 + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000))
     }
 }

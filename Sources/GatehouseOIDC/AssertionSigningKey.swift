@@ -32,13 +32,9 @@ public struct AssertionSigningKey: Sendable {
             counter &+= 1
         }
         privateKey = key!
-        let point = Array(privateKey.publicKey.x963Representation)  // 0x04 ‖ x ‖ y
-        let x = Base64URL.encode(point[1..<33]), y = Base64URL.encode(point[33..<65])
-        // RFC 7638 §3.2: the required members only, lexicographic order, no whitespace.
-        let canonical = "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"\(x)\",\"y\":\"\(y)\"}"
-        keyID = Base64URL.encode(SHA256.hash(data: Array(canonical.utf8)))
-        publicJWK = ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(x), "y": .string(y),
-                     "kid": .string(keyID), "use": .string("sig"), "alg": .string("ES256")]
+        let jwk = P256PublicJWK(privateKey.publicKey)
+        keyID = jwk.thumbprint
+        publicJWK = jwk.members.merging(["kid": .string(keyID), "use": .string("sig"), "alg": .string("ES256")]) { first, _ in first }
     }
 
     /// A compact JWS (RFC 7515) of `claims` with header `{"alg":"ES256","kid":…,"typ":"JWT"}`.

@@ -33,11 +33,9 @@ public struct DPoPKey: Sendable {
 
     private init(_ key: P256.Signing.PrivateKey) {
         privateKey = key
-        let point = Array(key.publicKey.x963Representation)
-        let x = Base64URL.encode(point[1..<33]), y = Base64URL.encode(point[33..<65])
-        publicJWK = ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(x), "y": .string(y)]
-        let canonical = "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"\(x)\",\"y\":\"\(y)\"}"
-        thumbprint = Base64URL.encode(SHA256.hash(data: Array(canonical.utf8)))
+        let jwk = P256PublicJWK(key.publicKey)
+        publicJWK = jwk.members
+        thumbprint = jwk.thumbprint
         let header: [String: JSONValue] = ["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(publicJWK)]
         encodedHeader = Base64URL.encode(JSONValueWriter.sortedKeys(header) ?? [])
         proofs = ProofSequence()
@@ -56,29 +54,13 @@ public struct DPoPKey: Sendable {
         if let accessToken {
             claims += "\"ath\":\"" + Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8))) + "\","
         }
-        claims += "\"htm\":" + Self.quoted(method) + ",\"htu\":" + Self.quoted(Self.htu(url)) + ",\"iat\":\(now),"
-        claims += "\"jti\":\"" + proofs.next() + "\""
-        if let nonce { claims += ",\"nonce\":" + Self.quoted(nonce) }
+        claims += "\"htm\":" + JSONValueWriter.quoted(method) + ",\"htu\":" + JSONValueWriter.quoted(Self.htu(url))
+        claims += ",\"iat\":\(now),\"jti\":\"" + proofs.next() + "\""
+        if let nonce { claims += ",\"nonce\":" + JSONValueWriter.quoted(nonce) }
         claims += "}"
         let input = encodedHeader + "." + Base64URL.encode(Array(claims.utf8))
         guard let signature = try? privateKey.signature(for: Array(input.utf8)) else { return input + "." }
         return input + "." + Base64URL.encode(signature.rawRepresentation)
-    }
-
-    /// `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 
     /// `htu`: the URL without its query and fragment (RFC 9449 §4.2).

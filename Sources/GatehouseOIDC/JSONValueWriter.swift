@@ -50,6 +50,14 @@ public enum JSONValueWriter {
         return true
     }
 
+    /// `text` as a JSON string, escaped as the claims writer escapes it.
+    public static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 2)
+        writeString(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private static func writeString(_ text: String, to out: inout [UInt8]) {

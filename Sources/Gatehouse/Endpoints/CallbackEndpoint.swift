@@ -170,9 +170,8 @@ struct CallbackEndpoint {
         }
         if !pending.acrValues.isEmpty || pending.maxAge != nil {
             let policy = StepUpPolicy(acrValues: pending.acrValues, maxAge: pending.maxAge)
-            var acr: String?, authTime: Int64?
-            if case .string(let value)? = claims.all["acr"] { acr = value }
-            if case .number(let value)? = claims.all["auth_time"], value.isFinite, abs(value) < 1e11 { authTime = Int64(value) }
+            let authenticated = AuthenticationClaims(claims.all)
+            let (acr, authTime) = (authenticated.acr, authenticated.authTime)
             // The provider's clock and ours may differ a little (the ID token's own skew allowance).
             guard policy.isSatisfied(acr: acr, authTime: authTime.map { $0 + Self.authTimeSkew }, now: now) else {
                 return .failure(.stepUp("acr \(acr ?? "absent") / auth_time \(authTime.map(String.init) ?? "absent") "

@@ -43,10 +43,9 @@ struct LogoutEndpoint {
         var others: [Session] = []
         do {
             if everywhere {
+                // Every row of the user at this provider goes, the current one with them.
                 others = try await context.sessions.endSessions(sub: session.sub, provider: session.provider, now: context.now())
                     .filter { $0.idHash != session.idHash }
-                // The current one too, should it have been missed (a store listing only active rows).
-                try await context.sessions.endSession(idHash: session.idHash)
             } else {
                 try await context.sessions.endSession(idHash: session.idHash)
             }

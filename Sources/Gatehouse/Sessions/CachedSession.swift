@@ -24,27 +24,17 @@ final class CachedSession: Sendable {
 
     /// The ID token's `acr` and `auth_time`, read from the claims the first time a step-up route
     /// asks (most sessions never meet one, and reading the claims is a JSON parse).
-    private let authenticationFacts = Mutex<Authentication?>(nil)
-
-    struct Authentication: Sendable {
-        let acr: String?
-        let authTime: Int64?
-    }
+    private let authenticationFacts = Mutex<AuthenticationClaims?>(nil)
 
     init(_ session: Session) {
         self.session = session
         authorization = DPoPBinding.authorization(session.tokens.accessToken, tokenType: session.tokens.tokenType)
     }
 
-    var authentication: Authentication {
+    var authentication: AuthenticationClaims {
         authenticationFacts.withLock { facts in
             if let facts { return facts }
-            var acr: String?, authTime: Int64?
-            if case .object(let claims)? = try? JSONValue.parse(session.claims) {
-                if case .string(let value)? = claims["acr"] { acr = value }
-                if case .number(let value)? = claims["auth_time"], value.isFinite, abs(value) < 1e11 { authTime = Int64(value) }
-            }
-            let made = Authentication(acr: acr, authTime: authTime)
+            let made = AuthenticationClaims(json: session.claims)
             facts = made
             return made
         }

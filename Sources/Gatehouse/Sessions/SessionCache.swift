@@ -413,6 +413,12 @@ public final class SessionCache: Sendable {
     ///   working once the store is back). The cached copy is dropped either way, so until the store
     ///   answers again the session is not served from memory either.
     public func endSession(idHash: String) async throws(SessionStoreError) {
+        try await endSession(idHash: idHash, tellingEveryInstance: true)
+    }
+
+    /// - Parameter tellingEveryInstance: wait until every instance has been told (a logout, a
+    ///   revocation); not for a session every instance refuses by itself anyway (`dropEnded`).
+    private func endSession(idHash: String, tellingEveryInstance: Bool) async throws(SessionStoreError) {
         do {
             _ = try await onStore { store throws(SessionStoreError) in try store.deleteSession(idHash: idHash) }
         } catch {
@@ -422,16 +428,18 @@ public final class SessionCache: Sendable {
         _ = held.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
         forget(idHash)
         notifyEnded(idHash)
-        await everyInstanceTold()
+        if tellingEveryInstance { await everyInstanceTold() }
     }
 
     /// Ends a session that can no longer be used whether or not its row goes now: its idle or
     /// absolute expiry passed, its access token expired without a refresh token, or the provider
     /// refused its refresh token. Loading it again finds it expired (or its refresh refused again),
     /// so a failed delete revives nothing; it is logged, and the row expires or is purged later.
+    /// Every instance finds the same (expired, or its refresh refused), so the request that found it
+    /// does not wait for the others to be told.
     func dropEnded(idHash: String, reason: String) async {
         do {
-            try await endSession(idHash: idHash)
+            try await endSession(idHash: idHash, tellingEveryInstance: false)
         } catch {
             logger.warning("ended session not deleted from the store",
                            metadata: ["session.id": "\(idHash.prefix(8))", "reason": "\(reason)", "error": "\(error)"])

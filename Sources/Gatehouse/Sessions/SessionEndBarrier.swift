@@ -19,11 +19,11 @@ final class SessionEndBarrier: Sendable {
     private let isListening: @Sendable () -> Bool
     private let executor: StoreExecutor
     private let logger: Logger
-    private let waiting = Mutex<[String: CheckedContinuation<Bool, Never>]>([:])
-    /// While a marker went unheard: when to try again (the monotonic clock, nanoseconds; 0: now).
-    private let quietUntil = Atomic<UInt64>(0)
-    private let clock = ContinuousClock()
-    private let started = ContinuousClock.now
+    /// Markers announced and not yet heard: true when heard, false after `patience`, nil when the
+    /// announcement itself failed (the store is down: the endings' own errors say so).
+    private let waiting = Mutex<[String: CheckedContinuation<Bool?, Never>]>([:])
+    /// While a marker went unheard: when to try again.
+    private let quietUntil = Mutex<ContinuousClock.Instant?>(nil)
     static let markerPrefix = "marker:"
     static let patience: Duration = .milliseconds(500)
 
@@ -44,32 +44,31 @@ final class SessionEndBarrier: Sendable {
     /// Returns once every instance has been sent the endings committed before this call, or after
     /// `patience`.
     func pass() async {
-        guard elapsedNanoseconds() >= quietUntil.load(ordering: .relaxed), isListening() else { return }
+        guard quietUntil.withLock({ $0.map { ContinuousClock.now >= $0 } ?? true }), isListening() else { return }
         let marker = Self.markerPrefix + RandomToken.make(bytes: 12)
-        let heard = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let heard = await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
             waiting.withLock { $0[marker] = continuation }
             let announce = self.announce
             Task {
                 do {
                     try await executor.run { () throws(SessionStoreError) in try announce(marker) }
                 } catch {
-                    self.waiting.withLock { $0.removeValue(forKey: marker) }?.resume(returning: false)
+                    self.waiting.withLock { $0.removeValue(forKey: marker) }?.resume(returning: nil)
                     return
                 }
                 try? await Task.sleep(for: Self.patience)
                 self.waiting.withLock { $0.removeValue(forKey: marker) }?.resume(returning: false)
             }
         }
-        if !heard, isListening() {
-            let now = elapsedNanoseconds()
+        if heard == false, isListening() {
             // Endings that waited side by side all time out: one of them says so.
-            guard quietUntil.exchange(now + 60_000_000_000, ordering: .relaxed) <= now else { return }
+            let first = quietUntil.withLock { quiet in
+                let now = ContinuousClock.now
+                defer { quiet = now + .seconds(60) }
+                return quiet.map { now >= $0 } ?? true
+            }
+            guard first else { return }
             logger.warning("session endings are not heard back from PostgreSQL (LISTEN through PgBouncer in transaction mode?); other instances refuse an ended session within 0.5 s; not waiting for a minute")
         }
-    }
-
-    private func elapsedNanoseconds() -> UInt64 {
-        let elapsed = clock.now - started
-        return UInt64(max(0, elapsed.components.seconds)) * 1_000_000_000 + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000))
     }
 }

@@ -1,3 +1,5 @@
+import GatehouseEncoding
+
 /// Step-up per route (SPEC "Sessions the SPA controls"): route options `acr=A|B` and
 /// `max_age=SECONDS`. A session satisfies the route when its ID token's `acr` is one of the listed
 /// values and its `auth_time` is no older than `max_age` (OpenID Connect Core §2, §3.1.2.1);
@@ -30,10 +32,8 @@ public struct StepUpPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// The `/login` that asks the provider for what this route needs.
     public var loginPath: String {
-        var query: [String] = []
-        if !acrValues.isEmpty { query.append("acr_values=" + Self.percentEncoded(acrValuesParameter)) }
-        if let maxAge { query.append("max_age=\(maxAge)") }
-        return "/login" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let query = authorizationParameters
+        return "/login" + (query.isEmpty ? "" : "?" + PercentEncoding.query(query))
     }
 
     public var description: String {
@@ -50,19 +50,6 @@ public struct StepUpPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// `max_age`'s largest value: ten years, far beyond any session lifetime.
     public static let maximumMaxAge = 315_360_000
-
-    private static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            let unreserved = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
-            if unreserved { out.unicodeScalars.append(Unicode.Scalar(byte)) } else {
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]], as: UTF8.self)
-            }
-        }
-        return out
-    }
 }
 
 extension StepUpPolicy {

@@ -14,6 +14,7 @@ logs in a fixed test user without any page, and counts token requests.
         [--audience orders-api ...] [--resource https://orders.example ...] \
         [--par] [--dpop [--dpop-rfc-ath]] [--refresh-resource] [--always-refresh] [--implicit-consent] \
         [--require-pkce] [--access-token-ttl 300] [--refresh-token-ttl 86400]
+        [--client-jwks client-public.jwks.json] [--id-token-alg ES256]
 
 Prints ``READY http://127.0.0.1:PORT`` once listening; exits 0 on SIGTERM/SIGINT.
 
@@ -60,6 +61,12 @@ Behaviour worth knowing (idpyoidc 5.0.0; e2e/idpyoidc_selfcheck.py shows each):
     back token_type DPoP with cnf.jkt. At /userinfo idpyoidc compares the
     proof's `ath` with the HEX sha256 of the token; --dpop-rfc-ath also
     accepts RFC 9449's base64url form.
+  * --client-jwks registers the client for private_key_jwt only (no secret
+    is taken) with those public keys; /token and /par then take assertions
+    whose aud is the issuer, the token endpoint or the PAR endpoint (RFC 9126
+    §2: idpyoidc alone takes only the endpoint's own URL), and /_stats lists
+    each assertion's alg and aud (client_assertions).
+  * --id-token-alg signs the client's ID tokens with that algorithm.
   * Errors: 400 with {"error", "error_description"}; failed client
     authentication 401 invalid_client; bad/missing token at /userinfo 401.
 """
@@ -79,7 +86,7 @@ import sys
 import tempfile
 import threading
 from typing import Optional
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 from flask import Flask, Response, redirect, request
 from werkzeug.serving import make_server
@@ -256,7 +263,7 @@ def build_conf(args, issuer: str) -> dict:
             "kwargs": token_exchange,
         },
     }
-    client_authn = ["client_secret_basic", "client_secret_post"]
+    client_authn = ["private_key_jwt"] if args.client_jwks else ["client_secret_basic", "client_secret_post"]
 
     endpoints = {
         "provider_config": {
@@ -357,6 +364,7 @@ def build_conf(args, issuer: str) -> dict:
             "scopes_supported": ["openid", "profile", "email", "offline_access"],
             "claims_supported": ["sub"] + [c for c in USERS["alice"] if c != "sub"],
             "token_endpoint_auth_methods_supported": client_authn,
+            "token_endpoint_auth_signing_alg_values_supported": ["PS256", "ES256"],
             "grant_types_supported": ["authorization_code", "refresh_token", TOKEN_EXCHANGE],
             "request_parameter_supported": False,
             "frontchannel_logout_supported": False,
@@ -458,13 +466,17 @@ def client_record(args) -> dict:
         "client_secret": args.client_secret,
         "client_salt": "salted",
         "redirect_uris": [(u, {}) for u in args.redirect_uri],
-        "token_endpoint_auth_method": "client_secret_basic",
+        "token_endpoint_auth_method": "private_key_jwt" if args.client_jwks else "client_secret_basic",
         "response_types_supported": ["code"],
         "grant_types_supported": grant_types,
         "allowed_scopes": ["openid", "profile", "email", "offline_access"],
         "revoke_refresh_on_issue": True,
         "pkce_essential": bool(args.require_pkce),
     }
+    if args.client_jwks:
+        del rec["client_secret"]
+    if args.id_token_alg:
+        rec["id_token_signed_response_alg"] = args.id_token_alg
     if args.post_logout_redirect_uri:
         rec["post_logout_redirect_uri"] = [(u, {}) for u in args.post_logout_redirect_uri]
     return rec
@@ -494,6 +506,15 @@ class Provider:
                 ui = self.server.get_endpoint("userinfo")
                 ui.post_parse_request = [rfc_ath_userinfo_post_parse if f is dpop.userinfo_post_parse_request
                                          else f for f in ui.post_parse_request]
+        if args.client_jwks:
+            with open(args.client_jwks) as f:
+                self.server.keyjar.import_jwks(json.load(f), args.client_id)
+            # RFC 9126 §2: the issuer, token endpoint and PAR endpoint are all the AS's audience.
+            for name in ("token", "pushed_authorization"):
+                if name == "pushed_authorization" and not args.par:
+                    continue
+                endpoint = self.server.get_endpoint(name)
+                endpoint.allowed_targets = ["", "token"] + (["pushed_authorization"] if args.par else [])
         ResourceAwareRefreshHelper.allowed_resources = list(args.resource)
         self.reset_stats()
 
@@ -510,6 +531,7 @@ class Provider:
             "discovery": 0,
             "jwks": 0,
             "dpop_nonce_challenges": 0,
+            "client_assertions": [],
         }
         self.dpop_nonce = secrets.token_urlsafe(12)
 
@@ -649,11 +671,28 @@ class Provider:
         sep = "&" if "?" in ruri else "?"
         return redirect(ruri + sep + urlencode(q), code=302)
 
+    def note_assertion(self, form, where):
+        """What the client signed (read only; idpyoidc verifies it)."""
+        jwt = form.get("client_assertion")
+        if not isinstance(jwt, str) or jwt.count(".") != 2:
+            return
+        def part(i):
+            seg = jwt.split(".")[i]
+            return json.loads(base64.urlsafe_b64decode(seg + "=" * (-len(seg) % 4)))
+        try:
+            header, claims = part(0), part(1)
+        except Exception:  # noqa: BLE001
+            return
+        self.stats["client_assertions"].append({"at": where, "alg": header.get("alg"), "kid": header.get("kid"),
+                                                "aud": claims.get("aud"), "jti": claims.get("jti")})
+
     def par(self):
         self.stats["par"] += 1
+        body = request.get_data(as_text=True)  # before .form, which would consume it
+        self.note_assertion({k: v[0] for k, v in parse_qs(body).items()}, "par")
         endpoint = self.server.get_endpoint("pushed_authorization")
         try:
-            req = endpoint.parse_request(request.get_data(as_text=True), http_info=self.http_info())
+            req = endpoint.parse_request(body, http_info=self.http_info())
         except (ClientAuthenticationError, UnAuthorizedClient, UnknownClient, InvalidClient) as err:
             return self.error("invalid_client", str(err), 401)
         except Exception as err:
@@ -672,6 +711,7 @@ class Provider:
         key = {"authorization_code": "authorization_code", "refresh_token": "refresh_token",
                TOKEN_EXCHANGE: "token-exchange"}.get(gt, "other")
         self.stats["token"][key] += 1
+        self.note_assertion(form, "token")
         if self.args.dpop_nonce:
             # RFC 9449 §8: the server's nonce in every proof; a proof without the current one is
             # answered use_dpop_nonce with the nonce to use (idpyoidc has no nonces of its own).
@@ -875,6 +915,8 @@ def parse_args(argv=None):
     p.add_argument("--require-pkce", action="store_true", help="refuse authorization without code_challenge")
     p.add_argument("--access-token-ttl", type=int, default=300)
     p.add_argument("--refresh-token-ttl", type=int, default=86400)
+    p.add_argument("--client-jwks", help="private_key_jwt: the client's public JWKS (a file)")
+    p.add_argument("--id-token-alg", help="sign the client's ID tokens with this algorithm (e.g. ES256)")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args(argv)
     if args.audience is None:

@@ -37,7 +37,7 @@ class DPoPUpstream:
 def dpop_setup(tmp_path, upstream):
     made = []
 
-    def make(access_token_ttl=300, env=None, provider_nonce=False):
+    def make(access_token_ttl=300, env=None, provider_nonce=False, provider_args=()):
         rs = DPoPUpstream(tmp_path / f"rs{len(made)}")
         placeholder = SimpleNamespace(issuer="http://127.0.0.1:1", client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
                                       register_redirect=lambda *a: None)
@@ -50,7 +50,8 @@ def dpop_setup(tmp_path, upstream):
             **(env or {}),
         })
         provider = IdpyProvider(tmp_path / f"idp{len(made)}", gw.public_url + "/callback", access_token_ttl,
-                                extra_args=("--dpop", "--dpop-rfc-ath") + (("--dpop-nonce",) if provider_nonce else ()))
+                                extra_args=("--dpop", "--dpop-rfc-ath") + (("--dpop-nonce",) if provider_nonce else ())
+                                + tuple(provider_args))
         gw.env["GATEHOUSE_ISSUER"] = provider.issuer
         gw.start()
         made.append((gw, provider, rs))
@@ -144,3 +145,70 @@ def test_fapi2_profile_refuses_what_it_forbids(tmp_path, upstream):
     for variable in ("GATEHOUSE_CLIENT_AUTH_METHOD", "GATEHOUSE_DPOP", "GATEHOUSE_ID_TOKEN_ALGS"):
         assert variable in result.stderr, (variable, result.stderr[-800:])
     assert "fapi2" in result.stderr
+
+
+def client_key(kind: str, work: Path) -> tuple[str, Path]:
+    """A fresh client key: its private PEM for the gateway, its public JWKS file for the provider."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptojwt.jwk.ec import ECKey
+    from cryptojwt.jwk.rsa import RSAKey
+    if kind == "rsa":
+        private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwk = RSAKey(pub_key=private.public_key(), kid="client-1", use="sig")
+    else:
+        private = ec.generate_private_key(ec.SECP256R1())
+        jwk = ECKey(pub_key=private.public_key(), kid="client-1", use="sig")
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    work.mkdir(parents=True, exist_ok=True)
+    jwks = work / f"client-{kind}.jwks.json"
+    jwks.write_text(json.dumps({"keys": [jwk.serialize(private=False)]}))
+    return pem, jwks
+
+
+@pytest.mark.parametrize("kind,alg", [("rsa", "PS256"), ("ec", "ES256")])
+def test_fapi2_profile_signs_in_against_idpyoidc(dpop_setup, tmp_path, kind, alg):
+    """GATEHOUSE_SECURITY_PROFILE=fapi2 end to end: private_key_jwt (an RSA key signs PS256 on its
+    own under the profile), PAR, DPoP with the provider's nonce, an ES256 ID token; every client
+    assertion names the issuer as its sole audience and carries its own jti, the nonce retry too."""
+    pem, jwks = client_key(kind, tmp_path / "keys")
+    gw, provider, rs = dpop_setup(access_token_ttl=3, provider_nonce=True, env={
+        "GATEHOUSE_SECURITY_PROFILE": "fapi2",
+        "GATEHOUSE_CLIENT_AUTH_METHOD": "private_key_jwt",
+        "GATEHOUSE_CLIENT_SECRET": None,
+        "GATEHOUSE_CLIENT_PRIVATE_KEY": pem,
+        "GATEHOUSE_CLIENT_KEY_ID": "client-1",
+        "GATEHOUSE_ID_TOKEN_ALGS": "ES256",
+    }, provider_args=("--par", "--client-jwks", str(jwks), "--id-token-alg", "ES256"))
+    browser = sign_in(gw)
+    assert gw.get(browser, "/rs/hello").status_code == 200
+    time.sleep(3.5)
+    r = gw.get(browser, "/rs/hello")  # the access token expired: a refresh with a proof and an assertion
+    assert r.status_code == 200, (r.text, rs.stats())
+    stats = provider.stats()
+    assert stats["par"] == 1 and stats["authorization"] == 1, stats
+    assert stats["token_ok"]["authorization_code"] == 1 and stats["token_ok"]["refresh_token"] >= 1, stats
+    assertions = stats["client_assertions"]
+    # PAR, the code exchange (twice: the provider's nonce demand first) and at least one refresh.
+    assert len(assertions) >= 4, assertions
+    assert {a["alg"] for a in assertions} == {alg}, assertions
+    assert {a["kid"] for a in assertions} == {"client-1"}, assertions
+    assert all(a["aud"] == provider.issuer for a in assertions), assertions
+    assert len({a["jti"] for a in assertions}) == len(assertions), assertions
+    assert {a["at"] for a in assertions} == {"par", "token"}
+    check = gw.cli("check")
+    assert f"client key:    {alg} (GATEHOUSE_CLIENT_KEY_ALG=auto), assertions for {provider.issuer}" in check.stdout, check.stdout
+    assert pem.splitlines()[1] not in gw.proc.log_text()
+
+
+def test_client_key_alg_that_the_key_cannot_sign_stops_serve(tmp_path, upstream):
+    from harness import run_cli
+    pem, _ = client_key("ec", tmp_path / "keys")
+    gw = Gateway(SimpleNamespace(issuer="http://127.0.0.1:1", client_id="c", client_secret="s",
+                                 register_redirect=lambda *a: None), upstream, tmp_path / "gw", register=False,
+                 start=False, env={"GATEHOUSE_CLIENT_AUTH_METHOD": "private_key_jwt", "GATEHOUSE_CLIENT_SECRET": None,
+                                   "GATEHOUSE_CLIENT_PRIVATE_KEY": pem, "GATEHOUSE_CLIENT_KEY_ALG": "PS256"})
+    result = run_cli(["serve"], env=gw.env, timeout=20)
+    assert result.returncode == 64, result.stderr[-800:]
+    assert "GATEHOUSE_CLIENT_KEY_ALG is PS256" in result.stderr and "P-256 key" in result.stderr

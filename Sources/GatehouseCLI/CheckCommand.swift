@@ -69,6 +69,15 @@ struct CheckCommand: AsyncParsableCommand {
                     print("FAIL \(named)token endpoint authentication: \(problem)")
                     misconfigured = true
                 }
+                if method == .privateKeyJWT, let pem = view.clientPrivateKeyPEM,
+                   let algorithm = ProviderConnection.clientKeyAlgorithm(view, pem: pem, metadata: metadata) {
+                    let audience = view.securityProfile == .fapi2 ? metadata.issuer : metadata.tokenEndpoint
+                    print("     client key:    \(algorithm.rawValue) (GATEHOUSE_CLIENT_KEY_ALG=\(view.idp.clientKeyAlgorithm.rawValue)), assertions for \(audience)")
+                    if let problem = ProviderConnection.keyAlgorithmProblem(metadata: metadata, algorithm: algorithm) {
+                        print("FAIL \(named)client key: \(problem)")
+                        misconfigured = true
+                    }
+                }
                 if view.userinfo == .always && metadata.userinfoEndpoint == nil {
                     print("FAIL \(named)GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint; set GATEHOUSE_USERINFO_ENDPOINT")
                     misconfigured = true

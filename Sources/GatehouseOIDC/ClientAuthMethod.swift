@@ -14,4 +14,6 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     case privateKeyJWT = "private_key_jwt"
 
     public var requiresSecret: Bool { self != .none && self != .privateKeyJWT }
+    /// Whether each request carries a signed client assertion (RFC 7523 §2.2) with its own `jti`.
+    public var usesAssertion: Bool { self == .clientSecretJWT || self == .privateKeyJWT }
 }

@@ -16,6 +16,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     public var authorizationResponseIssParameterSupported: Bool?
     public var backchannelLogoutSupported: Bool?
     public var tokenEndpointAuthMethodsSupported: [String]?
+    /// Discovery §3: the algorithms the token endpoint takes client assertions in.
+    public var tokenEndpointAuthSigningAlgValuesSupported: [String]?
     /// RFC 9126 §5: where authorization requests are pushed, and whether the provider requires it.
     public var pushedAuthorizationRequestEndpoint: String?
     public var requirePushedAuthorizationRequests: Bool?
@@ -35,6 +37,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case backchannelLogoutSupported = "backchannel_logout_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case tokenEndpointAuthSigningAlgValuesSupported = "token_endpoint_auth_signing_alg_values_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"

@@ -22,6 +22,12 @@ public struct TokenClient: Sendable {
     /// configuration allows a client secret in that query only for the `facebook` profile; the
     /// URL is never logged (``ProviderHTTPRequest/description`` drops the query).
     public var tokenRequestMethod: ProviderHTTPRequest.Method = .post
+    /// The `aud` of client assertions (`client_secret_jwt`, `private_key_jwt`): nil for the token
+    /// endpoint (OIDC Core §9; also what RFC 9126 §2 has every provider accept at its PAR
+    /// endpoint); the provider's issuer under FAPI 2.0, as its sole audience, so an assertion
+    /// cannot be replayed at another provider whose endpoint a hostile discovery document named
+    /// (draft-ietf-oauth-rfc7523bis).
+    public var assertionAudience: String?
     /// The provider's latest DPoP nonce (RFC 9449 §8), shared by every request of this client.
     public let dpopNonces = DPoPNonces()
 
@@ -125,7 +131,8 @@ public struct TokenClient: Sendable {
         case .clientSecretJWT:
             parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
                            ("client_assertion", ClientAssertion.clientSecretJWT(clientID: clientID, secret: clientSecret ?? "",
-                                                                                audience: tokenEndpoint, now: now()))]
+                                                                                audience: assertionAudience ?? tokenEndpoint,
+                                                                                now: now()))]
         case .privateKeyJWT:
             parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
                            ("client_assertion", signedAssertion ?? "")]
@@ -137,18 +144,25 @@ public struct TokenClient: Sendable {
         return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
     }
 
+    /// A fresh `private_key_jwt` assertion, or nil for the other methods (`client_secret_jwt`
+    /// signs its own in ``request(to:_:signedAssertion:)``).
+    private func signedAssertion() async throws(TokenEndpointError) -> String? {
+        guard authMethod == .privateKeyJWT, let signingKey else { return nil }
+        return try await signingKey.assertion(clientID: clientID, audience: assertionAudience ?? tokenEndpoint, now: now())
+    }
+
     func post(to url: String, _ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> ProviderHTTPResponse {
-        var assertion: String?
-        if authMethod == .privateKeyJWT, let signingKey {
-            assertion = try await signingKey.assertion(clientID: clientID, audience: tokenEndpoint, now: now())
-        }
-        var outgoing = request(to: url, parameters, signedAssertion: assertion)
+        var outgoing = request(to: url, parameters, signedAssertion: try await signedAssertion())
         guard let dpop else {
             do { return try await http.send(outgoing) } catch { throw .transport(error) }
         }
         // RFC 9449 §5, §8: a proof with every token request, the provider's nonce once it gave one;
         // an answer asking for a (new) nonce is retried once with it.
         for attempt in 0..<2 {
+            if attempt > 0, authMethod.usesAssertion {
+                // The first assertion's jti is spent at a provider that remembers them (RFC 7523 §3).
+                outgoing = request(to: url, parameters, signedAssertion: try await signedAssertion())
+            }
             let proof = dpop.proof(method: outgoing.method == .get ? "GET" : "POST", url: url,
                                    nonce: dpopNonces.nonce(for: url), accessToken: nil,
                                    now: Int64(now().timeIntervalSince1970))

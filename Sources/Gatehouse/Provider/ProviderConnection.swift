@@ -177,7 +177,13 @@ public final class ProviderConnection: Sendable {
         do {
             var signingKey: ClientSigningKey?
             if method == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM {
-                signingKey = try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID)
+                let algorithm = Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata)
+                signingKey = try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID, algorithm: algorithm)
+                if let algorithm, let problem = Self.keyAlgorithmProblem(metadata: metadata, algorithm: algorithm) {
+                    logger.warning("the provider does not list the client key's signing algorithm",
+                                   metadata: ["oauth.issuer": "\(configuration.issuer)",
+                                              "problem": "\(configuration.idp.ownVariableNames(in: problem))"])
+                }
             }
             tokens = try TokenClient(metadata: metadata, clientID: configuration.clientID,
                                      clientSecret: configuration.clientSecret, authMethod: method, http: http,
@@ -185,6 +191,7 @@ public final class ProviderConnection: Sendable {
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
+        if configuration.securityProfile == .fapi2 { tokens.assertionAudience = metadata.issuer }
         tokens.tokenRequestMethod = configuration.tokenRequestHTTPMethod
         let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms, now: now)
         // Entra's template document behind a one-tenant issuer: tokens must be that tenant's.
@@ -216,11 +223,27 @@ public final class ProviderConnection: Sendable {
     /// key), for `serve` and `check` to refuse at start; nil when none.
     public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
         guard configuration.clientAuthMethod == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM else { return nil }
-        if let problem = ClientSigningKey.problem(pem: pem) { return problem }
-        if configuration.securityProfile == .fapi2, ClientSigningKey.algorithm(pem: pem) == .rs256 {
-            return "GATEHOUSE_CLIENT_PRIVATE_KEY is an RSA key (RS256), which GATEHOUSE_SECURITY_PROFILE=fapi2 does not allow: use a P-256 key (ES256)"
-        }
-        return nil
+        return ClientSigningKey.problem(pem: pem, requested: ClientSigningKey.Algorithm(rawValue: configuration.idp.clientKeyAlgorithm.rawValue),
+                                        fapi2: configuration.securityProfile == .fapi2)
+    }
+
+    /// What the client key signs assertions with (`GATEHOUSE_CLIENT_KEY_ALG`, or chosen for the key
+    /// and the provider); nil when `pem` is no usable key (``clientCredentialProblem(_:)`` says so).
+    public static func clientKeyAlgorithm(_ configuration: GatehouseConfiguration, pem: String,
+                                          metadata: ProviderMetadata) -> ClientSigningKey.Algorithm? {
+        guard let type = ClientSigningKey.keyType(pem: pem) else { return nil }
+        return ClientSigningKey.algorithm(for: type,
+                                          requested: ClientSigningKey.Algorithm(rawValue: configuration.idp.clientKeyAlgorithm.rawValue),
+                                          fapi2: configuration.securityProfile == .fapi2,
+                                          advertised: metadata.tokenEndpointAuthSigningAlgValuesSupported)
+    }
+
+    /// Discovery §3: when `token_endpoint_auth_signing_alg_values_supported` is listed and lacks the
+    /// client key's algorithm, the token endpoint will likely refuse its assertions; nil otherwise.
+    public static func keyAlgorithmProblem(metadata: ProviderMetadata, algorithm: ClientSigningKey.Algorithm) -> String? {
+        guard let listed = metadata.tokenEndpointAuthSigningAlgValuesSupported, !listed.contains(algorithm.rawValue) else { return nil }
+        return "the client key signs \(algorithm.rawValue) (GATEHOUSE_CLIENT_KEY_ALG) but the provider's "
+            + "token_endpoint_auth_signing_alg_values_supported lists only \(listed.joined(separator: ", "))"
     }
 
     /// Discovery §3: when `token_endpoint_auth_methods_supported` is listed and lacks the configured

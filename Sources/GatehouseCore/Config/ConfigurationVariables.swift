@@ -56,6 +56,8 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_CLIENT_PRIVATE_KEY", "none",
          "private_key_jwt: the client's RSA or P-256 private key, PEM text or the path of a PEM file"),
         ("GATEHOUSE_CLIENT_KEY_ID", "none", "private_key_jwt: the kid of that key at the provider"),
+        ("GATEHOUSE_CLIENT_KEY_ALG", "auto",
+         "private_key_jwt: RS256, PS256 (RSA key) or ES256 (P-256 key); auto: ES256 for P-256, PS256 for RSA under fapi2 or when the provider lists PS256 but not RS256, else RS256"),
         ("GATEHOUSE_ID_TOKEN_ALGS", "RS256 (plus the provider's algorithm when it advertises exactly one)",
          "comma-separated signing algorithms accepted for ID and logout tokens; asymmetric only"),
         ("GATEHOUSE_PROVIDER", "generic",

@@ -23,6 +23,8 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var clientPrivateKeyPEM: String? = nil
     /// `CLIENT_KEY_ID`: the `kid` of that key at the provider.
     public var clientKeyID: String? = nil
+    /// `CLIENT_KEY_ALG`: what that key signs client assertions with.
+    public var clientKeyAlgorithm: ClientKeyAlgorithm = .auto
     /// `PROFILE` (`GATEHOUSE_PROVIDER` for the single provider): the preset the values default from.
     public var profile: ProviderProfile = .named(.generic)
     /// Endpoint overrides by unprefixed variable (`GATEHOUSE_TOKEN_ENDPOINT` → URL), winning over

@@ -4,7 +4,7 @@ extension EnvironmentReader {
     /// The variables each provider has its own of (`GATEHOUSE_PROVIDER` is `…_PROFILE` there).
     static let providerVariables: Set<String> = Set<String>([
         "GATEHOUSE_ISSUER", "GATEHOUSE_CLIENT_ID", "GATEHOUSE_CLIENT_SECRET", "GATEHOUSE_CLIENT_AUTH_METHOD",
-        "GATEHOUSE_CLIENT_PRIVATE_KEY", "GATEHOUSE_CLIENT_KEY_ID", "GATEHOUSE_SCOPES", "GATEHOUSE_AUTH_PARAMS",
+        "GATEHOUSE_CLIENT_PRIVATE_KEY", "GATEHOUSE_CLIENT_KEY_ID", "GATEHOUSE_CLIENT_KEY_ALG", "GATEHOUSE_SCOPES", "GATEHOUSE_AUTH_PARAMS",
         "GATEHOUSE_LOGIN_PARAMS", "GATEHOUSE_REQUIRE_CLAIMS", "GATEHOUSE_LOGOUT_URL", "GATEHOUSE_USERINFO",
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
         "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP",
@@ -83,13 +83,14 @@ extension EnvironmentReader {
         let userinfo = userinfoPolicy()
         let idTokenAlgorithms = self.idTokenAlgorithms()
         let clientKey = clientPrivateKey(method: clientAuthMethod)
+        let clientKeyAlgorithm = self.clientKeyAlgorithm()
         let longLived = choice("GATEHOUSE_LONG_LIVED_TOKEN", default: profile.name == .facebook ? Toggle.on : .off,
                                expected: "true or false")
         let displayName = self.displayName(name: name, profile: profile)
         let par = choice("GATEHOUSE_PAR", default: PushedAuthorizationMode.auto, expected: "auto, on or off")
         let dpop = choice("GATEHOUSE_DPOP", default: DPoPMode.off, expected: "on or off")
         guard issues.count == before, let issuer, let clientAuthMethod, let tokenRequest, let userinfo, let longLived,
-              let displayName, let par, let dpop else { return nil }
+              let displayName, let par, let dpop, let clientKeyAlgorithm else { return nil }
         var settings = ProviderSettings(name: name, displayName: displayName, issuer: issuer, clientID: clientID,
                                         clientSecret: clientSecret, clientAuthMethod: clientAuthMethod, scopes: scopes,
                                         authParams: authParams)
@@ -97,6 +98,7 @@ extension EnvironmentReader {
         settings.idTokenAlgorithms = idTokenAlgorithms
         settings.clientPrivateKeyPEM = clientKey?.pem
         settings.clientKeyID = clientKey?.keyID
+        settings.clientKeyAlgorithm = clientKeyAlgorithm
         settings.profile = profile
         settings.endpointOverrides = endpointOverrides
         settings.discoveryURLOverride = discoveryURL
@@ -108,6 +110,18 @@ extension EnvironmentReader {
         settings.pushedAuthorization = par
         settings.dpop = dpop
         return settings
+    }
+
+    /// `CLIENT_KEY_ALG`: `auto` unless set; whether the key can sign with it is checked where the
+    /// key is parsed (``ProviderConnection``).
+    mutating func clientKeyAlgorithm() -> ClientKeyAlgorithm? {
+        let name = "GATEHOUSE_CLIENT_KEY_ALG"
+        guard let text = value(name) else { return .auto }
+        guard let algorithm = ClientKeyAlgorithm(configured: text) else {
+            fail(name, "\(ConfigurationIssue.quote(text)) is not auto, RS256, PS256 or ES256")
+            return nil
+        }
+        return algorithm
     }
 
     /// `DISPLAY_NAME`: printable text of at most 64 characters; else the profile's name ("Google"),

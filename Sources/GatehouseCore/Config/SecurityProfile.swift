@@ -14,8 +14,10 @@ import GatehouseEncoding
 /// - a plain `http` public URL, except on loopback (development); the provider's issuer must be
 ///   https outside loopback with or without the profile.
 ///
-/// PKCE with S256, the code flow only and RFC 9207 `iss` checks are what Gatehouse always does. The
-/// client key's algorithm (ES256 or PS256, not RS256) is checked where the key is read.
+/// - `GATEHOUSE_CLIENT_KEY_ALG=RS256` (`auto` signs PS256 with an RSA key under this profile).
+///
+/// PKCE with S256, the code flow only and RFC 9207 `iss` checks are what Gatehouse always does.
+/// Client assertions name the provider's issuer as their sole audience under this profile.
 public enum SecurityProfile: String, Sendable, Equatable {
     case none
     case fapi2
@@ -32,6 +34,9 @@ public enum SecurityProfile: String, Sendable, Equatable {
         if provider.clientAuthMethod != .privateKeyJWT {
             out.append(("GATEHOUSE_CLIENT_AUTH_METHOD",
                         "is \(provider.clientAuthMethod.rawValue), \(why): use private_key_jwt with GATEHOUSE_CLIENT_PRIVATE_KEY (ES256 or PS256)"))
+        }
+        if provider.clientKeyAlgorithm == .rs256 {
+            out.append(("GATEHOUSE_CLIENT_KEY_ALG", "is RS256, \(why): use PS256 (RSA key) or ES256 (P-256 key), or auto"))
         }
         if provider.pushedAuthorization == .off {
             out.append(("GATEHOUSE_PAR", "is off, \(why): pushed authorization requests are required (set on or auto)"))

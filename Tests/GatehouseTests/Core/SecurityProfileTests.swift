@@ -40,6 +40,7 @@ struct SecurityProfileTests {
         ("GATEHOUSE_CLIENT_AUTH_METHOD", "client_secret_basic", "GATEHOUSE_CLIENT_AUTH_METHOD"),
         ("GATEHOUSE_PAR", "off", "GATEHOUSE_PAR"),
         ("GATEHOUSE_DPOP", "off", "GATEHOUSE_DPOP"),
+        ("GATEHOUSE_CLIENT_KEY_ALG", "RS256", "GATEHOUSE_CLIENT_KEY_ALG"),
         ("GATEHOUSE_ID_TOKEN_ALGS", "RS256,ES256", "GATEHOUSE_ID_TOKEN_ALGS"),
         ("GATEHOUSE_ISSUER", "http://bank.example.com", "GATEHOUSE_ISSUER"),
         ("GATEHOUSE_PUBLIC_URL", "http://app.example.com", "GATEHOUSE_PUBLIC_URL"),
@@ -67,6 +68,16 @@ struct SecurityProfileTests {
         #expect(issues(plain).isEmpty)
         environment["GATEHOUSE_SECURITY_PROFILE"] = "fapi1"
         #expect(issues(environment).contains { $0.variable == "GATEHOUSE_SECURITY_PROFILE" })
+    }
+
+    @Test("GATEHOUSE_CLIENT_KEY_ALG: auto unless set, any case; an unknown name is refused")
+    func clientKeyAlgorithm() throws {
+        #expect(try GatehouseConfiguration.load(environment: Self.compliant, requireSecretKey: false).get().idp.clientKeyAlgorithm == .auto)
+        var environment = Self.compliant
+        environment["GATEHOUSE_CLIENT_KEY_ALG"] = "ps256"
+        #expect(try GatehouseConfiguration.load(environment: environment, requireSecretKey: false).get().idp.clientKeyAlgorithm == .ps256)
+        environment["GATEHOUSE_CLIENT_KEY_ALG"] = "HS256"
+        #expect(issues(environment).contains { $0.variable == "GATEHOUSE_CLIENT_KEY_ALG" && $0.message.contains("PS256") })
     }
 
     @Test("With several providers each one's own variable is named")

@@ -6,7 +6,7 @@ import Testing
 @testable import GatehouseOIDC
 
 /// Answers in the order given and records what was sent.
-private final class ScriptedHTTP: ProviderHTTPClient {
+final class ScriptedHTTP: ProviderHTTPClient {
     private let state: Mutex<(answers: [ProviderHTTPResponse], sent: [ProviderHTTPRequest])>
 
     init(_ answers: [ProviderHTTPResponse]) { state = Mutex((answers, [])) }

@@ -10,7 +10,8 @@ thumbprint.
 
 Answers 200 `{"ok": true, "sub", "jkt"}`; `GET /__stats` the counts of accepted calls, nonce
 challenges and refusals (with reasons); `GET /__last` the last accepted request's `Authorization` and
-proof (what an eavesdropper could try to replay). Run: `python dpop_upstream.py --port-file F`.
+proof (what an eavesdropper could try to replay); `POST /__rotate` a new nonce (the next call without
+it is challenged, as a server whose nonce expired would). Run: `python dpop_upstream.py --port-file F`.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__stats":
             with LOCK:
                 return self.answer(200, {k: (v if not isinstance(v, set) else len(v)) for k, v in STATE.items()})
+        if self.path == "/__rotate":
+            with LOCK:
+                STATE["nonce"] = secrets.token_urlsafe(12)
+                return self.answer(200, {"rotated": True})
         if self.path == "/__last":
             # What an attacker who saw the last accepted request could replay.
             with LOCK:

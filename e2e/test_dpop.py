@@ -95,6 +95,27 @@ def test_tokens_are_bound_and_every_call_carries_a_proof(dpop_setup, upstream):
     assert gw.get(browser, "/user").json()["sub"] == "alice"
 
 
+def test_a_rotated_upstream_nonce_is_answered_with_one_retry(dpop_setup):
+    """Calls on a kept upstream connection (sent from the event loop) meet the resource server's new
+    nonce: each such call is sent once more with it, and the browser never sees the challenge."""
+    gw, provider, rs = dpop_setup()
+    browser = sign_in(gw)
+    for _ in range(3):
+        assert gw.get(browser, "/rs/hello").status_code == 200
+    for round_ in range(3):
+        requests.post(rs.url + "/__rotate", headers={"Authorization": "x"}, timeout=5)
+        r = gw.get(browser, "/rs/hello")
+        assert r.status_code == 200, (r.status_code, r.text, rs.stats())
+        assert gw.get(browser, "/rs/hello").status_code == 200  # the new nonce is remembered
+    stats = rs.stats()
+    assert stats["challenges"] == 1 + 3 and stats["accepted"] == 3 + 6 and not stats["refused"], stats
+    # A call with a body is not sent twice: the challenge goes to the browser, the nonce is kept.
+    requests.post(rs.url + "/__rotate", headers={"Authorization": "x"}, timeout=5)
+    r = gw.post(browser, "/rs/hello", data=b"{}", headers={"Content-Type": "application/json"})
+    assert r.status_code == 401, (r.status_code, r.text)
+    assert gw.post(browser, "/rs/hello", data=b"{}", headers={"Content-Type": "application/json"}).status_code == 200
+
+
 def test_refresh_and_token_exchange_carry_proofs(dpop_setup):
     gw, provider, rs = dpop_setup(access_token_ttl=4)
     browser = sign_in(gw)

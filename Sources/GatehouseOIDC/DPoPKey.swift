@@ -48,19 +48,29 @@ public struct DPoPKey: Sendable {
     /// (random), `htm`, `htu` (without query and fragment), `iat`, and `nonce` when the server gave
     /// one, `ath` (base64url SHA-256 of the access token) when presenting a token.
     public func proof(method: String, url: String, nonce: String?, accessToken: String?, now: Int64) -> String {
+        proof(method: method, url: url, nonce: nonce, ath: accessToken.map(Self.ath), now: now)
+    }
+
+    /// As above, with the token's `ath` computed before (``ath(_:)``): a session's token is
+    /// presented on every proxied call, its hash made once.
+    public func proof(method: String, url: String, nonce: String?, ath: String?, now: Int64) -> String {
         // The claims written directly (one proof per proxied call): the values are a method, a URL,
         // a server's nonce, a hash and numbers, escaped as JSON strings.
         var claims = "{"
-        if let accessToken {
-            claims += "\"ath\":\"" + Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8))) + "\","
-        }
+        if let ath { claims += "\"ath\":\"" + ath + "\"," }
         claims += "\"htm\":" + JSONValueWriter.quoted(method) + ",\"htu\":" + JSONValueWriter.quoted(Self.htu(url))
         claims += ",\"iat\":\(now),\"jti\":\"" + proofs.next() + "\""
         if let nonce { claims += ",\"nonce\":" + JSONValueWriter.quoted(nonce) }
         claims += "}"
         let input = encodedHeader + "." + Base64URL.encode(Array(claims.utf8))
         guard let signature = try? privateKey.signature(for: Array(input.utf8)) else { return input + "." }
-        return input + "." + Base64URL.encode(signature.rawRepresentation)
+        // The signature's 64 bytes as an array: encoding `Data` walks it through its iterator.
+        return input + "." + Base64URL.encode(signature.rawRepresentation.withUnsafeBytes { Array($0) })
+    }
+
+    /// `ath` (RFC 9449 §4.2): the base64url SHA-256 of the access token's ASCII.
+    public static func ath(_ accessToken: String) -> String {
+        Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8)))
     }
 
     /// `htu`: the URL without its query and fragment (RFC 9449 §4.2).

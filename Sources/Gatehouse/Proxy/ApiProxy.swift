@@ -38,7 +38,7 @@ struct ApiProxy {
                                                                        forwarding: context.forwarding))
         // The route's `auth=` policy decides whether a session is needed and which bearer goes
         // upstream; usually decided without a suspension (a cached session).
-        guard case .forward(let authorization, let identity, _)? = RouteCredentials.cachedAuthorization(
+        guard case .forward(let authorization, let identity, let dpop)? = RouteCredentials.cachedAuthorization(
             for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
             context: context) else {
             let ticket = InFlightTicket(admitted: route.inFlight)
@@ -49,8 +49,10 @@ struct ApiProxy {
                     await writer.respond(context.secure.response(response))
                 case .forward(let authorization, let identity, let dpop):
                     if let dpop {
-                        return await Self.sendWithProof(target, dpop: dpop, request: request, authorization: authorization,
-                                                        identity: identity, passing: passing, context: context, writer: writer)
+                        let proven = Self.provenCall(target, dpop: dpop, request: request, authorization: authorization,
+                                                     identity: identity, passing: passing, context: context)
+                        return await Self.sendWithProof(proven.first, retry: proven.retry, route: route, request: request,
+                                                        context: context, writer: writer)
                     }
                     let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
                                                                identity: identity, passing: passing, context: context)
@@ -58,12 +60,23 @@ struct ApiProxy {
                 }
             }
         }
-        let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
-                                                   identity: identity, passing: passing, context: context)
+        // A DPoP session's call carries a proof signed here, for this method, URL and the upstream's
+        // latest nonce; the retry builds another if the upstream asks for a new nonce.
+        let (upstreamRequest, retry): (UpstreamRequest, DPoPNonceRetry?) = if let dpop {
+            Self.provenCall(target, dpop: dpop, request: request, authorization: authorization,
+                            identity: identity, passing: passing, context: context)
+        } else {
+            (Self.upstreamRequest(target, request: request, authorization: authorization,
+                                  identity: identity, passing: passing, context: context), nil)
+        }
         guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
             let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
+                if let retry {
+                    return await Self.sendWithProof(upstreamRequest, retry: retry, route: route, request: request,
+                                                    context: context, writer: writer)
+                }
                 await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
             }
         }
@@ -71,13 +84,17 @@ struct ApiProxy {
         switch client.sendOnLoop(consume upstreamRequest, loop: completion.loop) {
         case .sent(let call):
             LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion,
-                      admittedOn: route.inFlight).start()
+                      admittedOn: route.inFlight, nonceRetry: retry).start()
             return .onLoop
         case .notSent(let unsent):
             // No idle pooled connection: the same upstream request, sent from the task.
             let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
+                if let retry {
+                    return await Self.sendWithProof(unsent, retry: retry, route: route, request: request,
+                                                    context: context, writer: writer)
+                }
                 await Self.send(unsent, route: route, request: request, context: context, writer: writer)
             }
         }
@@ -88,28 +105,42 @@ struct ApiProxy {
     private static func upstreamRequest(_ target: ForwardTarget, request: HTTPRequest, authorization: String?,
                                         identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
                                         context: GatewayContext) -> UpstreamRequest {
+        upstreamRequest(target, method: request.head.method, trace: request.trace, authorization: authorization,
+                        identity: identity, passing: passing, context: context)
+    }
+
+    private static func upstreamRequest(_ target: ForwardTarget, method: String, trace: TraceParent, authorization: String?,
+                                        identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
+                                        context: GatewayContext) -> UpstreamRequest {
         let fields = ProxyHeaderPolicy.upstreamRequestFields(passing: passing, authorization: authorization, identity: identity,
-                                                            forwarding: context.forwarding, trace: request.trace)
-        return UpstreamRequest(host: target.route.host, port: target.route.port, method: request.head.method,
+                                                            forwarding: context.forwarding, trace: trace)
+        return UpstreamRequest(host: target.route.host, port: target.route.port, method: method,
                                target: target.target, fields: fields)
     }
 
-    /// A call with a DPoP-bound token (RFC 9449 §7): a proof for this method and URL, with the
-    /// upstream's latest nonce; when the upstream asks for another (`401`, `use_dpop_nonce`) a
-    /// bodiless call is sent once more with it (a body was streamed and cannot be sent again: that
-    /// answer goes to the browser, and the next call carries the nonce).
-    private static func sendWithProof(_ target: ForwardTarget, dpop: UpstreamDPoP, request: HTTPRequest, authorization: String?,
-                                      identity: [HTTPField.Checked], passing: UpstreamFieldPassing, context: GatewayContext,
-                                      writer: any HTTPResponseWriter) async {
+    /// A call with a DPoP-bound token (RFC 9449 §7): the request with a proof for its method and
+    /// URL and the upstream's latest nonce, and how to send it again with another nonce.
+    private static func provenCall(_ target: ForwardTarget, dpop: UpstreamDPoP, request: HTTPRequest, authorization: String?,
+                                   identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
+                                   context: GatewayContext) -> (first: UpstreamRequest, retry: DPoPNonceRetry) {
         let route = target.route
         let url = "\(route.scheme)://\(route.hostHeader)\(target.target)"
-        let method = request.head.method
-        func built(nonce: String?) -> UpstreamRequest {
+        let (method, trace) = (request.head.method, request.trace)
+        let built: @Sendable (String?) -> UpstreamRequest = { nonce in
             let proof = dpop.proofField(method: method, url: url, nonce: nonce, now: context.now())
-            return upstreamRequest(target, request: request, authorization: authorization,
+            return upstreamRequest(target, method: method, trace: trace, authorization: authorization,
                                    identity: identity + (proof.map { [$0] } ?? []), passing: passing, context: context)
         }
-        let first = built(nonce: context.upstreamDPoPNonces.nonce(for: url))
+        let retry = DPoPNonceRetry(url: url, nonces: context.upstreamDPoPNonces, resend: { built($0) },
+                                   bodiless: request.body.declaredLength == 0)
+        return (built(context.upstreamDPoPNonces.nonce(for: url)), retry)
+    }
+
+    /// Sends a DPoP call from the task; when the upstream asks for another nonce (`401`,
+    /// `use_dpop_nonce`) a bodiless call is sent once more with it (a body was streamed and cannot
+    /// be sent again: that answer goes to the browser, and the next call carries the nonce).
+    static func sendWithProof(_ first: UpstreamRequest, retry: DPoPNonceRetry, route: UpstreamRoute, request: HTTPRequest,
+                              context: GatewayContext, writer: any HTTPResponseWriter) async {
         guard let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient else {
             return await send(first, route: route, request: request, context: context, writer: writer)
         }
@@ -117,18 +148,14 @@ struct ApiProxy {
         do { response = try await client.exchangeDirectly(first, body: request.body) } catch {
             return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
         }
-        if let nonce = response.head.headers["DPoP-Nonce"] {
-            context.upstreamDPoPNonces.remember(nonce, for: url)
-            if request.body.declaredLength == 0,
-               DPoPKey.asksForNonce(status: response.head.status, body: nil, wwwAuthenticate: response.head.headers["WWW-Authenticate"]) {
-                response.discard()
-                do { response = try await client.exchangeDirectly(built(nonce: nonce), body: request.body) } catch {
-                    return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
-                }
-                if let next = response.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, for: url) }
+        if let again = retry.retry(after: response.head) {
+            response.discard()
+            do { response = try await client.exchangeDirectly(again, body: request.body) } catch {
+                return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
             }
+            if let next = response.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, for: retry.url) }
         }
-        await UpstreamRelay.relay(response, method: method, context: context, writer: writer)
+        await UpstreamRelay.relay(response, method: request.head.method, context: context, writer: writer)
     }
 
     /// Sends from the task, through the pooled client directly when it is the transport.

@@ -16,12 +16,14 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     /// The count that admitted the call: left when this relay goes, i.e. once the answer is relayed
     /// (here, or by the tasks it continues in, which hold the relay until they end).
     private let admittedOn: InFlightCount
+    /// A DPoP call's second chance when the upstream asks for a new nonce (`ApiProxy`).
+    private let nonceRetry: DPoPNonceRetry?
 
     init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
-         completion: HandlerCompletion, admittedOn: InFlightCount) {
+         completion: HandlerCompletion, admittedOn: InFlightCount, nonceRetry: DPoPNonceRetry? = nil) {
         self.call = call
         (self.method, self.context, self.writer) = (method, context, writer)
-        (self.completion, self.admittedOn) = (completion, admittedOn)
+        (self.completion, self.admittedOn, self.nonceRetry) = (completion, admittedOn, nonceRetry)
     }
 
     deinit { admittedOn.leave() }
@@ -32,18 +34,33 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     }
 
     func upstreamAnswered() {
-        let (method, context, writer, relay) = (self.method, self.context, self.writer, self)
+        let (method, context, writer, relay, nonceRetry) = (self.method, self.context, self.writer, self, self.nonceRetry)
         guard let answer = call.headIfArrived() else {
             let call = self.call
             return completion.continueInTask {
                 defer { withExtendedLifetime(relay) {} }
-                let answer: UpstreamResponse
+                var answer: UpstreamResponse
                 do throws(UpstreamError) {
                     answer = try await call.finish()
+                    if let again = nonceRetry?.retry(after: answer.head) {
+                        answer.discard()
+                        answer = try await Self.resend(again, retry: nonceRetry, context: context)
+                    }
                 } catch {
                     return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
                 }
                 await UpstreamRelay.relay(answer, method: method, context: context, writer: writer)
+            }
+        }
+        if let again = nonceRetry?.retry(after: answer.head) {
+            answer.discard()
+            return completion.continueInTask {
+                defer { withExtendedLifetime(relay) {} }
+                let second: UpstreamResponse
+                do throws(UpstreamError) { second = try await Self.resend(again, retry: nonceRetry, context: context) } catch {
+                    return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+                }
+                await UpstreamRelay.relay(second, method: method, context: context, writer: writer)
             }
         }
         switch UpstreamRelay.prepare(answer, method: method, context: context) {
@@ -56,5 +73,15 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
                 await UpstreamRelay.stream(answer, head: head, framing: answer.framing, context: context, writer: writer)
             }
         }
+    }
+
+    /// The DPoP call sent once more with the nonce the upstream asked for (bodiless, plain TCP: what
+    /// the loop sends); a nonce in that answer is remembered too.
+    private static func resend(_ request: UpstreamRequest, retry: DPoPNonceRetry?,
+                               context: GatewayContext) async throws(UpstreamError) -> UpstreamResponse {
+        guard let client = context.upstreamClient else { throw .connectFailed("no upstream client") }
+        let answer = try await client.send(request, body: nil)
+        if let retry, let next = answer.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, for: retry.url) }
+        return answer
     }
 }

@@ -62,18 +62,18 @@ enum RouteCredentials {
             // `providers=`: the session's provider is checked on the async path (routes without the
             // option keep this path as it was).
             guard route.providers == nil else { return nil }
-            guard route.readsSession else {
+            if !route.readsSession {
                 guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: context.now(),
-                                                                        refreshMargin: context.refresher.margin),
-                      !UpstreamDPoP.isBound(authorization) else { return nil }
-                return .forward(authorization: authorization)
+                                                                        refreshMargin: context.refresher.margin) else { return nil }
+                // A DPoP-bound token needs the session's key: the session's entry, as below.
+                guard UpstreamDPoP.isBound(authorization) else { return .forward(authorization: authorization) }
             }
-            // Routes that read the session (identity, step-up): the shared entry's session, then the
-            // fields and any exchanged token from their memos; a miss of either takes the async path.
+            // Routes that read the session (identity, step-up) and DPoP sessions: the shared entry's
+            // session, then the fields and any exchanged token from their memos; a miss of either
+            // takes the async path.
             let now = context.now()
             guard let resolved = context.sessions.cachedProxySession(in: headers, now: now,
-                                                                     refreshMargin: context.refresher.margin),
-                  !UpstreamDPoP.isBound(resolved.authorization) else { return nil }
+                                                                     refreshMargin: context.refresher.margin) else { return nil }
             if let refusal = stepUpRefusal(route, resolved.cached, now: now) { return .refuse(refusal) }
             var exchanged: String?
             if route.identity.exchange != nil {

@@ -1,20 +1,24 @@
 import GatehouseOIDC
 import GatehouseSessions
 import HTTP1
+import HTTPClient
 
 /// A DPoP-bound token on its way to an upstream (RFC 9449 §7): the session's key and the token,
 /// so that the request gets its own proof (`htm`, `htu`, `ath`, the upstream's nonce) where its
 /// method and URL are known, and again with a new nonce when the upstream asks for one.
 struct UpstreamDPoP: Sendable {
     let key: DPoPKey
-    let accessToken: String
+    /// The presented token's `ath`.
+    let ath: String
 
     /// The binding of `authorization` (`DPoP <token>`) to the session's key; nil for anything else
-    /// (a bearer token, the gateway's assertion, none).
+    /// (a bearer token, the gateway's assertion, none). The session's own token's hash is made
+    /// once per cached session; a token exchanged for the route is hashed here.
     init?(authorization: String?, session: CachedSession) {
-        guard let authorization, Self.isBound(authorization), let key = session.dpop else { return nil }
-        self.key = key
-        accessToken = String(authorization.utf8.dropFirst(5)) ?? ""
+        guard let authorization, Self.isBound(authorization), let binding = session.dpop else { return nil }
+        key = binding.key
+        let presented = authorization.utf8.dropFirst(5)
+        ath = presented.elementsEqual(binding.accessToken.utf8) ? binding.ath : DPoPKey.ath(String(presented) ?? "")
     }
 
     /// Whether an `Authorization` value presents a DPoP-bound token (`DPoP …`): one byte compared on
@@ -25,6 +29,36 @@ struct UpstreamDPoP: Sendable {
 
     /// The `DPoP` field for `method` on `url`.
     func proofField(method: String, url: String, nonce: String?, now: Int64) -> HTTPField.Checked? {
-        HTTPField.Checked(name: "DPoP", value: key.proof(method: method, url: url, nonce: nonce, accessToken: accessToken, now: now))
+        HTTPField.Checked(name: "DPoP", value: key.proof(method: method, url: url, nonce: nonce, ath: ath, now: now))
+    }
+}
+
+/// A DPoP session's key and its access token with that token's `ath`, as ``CachedSession`` keeps them.
+struct SessionDPoP: Sendable {
+    let key: DPoPKey
+    let accessToken: String
+    let ath: String
+}
+
+/// A DPoP call's one second chance (RFC 9449 §9): the upstream's answer carries a new `DPoP-Nonce`
+/// (remembered for the next calls) and asks for it (`401`, `use_dpop_nonce`): the same bodiless
+/// request is sent once more, its proof carrying that nonce. Used where the answer arrives on the
+/// loop (`LoopRelay`) and in the task (`ApiProxy.sendWithProof`).
+struct DPoPNonceRetry: Sendable {
+    let url: String
+    let nonces: DPoPNonces
+    /// The request again, with a proof for this nonce.
+    let resend: @Sendable (_ nonce: String) -> UpstreamRequest
+    /// Whether the request can be sent twice: nothing of its body was streamed.
+    let bodiless: Bool
+
+    /// The request to send instead of relaying the answer `head`, or nil.
+    func retry(after head: HTTPResponseHead) -> UpstreamRequest? {
+        guard let nonce = head.headers["DPoP-Nonce"] else { return nil }
+        nonces.remember(nonce, for: url)
+        guard bodiless, DPoPKey.asksForNonce(status: head.status, body: nil, wwwAuthenticate: head.headers["WWW-Authenticate"]) else {
+            return nil
+        }
+        return resend(nonce)
     }
 }

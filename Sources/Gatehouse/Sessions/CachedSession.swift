@@ -9,16 +9,19 @@ final class CachedSession: Sendable {
     let session: Session
     /// `Bearer <access token>`.
     let authorization: String
-    /// The session's DPoP key, decoded the first time a call needs it (decoding derives the public
-    /// key: a scalar multiplication, not to be paid per proxied call).
-    private let dpopKey = Mutex<DPoPKey??>(nil)
+    /// The session's DPoP key and its access token's `ath`, made the first time a call needs them
+    /// (decoding the key derives the public key, a scalar multiplication, and `ath` is a hash of
+    /// the token: neither is to be paid per proxied call).
+    private let dpopBinding = Mutex<SessionDPoP??>(nil)
 
-    var dpop: DPoPKey? {
-        dpopKey.withLock { cached in
+    var dpop: SessionDPoP? {
+        dpopBinding.withLock { cached in
             if let cached { return cached }
-            let key = DPoPBinding.key(of: session.tokens)
-            cached = .some(key)
-            return key
+            let binding = DPoPBinding.key(of: session.tokens).map {
+                SessionDPoP(key: $0, accessToken: session.tokens.accessToken, ath: DPoPKey.ath(session.tokens.accessToken))
+            }
+            cached = .some(binding)
+            return binding
         }
     }
 

@@ -12,6 +12,12 @@ public enum Base64URL {
         Base64Alphabet.encode(bytes, alphabet: Base64Alphabet.urlSafe, padding: false)
     }
 
+    /// Appends the base64url of `bytes` to `output` (a JWS written as bytes, without a String per part).
+    @inlinable
+    public static func append(_ bytes: some Sequence<UInt8>, to output: inout [UInt8]) {
+        Base64Alphabet.append(bytes, alphabet: Base64Alphabet.urlSafe, padding: false, to: &output)
+    }
+
     /// Decodes unpadded base64url; nil for anything but its canonical form.
     @inlinable
     public static func decode(_ string: some StringProtocol) -> [UInt8]? {
@@ -54,6 +60,12 @@ enum Base64Alphabet {
     static func encode(_ bytes: some Sequence<UInt8>, alphabet: [UInt8], padding: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.underestimatedCount + 2) / 3 * 4)
+        append(bytes, alphabet: alphabet, padding: padding, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    @inlinable
+    static func append(_ bytes: some Sequence<UInt8>, alphabet: [UInt8], padding: Bool, to output: inout [UInt8]) {
         var iterator = bytes.makeIterator()
         while let first = iterator.next() {
             let second = iterator.next()
@@ -71,7 +83,6 @@ enum Base64Alphabet {
             }
             output.append(alphabet[Int(third & 0x3f)])
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes unpadded input; nil for a foreign character, an impossible length or non-zero

@@ -13,8 +13,8 @@ public struct DPoPKey: Sendable {
     public let publicJWK: [String: JSONValue]
     /// RFC 7638 thumbprint of `publicJWK` (`cnf.jkt` of bound tokens; `dpop_jkt`).
     public let thumbprint: String
-    /// The proof's first part, the same for every proof of this key (written once).
-    private let encodedHeader: String
+    /// The proof's first part and its `.`, the same for every proof of this key (written once).
+    private let encodedHeaderAndDot: [UInt8]
     /// `jti`s: a random prefix of this key and a count, unique without a random draw per proof
     /// (a proof is made per proxied call).
     private let proofs: ProofSequence
@@ -37,7 +37,7 @@ public struct DPoPKey: Sendable {
         publicJWK = jwk.members
         thumbprint = jwk.thumbprint
         let header: [String: JSONValue] = ["typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(publicJWK)]
-        encodedHeader = Base64URL.encode(JSONValueWriter.sortedKeys(header) ?? [])
+        encodedHeaderAndDot = Array(Base64URL.encode(JSONValueWriter.sortedKeys(header) ?? []).utf8) + [UInt8(ascii: ".")]
         proofs = ProofSequence()
     }
 
@@ -54,18 +54,37 @@ public struct DPoPKey: Sendable {
     /// As above, with the token's `ath` computed before (``ath(_:)``): a session's token is
     /// presented on every proxied call, its hash made once.
     public func proof(method: String, url: String, nonce: String?, ath: String?, now: Int64) -> String {
-        // The claims written directly (one proof per proxied call): the values are a method, a URL,
-        // a server's nonce, a hash and numbers, escaped as JSON strings.
-        var claims = "{"
-        if let ath { claims += "\"ath\":\"" + ath + "\"," }
-        claims += "\"htm\":" + JSONValueWriter.quoted(method) + ",\"htu\":" + JSONValueWriter.quoted(Self.htu(url))
-        claims += ",\"iat\":\(now),\"jti\":\"" + proofs.next() + "\""
-        if let nonce { claims += ",\"nonce\":" + JSONValueWriter.quoted(nonce) }
-        claims += "}"
-        let input = encodedHeader + "." + Base64URL.encode(Array(claims.utf8))
-        guard let signature = try? privateKey.signature(for: Array(input.utf8)) else { return input + "." }
-        // The signature's 64 bytes as an array: encoding `Data` walks it through its iterator.
-        return input + "." + Base64URL.encode(signature.rawRepresentation.withUnsafeBytes { Array($0) })
+        // Written as bytes (one proof per proxied call): the values are a method, a URL, a server's
+        // nonce, a hash and numbers, escaped as JSON strings.
+        var claims: [UInt8] = []
+        claims.reserveCapacity(160 + url.utf8.count + (nonce?.utf8.count ?? 0))
+        if let ath {
+            claims.append(contentsOf: "{\"ath\":\"".utf8)
+            claims.append(contentsOf: ath.utf8)
+            claims.append(contentsOf: "\",\"htm\":".utf8)
+        } else {
+            claims.append(contentsOf: "{\"htm\":".utf8)
+        }
+        claims.append(contentsOf: JSONValueWriter.quoted(method).utf8)
+        claims.append(contentsOf: ",\"htu\":".utf8)
+        claims.append(contentsOf: JSONValueWriter.quoted(Self.htu(url)).utf8)
+        claims.append(contentsOf: ",\"iat\":".utf8)
+        claims.append(contentsOf: String(now).utf8)
+        claims.append(contentsOf: ",\"jti\":\"".utf8)
+        claims.append(contentsOf: proofs.next().utf8)
+        claims.append(UInt8(ascii: "\""))
+        if let nonce {
+            claims.append(contentsOf: ",\"nonce\":".utf8)
+            claims.append(contentsOf: JSONValueWriter.quoted(nonce).utf8)
+        }
+        claims.append(UInt8(ascii: "}"))
+        var jws = encodedHeaderAndDot
+        jws.reserveCapacity(jws.count + (claims.count + 2) / 3 * 4 + 88)
+        Base64URL.append(claims, to: &jws)
+        guard let signature = try? privateKey.signature(for: SHA256.hash(data: jws)) else { return String(decoding: jws, as: UTF8.self) + "." }
+        jws.append(UInt8(ascii: "."))
+        signature.rawRepresentation.withUnsafeBytes { Base64URL.append($0, to: &jws) }
+        return String(decoding: jws, as: UTF8.self)
     }
 
     /// `ath` (RFC 9449 §4.2): the base64url SHA-256 of the access token's ASCII.
@@ -75,7 +94,9 @@ public struct DPoPKey: Sendable {
 
     /// `htu`: the URL without its query and fragment (RFC 9449 §4.2).
     static func htu(_ url: String) -> String {
-        String(url.prefix { $0 != "?" && $0 != "#" })
+        let bytes = url.utf8
+        guard let end = bytes.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return url }
+        return String(url[..<end])
     }
 
     /// Whether an answer asks for a (new) DPoP nonce (RFC 9449 §8, §9): `error=use_dpop_nonce` in
@@ -94,13 +115,19 @@ public final class DPoPNonces: Sendable {
 
     public init() {}
 
-    public func nonce(for url: String) -> String? { nonces.withLock { $0[Self.origin(url)] } }
+    public func nonce(for url: String) -> String? { nonce(origin: Self.origin(url)) }
 
-    public func remember(_ nonce: String, for url: String) {
+    public func remember(_ nonce: String, for url: String) { remember(nonce, origin: Self.origin(url)) }
+
+    /// As ``nonce(for:)`` with the origin (`scheme://host[:port]`) known: the proxy's routes know
+    /// theirs without taking each call's URL apart.
+    public func nonce(origin: String) -> String? { nonces.withLock { $0[origin] } }
+
+    public func remember(_ nonce: String, origin: String) {
         guard !nonce.isEmpty, nonce.utf8.count <= 512 else { return }
         nonces.withLock { nonces in
             if nonces.count >= 1_024 { nonces.removeAll() }
-            nonces[Self.origin(url)] = nonce
+            nonces[origin] = nonce
         }
     }
 

@@ -124,16 +124,17 @@ struct ApiProxy {
                                    identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
                                    context: GatewayContext) -> (first: UpstreamRequest, retry: DPoPNonceRetry) {
         let route = target.route
-        let url = "\(route.scheme)://\(route.hostHeader)\(target.target)"
+        let origin = route.scheme + "://" + route.hostHeader
+        let url = origin + target.target
         let (method, trace) = (request.head.method, request.trace)
         let built: @Sendable (String?) -> UpstreamRequest = { nonce in
             let proof = dpop.proofField(method: method, url: url, nonce: nonce, now: context.now())
             return upstreamRequest(target, method: method, trace: trace, authorization: authorization,
                                    identity: identity + (proof.map { [$0] } ?? []), passing: passing, context: context)
         }
-        let retry = DPoPNonceRetry(url: url, nonces: context.upstreamDPoPNonces, resend: { built($0) },
+        let retry = DPoPNonceRetry(origin: origin, nonces: context.upstreamDPoPNonces, resend: { built($0) },
                                    bodiless: request.body.declaredLength == 0)
-        return (built(context.upstreamDPoPNonces.nonce(for: url)), retry)
+        return (built(context.upstreamDPoPNonces.nonce(origin: origin)), retry)
     }
 
     /// Sends a DPoP call from the task; when the upstream asks for another nonce (`401`,
@@ -153,7 +154,7 @@ struct ApiProxy {
             do { response = try await client.exchangeDirectly(again, body: request.body) } catch {
                 return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
             }
-            if let next = response.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, for: retry.url) }
+            if let next = response.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, origin: retry.origin) }
         }
         await UpstreamRelay.relay(response, method: request.head.method, context: context, writer: writer)
     }

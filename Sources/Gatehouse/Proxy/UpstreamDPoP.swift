@@ -17,8 +17,8 @@ struct UpstreamDPoP: Sendable {
     init?(authorization: String?, session: CachedSession) {
         guard let authorization, Self.isBound(authorization), let binding = session.dpop else { return nil }
         key = binding.key
-        let presented = authorization.utf8.dropFirst(5)
-        ath = presented.elementsEqual(binding.accessToken.utf8) ? binding.ath : DPoPKey.ath(String(presented) ?? "")
+        // The session's own `Authorization` (the same string, compared at once) or an exchanged token.
+        ath = authorization == binding.authorization ? binding.ath : DPoPKey.ath(String(authorization.utf8.dropFirst(5)) ?? "")
     }
 
     /// Whether an `Authorization` value presents a DPoP-bound token (`DPoP …`): one byte compared on
@@ -33,10 +33,11 @@ struct UpstreamDPoP: Sendable {
     }
 }
 
-/// A DPoP session's key and its access token with that token's `ath`, as ``CachedSession`` keeps them.
+/// A DPoP session's key, its `Authorization` value (`DPoP <token>`) and that token's `ath`, as
+/// ``CachedSession`` keeps them.
 struct SessionDPoP: Sendable {
     let key: DPoPKey
-    let accessToken: String
+    let authorization: String
     let ath: String
 }
 
@@ -45,7 +46,8 @@ struct SessionDPoP: Sendable {
 /// request is sent once more, its proof carrying that nonce. Used where the answer arrives on the
 /// loop (`LoopRelay`) and in the task (`ApiProxy.sendWithProof`).
 struct DPoPNonceRetry: Sendable {
-    let url: String
+    /// The upstream's origin (`scheme://host[:port]`), which its nonce is kept under.
+    let origin: String
     let nonces: DPoPNonces
     /// The request again, with a proof for this nonce.
     let resend: @Sendable (_ nonce: String) -> UpstreamRequest
@@ -55,7 +57,7 @@ struct DPoPNonceRetry: Sendable {
     /// The request to send instead of relaying the answer `head`, or nil.
     func retry(after head: HTTPResponseHead) -> UpstreamRequest? {
         guard let nonce = head.headers["DPoP-Nonce"] else { return nil }
-        nonces.remember(nonce, for: url)
+        nonces.remember(nonce, origin: origin)
         guard bodiless, DPoPKey.asksForNonce(status: head.status, body: nil, wwwAuthenticate: head.headers["WWW-Authenticate"]) else {
             return nil
         }

@@ -18,7 +18,7 @@ final class CachedSession: Sendable {
         dpopBinding.withLock { cached in
             if let cached { return cached }
             let binding = DPoPBinding.key(of: session.tokens).map {
-                SessionDPoP(key: $0, accessToken: session.tokens.accessToken, ath: DPoPKey.ath(session.tokens.accessToken))
+                SessionDPoP(key: $0, authorization: authorization, ath: DPoPKey.ath(session.tokens.accessToken))
             }
             cached = .some(binding)
             return binding

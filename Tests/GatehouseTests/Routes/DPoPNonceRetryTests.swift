@@ -10,7 +10,7 @@ struct DPoPNonceRetryTests {
     private static let url = "http://api.example:8080/v1/items"
 
     private func retry(bodiless: Bool = true, nonces: DPoPNonces = DPoPNonces()) -> DPoPNonceRetry {
-        DPoPNonceRetry(url: Self.url, nonces: nonces, resend: { nonce in
+        DPoPNonceRetry(origin: "http://api.example:8080", nonces: nonces, resend: { nonce in
             UpstreamRequest(host: "api.example", port: 8080, method: "GET", target: "/v1/items?n=" + nonce, headers: HTTPHeaders())
         }, bodiless: bodiless)
     }

@@ -1,7 +1,6 @@
 import GatehouseOIDC
 import GatehouseSessions
 import HTTP1
-import HTTPClient
 
 /// A DPoP-bound token on its way to an upstream (RFC 9449 §7): the session's key and the token,
 /// so that the request gets its own proof (`htm`, `htu`, `ath`, the upstream's nonce) where its
@@ -39,28 +38,4 @@ struct SessionDPoP: Sendable {
     let key: DPoPKey
     let authorization: String
     let ath: String
-}
-
-/// A DPoP call's one second chance (RFC 9449 §9): the upstream's answer carries a new `DPoP-Nonce`
-/// (remembered for the next calls) and asks for it (`401`, `use_dpop_nonce`): the same bodiless
-/// request is sent once more, its proof carrying that nonce. Used where the answer arrives on the
-/// loop (`LoopRelay`) and in the task (`ApiProxy.sendWithProof`).
-struct DPoPNonceRetry: Sendable {
-    /// The upstream's origin (`scheme://host[:port]`), which its nonce is kept under.
-    let origin: String
-    let nonces: DPoPNonces
-    /// The request again, with a proof for this nonce.
-    let resend: @Sendable (_ nonce: String) -> UpstreamRequest
-    /// Whether the request can be sent twice: nothing of its body was streamed.
-    let bodiless: Bool
-
-    /// The request to send instead of relaying the answer `head`, or nil.
-    func retry(after head: HTTPResponseHead) -> UpstreamRequest? {
-        guard let nonce = head.headers["DPoP-Nonce"] else { return nil }
-        nonces.remember(nonce, origin: origin)
-        guard bodiless, DPoPKey.asksForNonce(status: head.status, body: nil, wwwAuthenticate: head.headers["WWW-Authenticate"]) else {
-            return nil
-        }
-        return resend(nonce)
-    }
 }

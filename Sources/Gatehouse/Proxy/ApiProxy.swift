@@ -140,7 +140,7 @@ struct ApiProxy {
     /// Sends a DPoP call from the task; when the upstream asks for another nonce (`401`,
     /// `use_dpop_nonce`) a bodiless call is sent once more with it (a body was streamed and cannot
     /// be sent again: that answer goes to the browser, and the next call carries the nonce).
-    static func sendWithProof(_ first: UpstreamRequest, retry: DPoPNonceRetry, route: UpstreamRoute, request: HTTPRequest,
+    private static func sendWithProof(_ first: UpstreamRequest, retry: DPoPNonceRetry, route: UpstreamRoute, request: HTTPRequest,
                               context: GatewayContext, writer: any HTTPResponseWriter) async {
         guard let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient else {
             return await send(first, route: route, request: request, context: context, writer: writer)
@@ -154,7 +154,7 @@ struct ApiProxy {
             do { response = try await client.exchangeDirectly(again, body: request.body) } catch {
                 return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
             }
-            if let next = response.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, origin: retry.origin) }
+            retry.remembered(from: response.head)
         }
         await UpstreamRelay.relay(response, method: request.head.method, context: context, writer: writer)
     }

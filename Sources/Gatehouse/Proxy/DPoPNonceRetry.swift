@@ -17,11 +17,18 @@ struct DPoPNonceRetry: Sendable {
 
     /// The request to send instead of relaying the answer `head`, or nil.
     func retry(after head: HTTPResponseHead) -> UpstreamRequest? {
-        guard let nonce = head.headers["DPoP-Nonce"] else { return nil }
-        nonces.remember(nonce, origin: origin)
+        guard let nonce = remembered(from: head) else { return nil }
         guard bodiless, DPoPKey.asksForNonce(status: head.status, body: nil, wwwAuthenticate: head.headers["WWW-Authenticate"]) else {
             return nil
         }
         return resend(nonce)
+    }
+
+    /// Keeps the nonce an answer gives (the second one's too), for the next calls to that upstream.
+    @discardableResult
+    func remembered(from head: HTTPResponseHead) -> String? {
+        guard let nonce = head.headers["DPoP-Nonce"] else { return nil }
+        nonces.remember(nonce, origin: origin)
+        return nonce
     }
 }

@@ -81,7 +81,7 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
                                context: GatewayContext) async throws(UpstreamError) -> UpstreamResponse {
         guard let client = context.upstreamClient else { throw .connectFailed("no upstream client") }
         let answer = try await client.send(request, body: nil)
-        if let retry, let next = answer.head.headers["DPoP-Nonce"] { context.upstreamDPoPNonces.remember(next, origin: retry.origin) }
+        retry?.remembered(from: answer.head)
         return answer
     }
 }

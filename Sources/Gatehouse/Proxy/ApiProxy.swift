@@ -48,36 +48,22 @@ struct ApiProxy {
                 case .refuse(let response):
                     await writer.respond(context.secure.response(response))
                 case .forward(let authorization, let identity, let dpop):
-                    if let dpop {
-                        let proven = Self.provenCall(target, dpop: dpop, request: request, authorization: authorization,
-                                                     identity: identity, passing: passing, context: context)
-                        return await Self.sendWithProof(proven.first, retry: proven.retry, route: route, request: request,
-                                                        context: context, writer: writer)
-                    }
-                    let upstreamRequest = Self.upstreamRequest(target, request: request, authorization: authorization,
-                                                               identity: identity, passing: passing, context: context)
-                    await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
+                    let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request,
+                                                                     authorization: authorization, identity: identity,
+                                                                     passing: passing, context: context)
+                    await Self.send(upstreamRequest, retry: retry, route: route, request: request, context: context, writer: writer)
                 }
             }
         }
         // A DPoP session's call carries a proof signed here, for this method, URL and the upstream's
         // latest nonce; the retry builds another if the upstream asks for a new nonce.
-        let (upstreamRequest, retry): (UpstreamRequest, DPoPNonceRetry?) = if let dpop {
-            Self.provenCall(target, dpop: dpop, request: request, authorization: authorization,
-                            identity: identity, passing: passing, context: context)
-        } else {
-            (Self.upstreamRequest(target, request: request, authorization: authorization,
-                                  identity: identity, passing: passing, context: context), nil)
-        }
+        let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, authorization: authorization,
+                                                         identity: identity, passing: passing, context: context)
         guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
             let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
-                if let retry {
-                    return await Self.sendWithProof(upstreamRequest, retry: retry, route: route, request: request,
-                                                    context: context, writer: writer)
-                }
-                await Self.send(upstreamRequest, route: route, request: request, context: context, writer: writer)
+                await Self.send(upstreamRequest, retry: retry, route: route, request: request, context: context, writer: writer)
             }
         }
         // Moved, not copied, into the call (a copy retained and released each of its references).
@@ -91,11 +77,7 @@ struct ApiProxy {
             let ticket = InFlightTicket(admitted: route.inFlight)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
-                if let retry {
-                    return await Self.sendWithProof(unsent, retry: retry, route: route, request: request,
-                                                    context: context, writer: writer)
-                }
-                await Self.send(unsent, route: route, request: request, context: context, writer: writer)
+                await Self.send(unsent, retry: retry, route: route, request: request, context: context, writer: writer)
             }
         }
     }
@@ -118,6 +100,19 @@ struct ApiProxy {
                                target: target.target, fields: fields)
     }
 
+    /// The upstream request, and for a DPoP session's call how to send it again with another nonce.
+    private static func upstreamCall(_ target: ForwardTarget, dpop: UpstreamDPoP?, request: HTTPRequest, authorization: String?,
+                                     identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
+                                     context: GatewayContext) -> (UpstreamRequest, DPoPNonceRetry?) {
+        guard let dpop else {
+            return (upstreamRequest(target, request: request, authorization: authorization, identity: identity,
+                                    passing: passing, context: context), nil)
+        }
+        let proven = provenCall(target, dpop: dpop, request: request, authorization: authorization, identity: identity,
+                                passing: passing, context: context)
+        return (proven.first, proven.retry)
+    }
+
     /// A call with a DPoP-bound token (RFC 9449 §7): the request with a proof for its method and
     /// URL and the upstream's latest nonce, and how to send it again with another nonce.
     private static func provenCall(_ target: ForwardTarget, dpop: UpstreamDPoP, request: HTTPRequest, authorization: String?,
@@ -137,16 +132,21 @@ struct ApiProxy {
         return (built(context.upstreamDPoPNonces.nonce(origin: origin)), retry)
     }
 
-    /// Sends a DPoP call from the task; when the upstream asks for another nonce (`401`,
-    /// `use_dpop_nonce`) a bodiless call is sent once more with it (a body was streamed and cannot
-    /// be sent again: that answer goes to the browser, and the next call carries the nonce).
-    private static func sendWithProof(_ first: UpstreamRequest, retry: DPoPNonceRetry, route: UpstreamRoute, request: HTTPRequest,
-                              context: GatewayContext, writer: any HTTPResponseWriter) async {
+    /// Sends from the task, through the pooled client directly when it is the transport. A DPoP
+    /// call (`retry`) whose upstream asks for another nonce (`401`, `use_dpop_nonce`) is sent once
+    /// more with it when bodiless (a streamed body cannot be sent again: that answer goes to the
+    /// browser, and the next call carries the nonce).
+    private static func send(_ upstreamRequest: UpstreamRequest, retry: DPoPNonceRetry? = nil, route: UpstreamRoute,
+                             request: HTTPRequest, context: GatewayContext, writer: any HTTPResponseWriter) async {
         guard let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient else {
-            return await send(first, route: route, request: request, context: context, writer: writer)
+            let transport = route.usesTLS ? context.httpsUpstream : context.upstream
+            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
+        }
+        guard let retry else {
+            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, context: context, writer: writer)
         }
         var response: UpstreamResponse
-        do { response = try await client.exchangeDirectly(first, body: request.body) } catch {
+        do { response = try await client.exchangeDirectly(upstreamRequest, body: request.body) } catch {
             return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
         }
         if let again = retry.retry(after: response.head) {
@@ -157,15 +157,5 @@ struct ApiProxy {
             retry.remembered(from: response.head)
         }
         await UpstreamRelay.relay(response, method: request.head.method, context: context, writer: writer)
-    }
-
-    /// Sends from the task, through the pooled client directly when it is the transport.
-    private static func send(_ upstreamRequest: UpstreamRequest, route: UpstreamRoute, request: HTTPRequest,
-                             context: GatewayContext, writer: any HTTPResponseWriter) async {
-        if let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient {
-            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, context: context, writer: writer)
-        }
-        let transport = route.usesTLS ? context.httpsUpstream : context.upstream
-        await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
     }
 }

@@ -5,7 +5,7 @@ import HTTPClient
 /// A DPoP call's one second chance (RFC 9449 §9): the upstream's answer carries a new `DPoP-Nonce`
 /// (remembered for the next calls) and asks for it (`401`, `use_dpop_nonce`): the same bodiless
 /// request is sent once more, its proof carrying that nonce. Used where the answer arrives on the
-/// loop (`LoopRelay`) and in the task (`ApiProxy.sendWithProof`).
+/// loop (`LoopRelay`) and in the task (`ApiProxy.send`).
 struct DPoPNonceRetry: Sendable {
     /// The upstream's origin (`scheme://host[:port]`), which its nonce is kept under.
     let origin: String

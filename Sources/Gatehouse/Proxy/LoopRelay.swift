@@ -39,28 +39,22 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
             let call = self.call
             return completion.continueInTask {
                 defer { withExtendedLifetime(relay) {} }
-                var answer: UpstreamResponse
-                do throws(UpstreamError) {
-                    answer = try await call.finish()
-                    if let again = nonceRetry?.retry(after: answer.head) {
-                        answer.discard()
-                        answer = try await Self.resend(again, retry: nonceRetry, context: context)
-                    }
-                } catch {
+                let answer: UpstreamResponse
+                do throws(UpstreamError) { answer = try await call.finish() } catch {
                     return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+                }
+                if let nonceRetry, let again = nonceRetry.retry(after: answer.head) {
+                    answer.discard()
+                    return await Self.relayResent(again, retry: nonceRetry, method: method, context: context, writer: writer)
                 }
                 await UpstreamRelay.relay(answer, method: method, context: context, writer: writer)
             }
         }
-        if let again = nonceRetry?.retry(after: answer.head) {
+        if let nonceRetry, let again = nonceRetry.retry(after: answer.head) {
             answer.discard()
             return completion.continueInTask {
                 defer { withExtendedLifetime(relay) {} }
-                let second: UpstreamResponse
-                do throws(UpstreamError) { second = try await Self.resend(again, retry: nonceRetry, context: context) } catch {
-                    return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
-                }
-                await UpstreamRelay.relay(second, method: method, context: context, writer: writer)
+                await Self.relayResent(again, retry: nonceRetry, method: method, context: context, writer: writer)
             }
         }
         switch UpstreamRelay.prepare(answer, method: method, context: context) {
@@ -76,12 +70,17 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     }
 
     /// The DPoP call sent once more with the nonce the upstream asked for (bodiless, plain TCP: what
-    /// the loop sends); a nonce in that answer is remembered too.
-    private static func resend(_ request: UpstreamRequest, retry: DPoPNonceRetry?,
-                               context: GatewayContext) async throws(UpstreamError) -> UpstreamResponse {
-        guard let client = context.upstreamClient else { throw .connectFailed("no upstream client") }
-        let answer = try await client.send(request, body: nil)
-        retry?.remembered(from: answer.head)
-        return answer
+    /// the loop sends), its answer relayed; a nonce in that answer is remembered too.
+    private static func relayResent(_ request: UpstreamRequest, retry: DPoPNonceRetry, method: String,
+                                    context: GatewayContext, writer: any HTTPResponseWriter) async {
+        guard let client = context.upstreamClient else {
+            return await UpstreamRelay.answerFailure(.connectFailed("no upstream client"), context: context, writer: writer)
+        }
+        let answer: UpstreamResponse
+        do throws(UpstreamError) { answer = try await client.send(request, body: nil) } catch {
+            return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+        }
+        retry.remembered(from: answer.head)
+        await UpstreamRelay.relay(answer, method: method, context: context, writer: writer)
     }
 }

@@ -24,6 +24,11 @@ public final class PostgresTestServer: Sendable {
     public let directory: String
     public let binDirectory: String
     private let runAsPostgres: Bool
+    /// Both ports stay reserved for the server's whole life (`postgres` and PgBouncer bind beside a
+    /// reservation with `SO_REUSEADDR`). A port found free and then released could be handed to a
+    /// concurrent test's reservation before `postgres` binds it, and that test's gateway would then
+    /// find it taken; a restart after `stopServer()` finds its port still ours.
+    private let reservations: [PortReservation]
     private let process = Mutex<SpawnedDaemon?>(nil)
     private let bouncer = Mutex<SpawnedDaemon?>(nil)
 
@@ -87,8 +92,8 @@ public final class PostgresTestServer: Sendable {
         let prefix = root ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
         try run(prefix + ["\(bin)/initdb", "-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile",
                           "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync"])
-        let server = PostgresTestServer(port: try freePort(), bouncerPort: try freePort(), directory: directory,
-                                        binDirectory: bin, runAsPostgres: root)
+        let server = PostgresTestServer(serverPort: try PortReservation(), bouncerPort: try PortReservation(),
+                                        directory: directory, binDirectory: bin, runAsPostgres: root)
         do {
             try server.startServer()
         } catch {
@@ -99,9 +104,11 @@ public final class PostgresTestServer: Sendable {
         return server
     }
 
-    private init(port: Int, bouncerPort: Int, directory: String, binDirectory: String, runAsPostgres: Bool) {
-        self.port = port
-        self.bouncerPort = bouncerPort
+    private init(serverPort: PortReservation, bouncerPort: PortReservation, directory: String, binDirectory: String,
+                 runAsPostgres: Bool) {
+        reservations = [serverPort, bouncerPort]
+        self.port = serverPort.port
+        self.bouncerPort = bouncerPort.port
         self.directory = directory
         self.binDirectory = binDirectory
         self.runAsPostgres = runAsPostgres
@@ -223,25 +230,6 @@ public final class PostgresTestServer: Sendable {
         guard status == 0 else {
             throw StartError(description: "\(arguments.joined(separator: " ")) failed (\(status)): " + output)
         }
-    }
-
-    /// A port nobody listens on now (bound to port 0, then released).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw StartError(description: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
-            }
-        }
-        guard bound else { throw StartError(description: "cannot bind a loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

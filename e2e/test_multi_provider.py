@@ -240,6 +240,22 @@ def test_providers_list_chooser_and_unknown_provider(multi, provider, google):
     assert first.status_code == 302
     assert first.headers["Location"].startswith(provider.discovery["authorization_endpoint"] + "?")
 
+    # A route's step-up link (SPEC: "/login?acr_values=…&max_age=…", no provider) reaches the
+    # chooser: its links carry the step-up on, and the login started there asks for it.
+    r = requests.get(gw.url + "/login?returnTo=/r&acr_values=urn:gold%20urn:silver&max_age=60",
+                     allow_redirects=False, timeout=10)
+    assert_html(r, 200)
+    links = [html.unescape(h) for h in re.findall(r'href="([^"]*)"', r.text)]
+    logins = [parse_qs(urlsplit(h).query) for h in links if urlsplit(h).path == "/login"]
+    assert logins == [
+        {"provider": [name], "returnTo": ["/r"], "acr_values": ["urn:gold urn:silver"], "max_age": ["60"]}
+        for name in (GOOGLE, CORP)], links
+    corp_link = next(h for h in links if f"provider={CORP}" in h)
+    first = requests.get(gw.url + corp_link, allow_redirects=False, timeout=10)
+    assert first.status_code == 302
+    sent = parse_qs(urlsplit(first.headers["Location"]).query)
+    assert sent.get("acr_values") == ["urn:gold urn:silver"] and sent.get("max_age") == ["60"], sent
+
     # The chooser validates returnTo as always.
     for bad in ("//evil.example/x", "https://evil.example/", "/\\evil.example"):
         r = requests.get(gw.url + "/login", params={"returnTo": bad}, allow_redirects=False,
@@ -687,24 +703,30 @@ def test_sessions_cli_provider_column_and_revoke(multi, provider, google):
     listed = json.loads(cp.stdout)
     assert sorted((s["sub"], s["provider"]) for s in listed) == rows
 
-    # A subject is one provider's: --sub alone is a usage error, nothing revoked.
+    # A subject is one provider's: --sub alone, for a subject with sessions at two providers, is a
+    # usage error naming both, and nothing is revoked.
     cp = gw.cli("sessions", "revoke", "--sub", "alice")
     assert cp.returncode == 64, cp
     assert "--provider" in cp.stdout + cp.stderr
+    assert CORP in cp.stderr and GOOGLE in cp.stderr, cp.stderr
+    assert me(gw, corp).status_code == 200 and me(gw, goog).status_code == 200
+
+    # Sessions at one provider only: --sub alone (SPEC's `revoke --sub SUB`) ends them there.
+    cp = gw.cli("sessions", "revoke", "--sub", "bob")
+    assert cp.returncode == 0, cp
+    assert until(lambda: me(gw, bob).status_code == 401, limit_s=5)
     assert me(gw, corp).status_code == 200 and me(gw, goog).status_code == 200
 
     cp = gw.cli("sessions", "revoke", "--sub", "alice", "--provider", CORP)
     assert cp.returncode == 0, cp
     assert until(lambda: me(gw, corp).status_code == 401, limit_s=5)
     assert me(gw, goog).status_code == 200, "google's alice revoked with --provider corp-sso"
-    assert me(gw, bob).status_code == 200
     listed = json.loads(gw.cli("sessions", "list", "--json").stdout)
-    assert sorted((s["sub"], s["provider"]) for s in listed) == [("alice", GOOGLE), ("bob", CORP)]
+    assert sorted((s["sub"], s["provider"]) for s in listed) == [("alice", GOOGLE)]
 
     cp = gw.cli("sessions", "revoke", "--sub", "alice", "--provider", GOOGLE)
     assert cp.returncode == 0, cp
     assert until(lambda: me(gw, goog).status_code == 401, limit_s=5)
-    assert me(gw, bob).status_code == 200
 
 
 def test_sessions_revoke_unknown_provider_is_usage_error(multi, provider, google):

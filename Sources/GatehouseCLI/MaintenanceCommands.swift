@@ -80,7 +80,7 @@ struct SessionsCommand: ParsableCommand {
             discussion: environmentHelp(["GATEHOUSE_DATABASE"]))
         @Argument(help: "Session id prefix (at least 8 hex characters).") var id: String?
         @Option(help: "Revoke every session of this subject.") var sub: String?
-        @Option(help: "With --sub: the provider the subject belongs to (required with GATEHOUSE_PROVIDERS; default: default).")
+        @Option(help: "With --sub: the provider the subject belongs to (default: default; with GATEHOUSE_PROVIDERS, the one provider the subject has sessions at).")
         var provider: String?
 
         func validate() throws {
@@ -89,11 +89,6 @@ struct SessionsCommand: ParsableCommand {
             if let provider, !ProviderSettings.isValidName(provider) {
                 throw ValidationError("--provider \(provider) is not a provider name (1 to 32 characters of a-z, 0-9 and -)")
             }
-            // A subject is the provider's: "123" at Google and "123" at Facebook are two people.
-            let named = ProcessInfo.processInfo.environment["GATEHOUSE_PROVIDERS"].map { !$0.isEmpty } ?? false
-            if sub != nil, provider == nil, named {
-                throw ValidationError("with GATEHOUSE_PROVIDERS, --sub needs --provider NAME (a subject is one provider's)")
-            }
         }
 
         func run() throws {
@@ -101,7 +96,7 @@ struct SessionsCommand: ParsableCommand {
             defer { try? db.close() }
             try migrateQuietly(db)
             do {
-                let count = try sub.map { try db.deleteSessions(sub: $0, provider: provider ?? ProviderSettings.defaultName) }
+                let count = try sub.map { try db.deleteSessions(sub: $0, provider: provider ?? subjectsProvider($0, in: db)) }
                     ?? db.deleteSessions(idPrefix: id ?? "")
                 print("revoked \(count) session\(count == 1 ? "" : "s")")
                 if count == 0 { throw Exit.failure }
@@ -112,6 +107,22 @@ struct SessionsCommand: ParsableCommand {
                 default: throw Exit.unavailable
                 }
             }
+        }
+
+        /// The provider of `sub`'s sessions when `--provider` is not given. A subject is one
+        /// provider's ("123" at Google and "123" at Facebook are two people): with
+        /// GATEHOUSE_PROVIDERS, a subject with sessions at several providers is a usage error,
+        /// naming them, and nothing is revoked.
+        private func subjectsProvider(_ sub: String, in db: any SessionAdministration) throws -> String {
+            let named = ProcessInfo.processInfo.environment["GATEHOUSE_PROVIDERS"].map { !$0.isEmpty } ?? false
+            guard named else { return ProviderSettings.defaultName }
+            let holders = Set(try db.listSessions(now: now()).filter { $0.sub == sub }.map(\.provider)).sorted()
+            guard holders.count <= 1 else {
+                report("gatehouse: this subject has sessions at \(holders.joined(separator: " and ")); "
+                       + "add --provider NAME (a subject is one provider's)")
+                throw Exit.usage
+            }
+            return holders.first ?? ProviderSettings.defaultName
         }
     }
 

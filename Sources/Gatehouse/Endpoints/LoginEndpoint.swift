@@ -24,6 +24,15 @@ struct LoginEndpoint {
         }
         guard let returnTo = ReturnTo.validate(requested) else { return invalidReturnTo() }
         let pairs = query.pairs.map { ($0.name, $0.value) }
+        // Step-up (SPEC "Sessions the SPA controls"): `acr_values` and `max_age` always pass, and the
+        // callback then requires the ID token to satisfy them.
+        let stepUp: StepUpPolicy?
+        do {
+            stepUp = try StepUpPolicy.requested(acrValues: pairs.filter { $0.0 == "acr_values" }.map(\.1),
+                                                maxAge: pairs.filter { $0.0 == "max_age" }.map(\.1))
+        } catch {
+            return invalidParameters()
+        }
         let provider: RegisteredProvider
         if query.contains("provider") {
             guard let name = query.single("provider"), let named = context.providers.provider(named: name) else {
@@ -36,20 +45,15 @@ struct LoginEndpoint {
             let passed = try? LoginParameters.selectAllowingSilent(
                 from: pairs, allowed: context.providers.all.flatMap(\.configuration.loginParams))
             guard let passed else { return invalidParameters() }
-            return ProviderEndpoints.chooser(context.providers, returnTo: requested == nil ? nil : returnTo, passing: passed)
+            // A route's step-up link has no `provider=`: the chooser's links carry the step-up, or
+            // the login they start would satisfy nothing and the route would ask again.
+            let stepUpPassed = passed.filter { $0.0 != "acr_values" && $0.0 != "max_age" } + (stepUp?.authorizationParameters ?? [])
+            return ProviderEndpoints.chooser(context.providers, returnTo: requested == nil ? nil : returnTo,
+                                             passing: stepUpPassed)
         } else {
             provider = context.providers.first
         }
         let configuration = provider.configuration
-        // Step-up (SPEC "Sessions the SPA controls"): `acr_values` and `max_age` always pass, and the
-        // callback then requires the ID token to satisfy them.
-        let stepUp: StepUpPolicy?
-        do {
-            stepUp = try StepUpPolicy.requested(acrValues: pairs.filter { $0.0 == "acr_values" }.map(\.1),
-                                                maxAge: pairs.filter { $0.0 == "max_age" }.map(\.1))
-        } catch {
-            return invalidParameters()
-        }
         // LOGIN_PARAMS: only the listed names pass (and `prompt=none`, the silent sign-in, always);
         // everything else in the query is ignored.
         let loginParameters: [(String, String)]

@@ -156,11 +156,31 @@ def test_dpop_setting_is_checked(tmp_path, upstream):
     assert result.returncode == 64 and "GATEHOUSE_DPOP" in result.stderr and "on or off" in result.stderr
 
 
+def test_dpop_on_needs_a_provider_that_lists_es256(tmp_path, upstream):
+    """GATEHOUSE_DPOP=on at a provider whose discovery has no dpop_signing_alg_values_supported:
+    `serve` stops and `check` fails, both naming the variable and the metadata field."""
+    from harness import run_cli
+    gw = Gateway(SimpleNamespace(issuer="http://127.0.0.1:1", client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+                                 register_redirect=lambda *a: None), upstream, tmp_path / "gw", register=False,
+                 start=False, env={"GATEHOUSE_DPOP": "on"})
+    provider = IdpyProvider(tmp_path / "idp", gw.public_url + "/callback", 300, extra_args=())
+    try:
+        gw.env["GATEHOUSE_ISSUER"] = provider.issuer
+        served = run_cli(["serve"], env=gw.env, timeout=30)
+        assert served.returncode != 0, served.stderr[-500:]
+        assert "GATEHOUSE_DPOP" in served.stderr and "dpop_signing_alg_values_supported" in served.stderr, served.stderr[-500:]
+        checked = run_cli(["check"], env=gw.env, timeout=30)
+        assert checked.returncode != 0, checked.stdout[-800:]
+        assert "FAIL" in checked.stdout and "GATEHOUSE_DPOP=on" in checked.stdout, checked.stdout[-800:]
+    finally:
+        provider.stop()
+
+
 def test_fapi2_profile_refuses_what_it_forbids(tmp_path, upstream):
     from harness import run_cli
     gw = Gateway(SimpleNamespace(issuer="http://127.0.0.1:1", client_id="c", client_secret="s",
                                  register_redirect=lambda *a: None), upstream, tmp_path / "gw", register=False,
-                 start=False, env={"GATEHOUSE_SECURITY_PROFILE": "fapi2"})
+                 start=False, env={"GATEHOUSE_SECURITY_PROFILE": "fapi2", "GATEHOUSE_ID_TOKEN_ALGS": "RS256"})
     result = run_cli(["serve"], env=gw.env, timeout=20)
     assert result.returncode == 64, result.stderr[-800:]
     for variable in ("GATEHOUSE_CLIENT_AUTH_METHOD", "GATEHOUSE_DPOP", "GATEHOUSE_ID_TOKEN_ALGS"):
@@ -200,7 +220,9 @@ def test_fapi2_profile_signs_in_against_idpyoidc(dpop_setup, tmp_path, kind, alg
         "GATEHOUSE_CLIENT_SECRET": None,
         "GATEHOUSE_CLIENT_PRIVATE_KEY": pem,
         "GATEHOUSE_CLIENT_KEY_ID": "client-1",
-        "GATEHOUSE_ID_TOKEN_ALGS": "ES256",
+        # Set for one run; left unset in the other, where the profile's default (PS256, ES256, EdDSA)
+        # applies instead of the usual RS256.
+        "GATEHOUSE_ID_TOKEN_ALGS": "ES256" if kind == "rsa" else None,
     }, provider_args=("--par", "--client-jwks", str(jwks), "--id-token-alg", "ES256"))
     browser = sign_in(gw)
     assert gw.get(browser, "/rs/hello").status_code == 200

@@ -102,6 +102,20 @@ def test_assertion_verified_against_the_published_keys(gateway_factory, provider
     assert bob_claims["sub"] == "bob" and bob_claims["sid"] != claims["sid"]
 
 
+def test_client_route_assertion_names_its_audience(gateway_factory, provider, upstream):
+    """`auth=client;audience=X;identity=assertion`: the gateway's own token is the bearer, and the
+    user's assertion beside it has `aud` = X (SPEC: the route's `audience=` option), as on user routes."""
+    gw = gateway_factory({"GATEHOUSE_ROUTES":
+                          f"/svc={upstream.url}/api;auth=client;scope=reports.read;audience=reports-api;identity=assertion"})
+    browser = login(gw, provider, "alice")
+    seen = upstream_headers(gw.get(browser, "/svc/echo"))
+    claims = verify(seen["gatehouse-assertion"], key_set(gw), "reports-api")
+    assert claims["sub"] == "alice"
+    with pytest.raises(Exception):
+        verify(seen["gatehouse-assertion"], key_set(gw), upstream.url.rstrip("/"))
+    assert seen["authorization"].startswith("Bearer ")
+
+
 def test_identity_headers_and_token_choices(gateway_factory, provider, upstream):
     gw = gateway_factory({"GATEHOUSE_ROUTES": ROUTES(upstream.url)})
     browser = login(gw, provider, "alice")

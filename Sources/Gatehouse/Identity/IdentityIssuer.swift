@@ -53,9 +53,12 @@ final class IdentityIssuer: Sendable {
         keySetDocument = AssertionSigningKey.keySet(current: signingKey, previous: previousKey)
     }
 
-    /// The assertion's `aud` on `route`: its `audience=` option, else the upstream's origin.
+    /// The assertion's `aud` on `route`: its `audience=` option, else the upstream's origin. On
+    /// `auth=client` that option is parsed as the client-credentials grant's, and names the same API.
     static func audience(of route: UpstreamRoute) -> String {
-        route.identity.audience ?? "\(route.upstream.scheme)://\(route.upstream.authority)"
+        if let audience = route.identity.audience { return audience }
+        if case .client(let grant, _) = route.auth, let audience = grant.audience { return audience }
+        return "\(route.upstream.scheme)://\(route.upstream.authority)"
     }
 
     /// The fields `route` adds for `session` at `now`; nil when the route adds none.

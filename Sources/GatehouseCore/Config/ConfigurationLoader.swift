@@ -98,6 +98,9 @@ extension GatehouseConfiguration {
                 }
                 // FAPI 2.0 requires PAR: `auto` becomes `on`, so a provider without it stops `serve`.
                 everyProvider[index].pushedAuthorization = .on
+                if everyProvider[index].idTokenAlgorithms == nil {
+                    everyProvider[index].idTokenAlgorithms = securityProfile.idTokenAlgorithmsDefault
+                }
             }
         }
         guard r.issues.isEmpty, everyProvider.count == idps.count, let idp = everyProvider.first, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,

@@ -9,8 +9,8 @@ import GatehouseEncoding
 ///   so a provider without PAR stops `serve`);
 /// - tokens that are not sender-constrained: `GATEHOUSE_DPOP` must be `on` (the profile: DPoP or mTLS);
 /// - ID-token algorithms other than PS256, ES256 and EdDSA (the profile's cryptography section: RS256
-///   is not allowed), including
-///   the default list: `GATEHOUSE_ID_TOKEN_ALGS` must be set;
+///   is not allowed); left unset, `GATEHOUSE_ID_TOKEN_ALGS` means those three under this profile
+///   (`idTokenAlgorithmsDefault`), not the usual RS256;
 /// - a plain `http` public URL, except on loopback (development); the provider's issuer must be
 ///   https outside loopback with or without the profile.
 ///
@@ -24,6 +24,12 @@ public enum SecurityProfile: String, Sendable, Equatable {
 
     /// The FAPI 2.0 Security Profile's signing algorithms.
     public static let fapi2Algorithms: Set<String> = ["PS256", "ES256", "EdDSA"]
+
+    /// What an unset `GATEHOUSE_ID_TOKEN_ALGS` means under this profile: the general default accepts
+    /// RS256, which the profile forbids, so an operator who chose nothing gets the profile's list.
+    public var idTokenAlgorithmsDefault: [String]? {
+        self == .fapi2 ? ["PS256", "ES256", "EdDSA"] : nil
+    }
 
     /// The problems of one provider's settings under this profile, as (variable, message); the
     /// variable is the unprefixed name (the reader scopes it to the provider).
@@ -44,11 +50,9 @@ public enum SecurityProfile: String, Sendable, Equatable {
         if provider.dpop != .on {
             out.append(("GATEHOUSE_DPOP", "is off, \(why): tokens must be sender-constrained (set GATEHOUSE_DPOP=on)"))
         }
-        let algorithms = provider.idTokenAlgorithms ?? []
-        if algorithms.isEmpty || !algorithms.allSatisfy(Self.fapi2Algorithms.contains) {
+        if let algorithms = provider.idTokenAlgorithms, !algorithms.allSatisfy(Self.fapi2Algorithms.contains) {
             out.append(("GATEHOUSE_ID_TOKEN_ALGS",
-                        (algorithms.isEmpty ? "is unset (its default accepts RS256)" : "accepts \(algorithms.joined(separator: ", "))")
-                        + ", \(why): set it to PS256, ES256 and/or EdDSA"))
+                        "accepts \(algorithms.joined(separator: ", ")), \(why): set it to PS256, ES256 and/or EdDSA, or leave it unset"))
         }
         if let publicURL, publicURL.scheme != "https", !LoopbackHost.contains(publicURL.host) {
             out.append(("GATEHOUSE_PUBLIC_URL", "is not https, \(why) (only loopback may be plain http, for development)"))

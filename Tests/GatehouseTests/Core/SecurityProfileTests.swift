@@ -57,15 +57,18 @@ struct SecurityProfileTests {
         #expect(found.contains { $0.variable == named && ($0.message.contains("fapi2") || named == "GATEHOUSE_ISSUER") }, "\(found)")
     }
 
-    @Test("The default ID-token algorithms (RS256) are refused; without the profile nothing is")
-    func defaults() {
+    @Test("Left unset, the ID-token algorithms are the profile's (no RS256); without the profile the usual default")
+    func defaults() throws {
         var environment = Self.compliant
         environment["GATEHOUSE_ID_TOKEN_ALGS"] = nil
-        #expect(issues(environment).contains { $0.variable == "GATEHOUSE_ID_TOKEN_ALGS" })
+        #expect(issues(environment).isEmpty)
+        let profiled = try GatehouseConfiguration.load(environment: environment, requireSecretKey: false).get()
+        #expect(profiled.idp.idTokenAlgorithms == ["PS256", "ES256", "EdDSA"])
         var plain = environment
         plain["GATEHOUSE_SECURITY_PROFILE"] = nil
         plain["GATEHOUSE_DPOP"] = "off"
         #expect(issues(plain).isEmpty)
+        #expect(try GatehouseConfiguration.load(environment: plain, requireSecretKey: false).get().idp.idTokenAlgorithms == nil)
         environment["GATEHOUSE_SECURITY_PROFILE"] = "fapi1"
         #expect(issues(environment).contains { $0.variable == "GATEHOUSE_SECURITY_PROFILE" })
     }
@@ -86,6 +89,7 @@ struct SecurityProfileTests {
             "GATEHOUSE_SECURITY_PROFILE": "fapi2", "GATEHOUSE_PROVIDERS": "bank",
             "GATEHOUSE_IDP_BANK_ISSUER": "https://bank.example.com", "GATEHOUSE_IDP_BANK_CLIENT_ID": "c",
             "GATEHOUSE_IDP_BANK_CLIENT_SECRET": "s", "GATEHOUSE_PUBLIC_URL": "https://app.example.com",
+            "GATEHOUSE_IDP_BANK_ID_TOKEN_ALGS": "RS256",
         ]
         let names = Set(issues(environment).map(\.variable))
         #expect(names.isSuperset(of: ["GATEHOUSE_IDP_BANK_CLIENT_AUTH_METHOD", "GATEHOUSE_IDP_BANK_DPOP",

@@ -92,7 +92,7 @@ let package = Package(
                 path: "Sources/EmbedMigrationsPlugin"),
         // Server-side sessions in SQLite or PostgreSQL: migrations, store, token sealing.
         .target(name: "GatehouseSessions",
-                dependencies: ["CSQLite", "CLibPQ", "GatehouseEncoding",
+                dependencies: ["CSQLite", "CLibPQ", "CLinux", "GatehouseEncoding",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings,

@@ -10,6 +10,7 @@ everything else waits on conditions, in bounded loops.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -238,6 +239,24 @@ def test_every_way_a_session_ends_is_refused_at_once_by_every_instance(cluster, 
     instance for any request sent after the ending answer arrived — no half-second window. Each
     way a session ends, with both instances holding it in their caches, then the very next requests
     (no wait) through the round-robin balancer and to each instance directly."""
+    every_way_a_session_ends_is_refused_at_once(cluster, provider)
+
+
+@pytest.fixture
+def sqlite_cluster(provider, upstream, tmp_path):
+    c = Cluster(provider, upstream, tmp_path, database=str(tmp_path / "shared.sqlite"), name="sqlite-cluster")
+    yield c
+    c.stop()
+
+
+def test_every_way_a_session_ends_is_refused_at_once_on_one_sqlite_file(sqlite_cluster, provider):
+    """The same with two instances on one SQLite file (one host): the end board beside the
+    database (`shared.sqlite-ends`) tells the other instance before the ending is answered."""
+    every_way_a_session_ends_is_refused_at_once(sqlite_cluster, provider)
+    assert os.path.exists(sqlite_cluster.a.env["GATEHOUSE_DATABASE"] + "-ends")
+
+
+def every_way_a_session_ends_is_refused_at_once(cluster, provider):
 
     def warm(sess):
         for gateway in cluster.gateways:

@@ -51,3 +51,20 @@ static inline int gatehouse_incoming_cpu(int fd) {
     if (getsockopt(fd, SOL_SOCKET, 49 /* SO_INCOMING_CPU */, &cpu, &length) != 0) return -1;
     return cpu;
 }
+
+// Atomics on memory shared between processes (a MAP_SHARED file mapping): Swift's `Atomic` lives
+// only in a value's own storage. Lock-free 64-bit operations are address-free, so they order
+// accesses across processes as across threads.
+#include <stdint.h>
+static inline uint64_t gatehouse_shared_load(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+static inline void gatehouse_shared_store(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+static inline uint64_t gatehouse_shared_fetch_add(uint64_t *word, uint64_t value) {
+    return __atomic_fetch_add(word, value, __ATOMIC_ACQ_REL);
+}
+static inline void gatehouse_shared_fence(void) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}

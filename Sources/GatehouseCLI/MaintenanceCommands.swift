@@ -9,7 +9,7 @@ import Logging
 /// The database the admin commands work on. They need no provider or secret key, so they read only
 /// GATEHOUSE_DATABASE (a SQLite file — WAL lets them run beside a serving gateway — or a PostgreSQL URI).
 func openMaintenance() throws -> any SessionAdministration & SessionDatabaseLifecycle {
-    let value = ProcessInfo.processInfo.environment["GATEHOUSE_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? "gatehouse.sqlite"
+    let value = maintenanceDatabase
     if let problem = DatabaseSetting.problem(in: value) {
         report("gatehouse: GATEHOUSE_DATABASE: \(problem)")
         throw Exit.usage
@@ -23,6 +23,18 @@ func openMaintenance() throws -> any SessionAdministration & SessionDatabaseLife
         report("gatehouse: cannot open the database \(target): \(error)")
         throw Exit.unavailable
     }
+}
+
+/// GATEHOUSE_DATABASE as the admin commands read it.
+var maintenanceDatabase: String {
+    ProcessInfo.processInfo.environment["GATEHOUSE_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? "gatehouse.sqlite"
+}
+
+/// Tells the instances serving the same SQLite file that sessions ended (they forget their cached
+/// copies before their next request; PostgreSQL's delete trigger does this there).
+func announceEndedSessions() {
+    guard case .sqlite(let path) = SessionDatabaseTarget(maintenanceDatabase) else { return }
+    SQLiteSessionEndBoard(databasePath: path)?.publish(.unknown)
 }
 
 func now() -> Int64 { SystemClock().unixSeconds() }
@@ -98,6 +110,7 @@ struct SessionsCommand: ParsableCommand {
             do {
                 let count = try sub.map { try db.deleteSessions(sub: $0, provider: provider ?? subjectsProvider($0, in: db)) }
                     ?? db.deleteSessions(idPrefix: id ?? "")
+                if count > 0 { announceEndedSessions() }
                 print("revoked \(count) session\(count == 1 ? "" : "s")")
                 if count == 0 { throw Exit.failure }
             } catch let error as SessionStoreError {

@@ -73,6 +73,13 @@ public final class SessionCache: Sendable {
     /// for the age of cached entries.
     private let clock: any GatewayClock
 
+    /// SQLite: the endings written by every process on the same database file (other instances,
+    /// `gatehouse sessions revoke`); nil on PostgreSQL, whose listener tells the same.
+    private let endBoard: SQLiteSessionEndBoard?
+    /// The board's entries read so far: while it equals the board's head, a request pays one load.
+    private let endBoardSeen: Atomic<UInt64>
+    private let endBoardReader = Mutex(EndBoardReader())
+
     /// Told about every session this process ends (its id hash; nil when several unknown ones
     /// ended), so the WebSockets of the session close at once.
     private let endObservers = Mutex<[@Sendable (String?) -> Void]>([])
@@ -117,8 +124,11 @@ public final class SessionCache: Sendable {
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
-                clock: any GatewayClock = SystemClock(), speedLayer: SpeedLayer = SpeedLayer()) {
+                clock: any GatewayClock = SystemClock(), speedLayer: SpeedLayer = SpeedLayer(),
+                endBoard: SQLiteSessionEndBoard? = nil) {
         self.store = store
+        self.endBoard = endBoard
+        endBoardSeen = Atomic(endBoard?.head ?? 0)
         self.speedLayer = speedLayer
         self.executor = executor
         self.clock = clock
@@ -173,6 +183,7 @@ public final class SessionCache: Sendable {
     /// `resolveWithAuthorization`. Nil for everything else (no or several cookies, an entry to
     /// load, an expired session): the caller then takes the async path, which decides those.
     func cachedResolution(in headers: HTTPHeaders, now: Int64) -> Resolved? {
+        catchUpWithOtherProcesses()
         let (found, several) = wellFormedSessionID(in: headers)
         guard let id = found, !several else { return nil }
         let clock = self.clock.monotonicNanoseconds()
@@ -207,6 +218,8 @@ public final class SessionCache: Sendable {
         guard let key, let memo, speedLayer.isOn else {
             return sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved.authorization
         }
+        // Before the generation is read: an ending read from the board moves it.
+        catchUpWithOtherProcesses()
         let generation = self.generation.load(ordering: .acquiring)
         let clock = self.clock.monotonicNanoseconds()
         let idleSeconds = self.idleSeconds, maximumAge = maximumAgeNanoseconds
@@ -306,6 +319,7 @@ public final class SessionCache: Sendable {
 
     /// As `resolve`, with the session's `Authorization` header value (cached with the session).
     public func resolveWithAuthorization(idHash: String, now: Int64, slide: Bool = true) async throws(SessionStoreError) -> Resolved? {
+        catchUpWithOtherProcesses()
         // Another loop may have loaded the entry a moment after `clock` was read: a load "in the
         // future" is fresh, not expired.
         let clock = self.clock.monotonicNanoseconds()
@@ -427,7 +441,7 @@ public final class SessionCache: Sendable {
         }
         _ = held.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
         forget(idHash)
-        notifyEnded(idHash)
+        announceEnded(idHash)
         if tellingEveryInstance { await everyInstanceTold() }
     }
 
@@ -458,7 +472,7 @@ public final class SessionCache: Sendable {
         }
         guard let ended else { return nil }
         forgetAll()
-        notifyEnded(nil)
+        announceEnded(nil)
         await everyInstanceTold()
         return ended
     }
@@ -467,7 +481,7 @@ public final class SessionCache: Sendable {
     public func endSessions(sub: String) async throws(SessionStoreError) -> Int {
         let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sub: sub) }
         forgetAll()
-        notifyEnded(nil)
+        announceEnded(nil)
         await everyInstanceTold()
         return ended
     }
@@ -485,7 +499,7 @@ public final class SessionCache: Sendable {
             return sessions
         }
         forgetAll()
-        notifyEnded(nil)
+        announceEnded(nil)
         await everyInstanceTold()
         return ended
     }
@@ -504,9 +518,72 @@ public final class SessionCache: Sendable {
         guard let ended else { return nil }
         _ = held.withLock { $0.removeValue(forKey: SessionHashKey(ended)) }
         forget(ended)
-        notifyEnded(ended)
+        announceEnded(ended)
         await everyInstanceTold()
         return ended
+    }
+
+    /// A session this process ended (nil: several, unnamed): told to this process's observers and,
+    /// on SQLite, to the other processes on the file. Every ending here goes through it.
+    private func announceEnded(_ idHash: String?) {
+        notifyEnded(idHash)
+        tellOtherProcesses(idHash.map { .session($0) } ?? .unknown)
+    }
+
+    /// SQLite: writes an ending of this process on the board, for the others (and remembers its
+    /// number, so that reading it back forgets nothing twice).
+    private func tellOtherProcesses(_ ended: SQLiteSessionEndBoard.Ended) {
+        guard let endBoard else { return }
+        endBoardReader.withLock { reader in
+            _ = reader.own.insert(endBoard.publish(ended))
+        }
+    }
+
+    /// SQLite: forgets the sessions other processes ended since the last request looked. One
+    /// atomic load when nothing is new.
+    @inline(__always)
+    private func catchUpWithOtherProcesses() {
+        guard let endBoard else { return }
+        let head = endBoard.head
+        if head != endBoardSeen.load(ordering: .acquiring) { readEndBoard(endBoard, head: head) }
+    }
+
+    private func readEndBoard(_ board: SQLiteSessionEndBoard, head: UInt64) {
+        let clock = self.clock.monotonicNanoseconds()
+        let ended = endBoardReader.withLock { reader -> [SQLiteSessionEndBoard.Ended] in
+            let seen = endBoardSeen.load(ordering: .acquiring)
+            guard head > seen else { return [] }  // another loop read them
+            var (entries, next) = board.entries(after: seen, upTo: head)
+            if next < head {
+                // An entry still being written. Its writer answers only after finishing it, so no
+                // request can need it yet; but a writer that died mid-entry would send every later
+                // request here: after a second it counts as unknown.
+                if reader.stuckAt != next {
+                    reader.stuckAt = next
+                    reader.stuckSince = clock
+                } else if clock &- reader.stuckSince > 1_000_000_000 {
+                    entries.append((next, .unknown))
+                    next = head
+                }
+            }
+            if next == head { reader.stuckAt = nil }
+            endBoardSeen.store(next, ordering: .releasing)
+            var news: [SQLiteSessionEndBoard.Ended] = []
+            for entry in entries where reader.own.remove(entry.number) == nil { news.append(entry.ended) }
+            // Own entries passed without being read back (a reader a whole board behind) go too.
+            if reader.own.contains(where: { $0 < next }) { reader.own = reader.own.filter { $0 >= next } }
+            return news
+        }
+        for entry in ended {
+            switch entry {
+            case .session(let idHash):
+                forget(idHash)
+                notifyEnded(idHash)
+            case .unknown:
+                forgetAll()
+                notifyEnded(nil)
+            }
+        }
     }
 
     private func forgetAll() {
@@ -532,7 +609,7 @@ public final class SessionCache: Sendable {
         let session = try await onStore { store throws(SessionStoreError) in try store.createSession(new, replacing: previousIdHash) }
         if let previousIdHash {
             forget(previousIdHash)
-            notifyEnded(previousIdHash)
+            announceEnded(previousIdHash)
         }
         return session
     }
@@ -640,4 +717,13 @@ public final class SessionCache: Sendable {
         let store = self.store
         return try await executor.run { () throws(SessionStoreError) in try body(store) }
     }
+}
+
+/// Where `SessionCache` is in reading the SQLite end board (under its lock).
+struct EndBoardReader {
+    /// The numbers of this process's own entries not yet read back.
+    var own: Set<UInt64> = []
+    /// An entry found still being written, and since when (the monotonic clock).
+    var stuckAt: UInt64?
+    var stuckSince: UInt64 = 0
 }

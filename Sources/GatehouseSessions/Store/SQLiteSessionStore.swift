@@ -26,6 +26,9 @@ extension SealedSessionStore where Database == SQLiteSessionDatabase {
                   pendingLoginLimits: pendingLoginLimits)
     }
 
+    /// The database file's path (`:memory:` for an in-memory one).
+    public var databasePath: String { sessionDatabase.database.path }
+
     /// A store over an already open database.
     public convenience init(database: SQLiteDatabase, sealer: TokenSealer, logger: Logger,
                             pendingLoginLimits: PendingLoginLimits = .standard) {

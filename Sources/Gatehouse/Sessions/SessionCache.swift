@@ -334,10 +334,9 @@ public final class SessionCache: Sendable {
             // Taken before the read: an ending of any session while it runs (a logout, here or by
             // back-channel) keeps the loaded row out of the cache (`settle`), so a read that began
             // before a delete cannot put the session back for the entry's lifetime.
-            generationBefore = generation.load(ordering: .acquiring)
-            guard let loaded = try await onStore({ store throws(SessionStoreError) in
-                try store.loadSession(idHash: idHash, now: now)
-            }).map(withHeld) else {
+            let before = generation.load(ordering: .acquiring)
+            generationBefore = before
+            guard let loaded = try await loadOnce(idHash: idHash, now: now, generation: before).map(withHeld) else {
                 _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
                 return nil
             }
@@ -711,6 +710,47 @@ public final class SessionCache: Sendable {
     }
 
     /// Runs one store call on the executor's threads.
+    /// Store reads under way, by session: the requests that miss the cache for the same session
+    /// at once (every connection of a busy browser when its entry ages out) share one read.
+    private let loading = Mutex<[SessionHashKey: SessionLoad]>([:])
+
+    /// The stored session, read once for all the callers that ask at the same time. A caller joins
+    /// a read under way only when no session changed or ended in this process since that read
+    /// began (`generation`): a read begun before a logout must not answer a request sent after it.
+    private func loadOnce(idHash: String, now: Int64, generation: UInt64) async throws(SessionStoreError) -> Session? {
+        let key = SessionHashKey(idHash)
+        let leads = loading.withLock { loads -> Bool? in
+            if let load = loads[key] { return load.generation == generation ? false : nil }
+            loads[key] = SessionLoad(generation: generation)
+            return true
+        }
+        let read = { [self] () async throws(SessionStoreError) -> Session? in
+            try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) }
+        }
+        switch leads {
+        case true?:
+            let outcome: Result<Session?, SessionStoreError>
+            do { outcome = .success(try await read()) } catch { outcome = .failure(error) }
+            for waiter in loading.withLock({ $0.removeValue(forKey: key)?.waiters ?? [] }) {
+                waiter.resume(returning: outcome)
+            }
+            return try outcome.get()
+        case false?:
+            let joined: Result<Session?, SessionStoreError>? = await withUnsafeContinuation { continuation in
+                let added = loading.withLock { loads -> Bool in
+                    guard loads[key]?.generation == generation else { return false }  // it ended meanwhile
+                    loads[key]?.waiters.append(continuation)
+                    return true
+                }
+                if !added { continuation.resume(returning: nil) }
+            }
+            if let joined { return try joined.get() }
+            return try await read()
+        case nil:
+            return try await read()
+        }
+    }
+
     private func onStore<Value: Sendable>(
         _ body: @escaping @Sendable (any SessionStore) throws(SessionStoreError) -> Value
     ) async throws(SessionStoreError) -> Value {
@@ -726,4 +766,11 @@ struct EndBoardReader {
     /// An entry found still being written, and since when (the monotonic clock).
     var stuckAt: UInt64?
     var stuckSince: UInt64 = 0
+}
+
+/// One store read of a session under way (`SessionCache.loadOnce`): the generation it began at,
+/// and the callers waiting for its answer.
+struct SessionLoad {
+    let generation: UInt64
+    var waiters: [UnsafeContinuation<Result<Session?, SessionStoreError>?, Never>] = []
 }

@@ -197,10 +197,15 @@ final class CountingSessionStore: SessionStore {
     func deleteSession(handle: String, sub: String, provider: String) throws(SessionStoreError) -> String? {
         try inner.deleteSession(handle: handle, sub: sub, provider: provider)
     }
+    /// Runs after every `loadSession` has read (the row is in hand, not yet returned), when set.
+    let loadedHook = Mutex<(@Sendable () -> Void)?>(nil)
+
     func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
         loads.add(1, ordering: .relaxed)
         loadHook.withLock { $0 }?()
-        return try inner.loadSession(idHash: idHash, now: now)
+        let session = try inner.loadSession(idHash: idHash, now: now)
+        loadedHook.withLock { $0 }?()
+        return session
     }
     func touch(idHash: String, lastSeen: Int64, idleExpiresAt: Int64) throws(SessionStoreError) -> Bool {
         try inner.touch(idHash: idHash, lastSeen: lastSeen, idleExpiresAt: idleExpiresAt)

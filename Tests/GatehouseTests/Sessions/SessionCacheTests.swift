@@ -66,6 +66,46 @@ struct SessionCacheTests {
         #expect(store.loads.load(ordering: .relaxed) == loadsBefore + 1)
     }
 
+    @Test("Requests that miss the cache for one session at once share one store read")
+    func concurrentMissesShareOneRead() async throws {
+        let store = CountingSessionStore()
+        let sessions = try Self.cache(over: store)
+        let session = try store.inner.createSession(.make(now: now))
+        let reading = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        store.loadHook.withLock { $0 = { reading.signal(); proceed.wait() } }
+        let now = self.now
+        let first = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
+        await Task.detached { reading.wait() }.value
+        store.loadHook.withLock { $0 = nil }
+        // Eight more misses while the first read is under way (each would read the store itself).
+        let others = (0..<8).map { _ in Task { try await sessions.resolve(idHash: session.idHash, now: now) } }
+        try await Task.sleep(for: .milliseconds(150))
+        proceed.signal()
+        #expect(try await first.value != nil)
+        for other in others { #expect(try await other.value != nil) }
+        #expect(store.loads.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("A request after a logout does not join a read that began before it")
+    func noJoiningAcrossAnEnding() async throws {
+        let store = CountingSessionStore()
+        let sessions = try Self.cache(over: store)
+        let session = try store.inner.createSession(.make(now: now))
+        let reading = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        store.loadedHook.withLock { $0 = { reading.signal(); proceed.wait() } }
+        let now = self.now
+        let first = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
+        await Task.detached { reading.wait() }.value
+        store.loadedHook.withLock { $0 = nil }
+        try await sessions.endSession(idHash: session.idHash)
+        // The first read holds the row as it was before the logout. Were the next request to join
+        // that read, it would wait for it: let it finish.
+        Task.detached { try? await Task.sleep(for: .milliseconds(200)); proceed.signal() }
+        #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil,
+                "sent after the logout was answered: refused, not answered from the earlier read")
+        _ = try await first.value
+    }
+
     @Test("endSessions(forLogoutToken:) ends exactly the matching sessions, cached or not")
     func endSessionsBySidAndSub() async throws {
         let store = InMemorySessionStore()

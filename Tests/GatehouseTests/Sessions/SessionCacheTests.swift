@@ -45,65 +45,68 @@ struct SessionCacheTests {
         #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil)
     }
 
-    @Test("A refill that read the store before a logout does not put the session back in the cache")
-    func refillRacingAnEnding() async throws {
+    /// A cache over a counting store whose first read of a fresh session is held — before the row
+    /// is read, or after — until `proceed` is signalled; `first` is that resolve.
+    private struct HeldRead {
+        let store: CountingSessionStore
+        let sessions: SessionCache
+        let session: Session
+        let proceed: DispatchSemaphore
+        let first: Task<Session?, any Error>
+    }
+
+    private func heldRead(afterTheRow: Bool = false) async throws -> HeldRead {
         let store = CountingSessionStore()
         let sessions = try Self.cache(over: store)
         let session = try store.inner.createSession(.make(now: now))
         let reading = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        store.loadHook.withLock { $0 = { reading.signal(); proceed.wait() } }
+        let hold: @Sendable () -> Void = { reading.signal(); proceed.wait() }
+        if afterTheRow { store.loadedHook.withLock { $0 = hold } } else { store.loadHook.withLock { $0 = hold } }
         let now = self.now
-        let refill = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
+        let first = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
         await Task.detached { reading.wait() }.value
         store.loadHook.withLock { $0 = nil }
+        store.loadedHook.withLock { $0 = nil }
+        return HeldRead(store: store, sessions: sessions, session: session, proceed: proceed, first: first)
+    }
+
+    @Test("A refill that read the store before a logout does not put the session back in the cache")
+    func refillRacingAnEnding() async throws {
+        let held = try await heldRead()
         // The logout completes while the refill's read is under way.
-        try await sessions.endSession(idHash: session.idHash)
-        proceed.signal()
-        _ = try await refill.value
-        let loadsBefore = store.loads.load(ordering: .relaxed)
-        #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil,
+        try await held.sessions.endSession(idHash: held.session.idHash)
+        held.proceed.signal()
+        _ = try await held.first.value
+        let loadsBefore = held.store.loads.load(ordering: .relaxed)
+        #expect(try await held.sessions.resolve(idHash: held.session.idHash, now: now) == nil,
                 "the stale read is not cached: the ended session is refused at once")
-        #expect(store.loads.load(ordering: .relaxed) == loadsBefore + 1)
+        #expect(held.store.loads.load(ordering: .relaxed) == loadsBefore + 1)
     }
 
     @Test("Requests that miss the cache for one session at once share one store read")
     func concurrentMissesShareOneRead() async throws {
-        let store = CountingSessionStore()
-        let sessions = try Self.cache(over: store)
-        let session = try store.inner.createSession(.make(now: now))
-        let reading = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        store.loadHook.withLock { $0 = { reading.signal(); proceed.wait() } }
-        let now = self.now
-        let first = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
-        await Task.detached { reading.wait() }.value
-        store.loadHook.withLock { $0 = nil }
+        let held = try await heldRead()
+        let (sessions, idHash, now) = (held.sessions, held.session.idHash, self.now)
         // Eight more misses while the first read is under way (each would read the store itself).
-        let others = (0..<8).map { _ in Task { try await sessions.resolve(idHash: session.idHash, now: now) } }
+        let others = (0..<8).map { _ in Task { try await sessions.resolve(idHash: idHash, now: now) } }
         try await Task.sleep(for: .milliseconds(150))
-        proceed.signal()
-        #expect(try await first.value != nil)
+        held.proceed.signal()
+        #expect(try await held.first.value != nil)
         for other in others { #expect(try await other.value != nil) }
-        #expect(store.loads.load(ordering: .relaxed) == 1)
+        #expect(held.store.loads.load(ordering: .relaxed) == 1)
     }
 
     @Test("A request after a logout does not join a read that began before it")
     func noJoiningAcrossAnEnding() async throws {
-        let store = CountingSessionStore()
-        let sessions = try Self.cache(over: store)
-        let session = try store.inner.createSession(.make(now: now))
-        let reading = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        store.loadedHook.withLock { $0 = { reading.signal(); proceed.wait() } }
-        let now = self.now
-        let first = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
-        await Task.detached { reading.wait() }.value
-        store.loadedHook.withLock { $0 = nil }
-        try await sessions.endSession(idHash: session.idHash)
+        let held = try await heldRead(afterTheRow: true)
+        try await held.sessions.endSession(idHash: held.session.idHash)
         // The first read holds the row as it was before the logout. Were the next request to join
         // that read, it would wait for it: let it finish.
+        let proceed = held.proceed
         Task.detached { try? await Task.sleep(for: .milliseconds(200)); proceed.signal() }
-        #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil,
+        #expect(try await held.sessions.resolve(idHash: held.session.idHash, now: now) == nil,
                 "sent after the logout was answered: refused, not answered from the earlier read")
-        _ = try await first.value
+        _ = try await held.first.value
     }
 
     @Test("endSessions(forLogoutToken:) ends exactly the matching sessions, cached or not")

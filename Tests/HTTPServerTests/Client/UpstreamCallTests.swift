@@ -294,7 +294,17 @@ final class ScriptedUpstream: @unchecked Sendable {
         _ = DetachedThread.start(name: "scripted-upstream") {
             while true {
                 let accepted = accept(listener, nil, nil)
-                if accepted < 0 { return }
+                if accepted < 0 {
+                    // Passing: a signal, a connection reset before it was taken, or every descriptor
+                    // momentarily in use by the tests running beside. Anything else (the shutdown in
+                    // `deinit`: EINVAL) ends the thread.
+                    let code = errno
+                    if code == EINTR || code == ECONNABORTED || code == EMFILE || code == ENFILE {
+                        usleep(1_000)
+                        continue
+                    }
+                    return
+                }
                 let number = counts.connections.add(1, ordering: .relaxed).oldValue
                 let connection = Connection(fd: accepted, counts: counts)
                 _ = DetachedThread.start(name: "scripted-upstream-\(number)") {

@@ -709,7 +709,6 @@ public final class SessionCache: Sendable {
         }
     }
 
-    /// Runs one store call on the executor's threads.
     /// Store reads under way, by session: the requests that miss the cache for the same session
     /// at once (every connection of a busy browser when its entry ages out) share one read.
     private let loading = Mutex<[SessionHashKey: SessionLoad]>([:])
@@ -751,6 +750,7 @@ public final class SessionCache: Sendable {
         }
     }
 
+    /// Runs one store call on the executor's threads.
     private func onStore<Value: Sendable>(
         _ body: @escaping @Sendable (any SessionStore) throws(SessionStoreError) -> Value
     ) async throws(SessionStoreError) -> Value {

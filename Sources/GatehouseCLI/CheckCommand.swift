@@ -56,8 +56,7 @@ struct CheckCommand: AsyncParsableCommand {
                     let pushes = parMode.pushes(endpoint: metadata.pushedAuthorizationRequestEndpoint)
                     print("     PAR:           \(pushes ? "pushed to \(metadata.pushedAuthorizationRequestEndpoint ?? "")" : "not used") (GATEHOUSE_PAR=\(parMode.rawValue))")
                     print("     DPoP:          \(view.idp.dpop == .on ? "on (tokens bound to a key per session)" : "off") (GATEHOUSE_DPOP=\(view.idp.dpop.rawValue))")
-                    // What `serve` refuses (ProviderConnection.build): a provider that does not list ES256.
-                    if view.idp.dpop == .on, !(metadata.dpopSigningAlgValuesSupported ?? []).contains("ES256") {
+                    if view.idp.dpop == .on, !metadata.takesES256DPoPProofs {
                         print("FAIL \(named)GATEHOUSE_DPOP=on, but the provider does not list ES256 in dpop_signing_alg_values_supported (RFC 9449); set GATEHOUSE_DPOP=off")
                         misconfigured = true
                     }

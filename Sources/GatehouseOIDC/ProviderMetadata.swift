@@ -23,6 +23,9 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     public var requirePushedAuthorizationRequests: Bool?
     /// RFC 9449 §5.1: the algorithms the provider takes DPoP proofs in.
     public var dpopSigningAlgValuesSupported: [String]?
+    /// Whether the provider takes DPoP proofs signed ES256, the only kind Gatehouse signs
+    /// (`GATEHOUSE_DPOP=on` stops `serve` and fails `check` without it).
+    public var takesES256DPoPProofs: Bool { dpopSigningAlgValuesSupported?.contains("ES256") ?? false }
 
     enum CodingKeys: String, CodingKey {
         case issuer

@@ -163,7 +163,7 @@ public final class ProviderConnection: Sendable {
             throw .requiredFeatureMissing(feature: "pushed authorization requests (RFC 9126)",
                                           field: "pushed_authorization_request_endpoint", variable: "GATEHOUSE_PAR")
         }
-        if configuration.idp.dpop == .on, !(metadata.dpopSigningAlgValuesSupported ?? []).contains("ES256") {
+        if configuration.idp.dpop == .on, !metadata.takesES256DPoPProofs {
             throw .requiredFeatureMissing(feature: "DPoP proofs signed with ES256 (RFC 9449)",
                                           field: "ES256 in dpop_signing_alg_values_supported", variable: "GATEHOUSE_DPOP")
         }

@@ -529,13 +529,10 @@ public final class SessionCache: Sendable {
         tellOtherProcesses(idHash.map { .session($0) } ?? .unknown)
     }
 
-    /// SQLite: writes an ending of this process on the board, for the others (and remembers its
-    /// number, so that reading it back forgets nothing twice).
+    /// SQLite: writes an ending of this process on the board, for the others. Reading it back
+    /// here forgets again what is already forgotten.
     private func tellOtherProcesses(_ ended: SQLiteSessionEndBoard.Ended) {
-        guard let endBoard else { return }
-        endBoardReader.withLock { reader in
-            _ = reader.own.insert(endBoard.publish(ended))
-        }
+        endBoard?.publish(ended)
     }
 
     /// SQLite: forgets the sessions other processes ended since the last request looked. One
@@ -567,11 +564,7 @@ public final class SessionCache: Sendable {
             }
             if next == head { reader.stuckAt = nil }
             endBoardSeen.store(next, ordering: .releasing)
-            var news: [SQLiteSessionEndBoard.Ended] = []
-            for entry in entries where reader.own.remove(entry.number) == nil { news.append(entry.ended) }
-            // Own entries passed without being read back (a reader a whole board behind) go too.
-            if reader.own.contains(where: { $0 < next }) { reader.own = reader.own.filter { $0 >= next } }
-            return news
+            return entries.map(\.ended)
         }
         for entry in ended {
             switch entry {
@@ -761,8 +754,6 @@ public final class SessionCache: Sendable {
 
 /// Where `SessionCache` is in reading the SQLite end board (under its lock).
 struct EndBoardReader {
-    /// The numbers of this process's own entries not yet read back.
-    var own: Set<UInt64> = []
     /// An entry found still being written, and since when (the monotonic clock).
     var stuckAt: UInt64?
     var stuckSince: UInt64 = 0

@@ -23,12 +23,13 @@ public enum SecurityProfile: String, Sendable, Equatable {
     case fapi2
 
     /// The FAPI 2.0 Security Profile's signing algorithms.
-    public static let fapi2Algorithms: Set<String> = ["PS256", "ES256", "EdDSA"]
+    public static let fapi2AlgorithmList = ["PS256", "ES256", "EdDSA"]
+    public static let fapi2Algorithms = Set(fapi2AlgorithmList)
 
     /// What an unset `GATEHOUSE_ID_TOKEN_ALGS` means under this profile: the general default accepts
     /// RS256, which the profile forbids, so an operator who chose nothing gets the profile's list.
     public var idTokenAlgorithmsDefault: [String]? {
-        self == .fapi2 ? ["PS256", "ES256", "EdDSA"] : nil
+        self == .fapi2 ? Self.fapi2AlgorithmList : nil
     }
 
     /// The problems of one provider's settings under this profile, as (variable, message); the

@@ -8,53 +8,87 @@ public enum RouteMatch: Sendable, Equatable {
     case refused(route: UpstreamRoute)
 }
 
-/// Maps request paths to upstream routes: the longest prefix wins, on whole path segments only.
+/// Maps request paths to upstream routes: the longest prefix wins, on whole path segments only,
+/// matched on the path's canonical form (RFC 3986 §6.2.2: escapes of unreserved characters
+/// decoded), which is also what is forwarded.
 ///
 /// For example: with `/api=http://up/v1`, `match(path: "/api/x")` is
 /// `.forward(route, upstreamPath: "/v1/x")`, `match(path: "/apix")` is nil.
+///
+/// A path that an upstream (or a framework behind it) could read as a more specific route's
+/// prefix than the one it matches is refused (SPEC "Routing and header names cannot be
+/// re-spelled"): with `/api` and `/api/admin`, `/api//admin`, `/api/admin;x/` and `/api/Admin/` are
+/// each a `400`, never `/api`'s policy over `/api/admin`'s upstream path.
 public struct RouteTable: Sendable, Equatable {
     /// Longest prefix first.
     public let routes: [UpstreamRoute]
     /// Each route's prefix as bytes, in the same order (compared on every request).
     private let prefixes: [[UInt8]]
+    /// Each prefix's segments as a lenient reader compares them: lowercase, without `;params`.
+    private let looseSegments: [[[UInt8]]]
 
     public init(_ routes: [UpstreamRoute]) {
         self.routes = routes.sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
         prefixes = self.routes.map { Array($0.prefix.utf8) }
+        looseSegments = self.routes.map { route in
+            route.prefix.lowercased().split(separator: "/").map { Array($0.prefix { $0 != ";" }.utf8) }
+        }
     }
 
     public static func == (a: RouteTable, b: RouteTable) -> Bool { a.routes == b.routes }
 
     public var isEmpty: Bool { routes.isEmpty }
 
-    /// Matches the still-percent-encoded request path (`HTTPRequestHead.path`).
+    /// Matches the request path as received (`HTTPRequestHead.path`, still percent-encoded).
     /// - Returns: nil when no route covers the path.
     public func match(path: Substring) -> RouteMatch? {
-        // The route and the verdict on the path's bytes, in one pass (Substring cuts and the
-        // generic views cost about 700 instructions per proxied request). `withUTF8` reads a
-        // native string's own bytes; `utf8.withContiguousStorageIfAvailable` on a Substring went
-        // through the generic `Slice` (about 300 instructions a call).
+        // The route and the verdict on the path's bytes (Substring cuts and the generic views cost
+        // about 700 instructions per proxied request). `withUTF8` reads a native string's own
+        // bytes; `utf8.withContiguousStorageIfAvailable` on a Substring went through the generic
+        // `Slice` (about 300 instructions a call).
         var bytes = path
-        let found = bytes.withUTF8 { match(bytes: $0) }
-        guard let found else { return nil }
-        let route = routes[found.index]
-        guard found.safe else { return .refused(route: route) }
+        return bytes.withUTF8 { raw -> RouteMatch? in
+            let shape = CanonicalPath.Shape(raw)
+            guard shape.mayBeRespelled else {
+                guard let index = routeIndex(raw) else { return nil }
+                return verdict(index, path: raw)
+            }
+            guard shape.hasEscapes else { return respelledMatch(raw, malformed: false) }
+            let canonical = CanonicalPath.decodingUnreserved(raw)
+            return canonical.bytes.withUnsafeBufferPointer { respelledMatch($0, malformed: canonical.malformed) }
+        }
+    }
+
+    /// The match of a canonical path that a lenient reader might take for a more specific route:
+    /// refused when it would (or when its escapes are malformed), else as `verdict`.
+    private func respelledMatch(_ path: UnsafeBufferPointer<UInt8>, malformed: Bool) -> RouteMatch? {
+        // Under no route as spelled, nothing is forwarded: the static files answer, whatever a
+        // lenient reader would make of it.
+        guard let index = routeIndex(path) else { return nil }
+        if malformed || looseRouteIndex(path) != index { return .refused(route: routes[index]) }
+        return verdict(index, path: path)
+    }
+
+    /// The match for route `index` of the canonical `path`: refused when its rest could escape the
+    /// prefix, else forwarded with that path (the prefix replaced when the route says so).
+    private func verdict(_ index: Int, path: UnsafeBufferPointer<UInt8>) -> RouteMatch {
+        let route = routes[index]
+        let rest = UnsafeBufferPointer(rebasing: path[prefixes[index].count...])
+        guard Self.isSafeRemainder(bytes: rest) else { return .refused(route: route) }
         let upstreamPath: String
         if let replacement = route.replacementPath {
-            let rest = path[path.utf8.index(path.utf8.startIndex, offsetBy: prefixes[found.index].count)...]
-            let joined = replacement + rest
+            let joined = replacement + String(decoding: rest, as: UTF8.self)
             upstreamPath = joined.isEmpty ? "/" : joined
         } else {
-            upstreamPath = String(path)
+            upstreamPath = String(decoding: path, as: UTF8.self)
         }
         return .forward(route: route, upstreamPath: upstreamPath)
     }
 
-    /// The first (longest) route whose prefix `path` starts with, whole segments, and whether the
-    /// rest is safe to forward.
-    private func match(bytes path: UnsafeBufferPointer<UInt8>) -> (index: Int, safe: Bool)? {
-        guard let index = routeIndex(path) else { return nil }
-        return (index, Self.isSafeRemainder(bytes: UnsafeBufferPointer(rebasing: path[prefixes[index].count...])))
+    /// The first (longest) route whose prefix `path` names to a lenient reader: empty segments
+    /// skipped, `;params` (also as `%3B`) cut from each segment, ASCII case folded.
+    private func looseRouteIndex(_ path: UnsafeBufferPointer<UInt8>) -> Int? {
+        looseSegments.firstIndex { CanonicalPath.looselyStarts(path, with: $0) }
     }
 
     /// The index of the first (longest) route whose prefix `path` starts with, whole segments.

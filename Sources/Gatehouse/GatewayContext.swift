@@ -77,7 +77,8 @@ public final class GatewayContext: Sendable {
         self.now = now
         cookie = SessionCookie(configuration: configuration)
         forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
-                                     csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader)
+                                     csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader,
+                                     forwardsUnderscoreHeaders: configuration.underscoreHeaders == .forward)
         secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
                                 contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
         let speedLayer = SpeedLayer()

@@ -62,6 +62,8 @@ extension GatehouseConfiguration {
         let trustedProxies = r.trustedProxies()
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
         let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
+        let underscoreHeaders = r.choice("GATEHOUSE_FORWARD_UNDERSCORE_HEADERS", default: UnderscoreHeaderPolicy.drop,
+                                         expected: "true or false")
         let assertionHeader = r.assertionHeader(csrfHeader: csrfHeader)
         let assertionTTL = r.duration("GATEHOUSE_ASSERTION_TTL", default: 60, allowZero: false)
         if let assertionTTL, !(5...3_600).contains(assertionTTL) {
@@ -83,6 +85,7 @@ extension GatehouseConfiguration {
         // `auth=client` routes get their tokens from the first provider.
         if let first = idps.first ?? nil { r.refusePublicClientCredentials(routes: routes, provider: first) }
         r.refuseUnknownRouteProviders(routes: routes, names: named ?? [ProviderSettings.defaultName])
+        r.refuseWeakeningRouteCombinations(routes: routes, securityProfile: securityProfile)
 
         var everyProvider = idps.compactMap { $0 }
         if let securityProfile, securityProfile == .fapi2 {
@@ -107,7 +110,7 @@ extension GatehouseConfiguration {
               let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
               let maxBody, let upstreamTimeout, let logLevel, let logFormat,
               let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout,
-              let persistent, let assertionHeader, let assertionTTL
+              let persistent, let assertionHeader, let assertionTTL, let underscoreHeaders
         else {
             return .failure(ConfigurationErrors(issues: r.uniqueIssues))
         }
@@ -122,6 +125,7 @@ extension GatehouseConfiguration {
         configuration.namedProviderList = named == nil ? [] : everyProvider
         configuration.contentSecurityPolicy = contentSecurityPolicy
         configuration.websocketIdle = websocketIdle ?? 600
+        configuration.underscoreHeaders = underscoreHeaders
         configuration.cpuAffinity = cpuAffinity
         configuration.sessionCookiePersistence = persistent
         configuration.metricsListen = metricsListen

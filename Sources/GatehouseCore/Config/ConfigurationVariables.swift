@@ -41,6 +41,8 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_PROVIDER_TIMEOUT", "10s", "time limit for each call to the provider"),
         ("GATEHOUSE_TRUSTED_PROXIES", "none",
          "comma-separated CIDRs of load balancers whose X-Forwarded-For is kept and appended to"),
+        ("GATEHOUSE_FORWARD_UNDERSCORE_HEADERS", "false",
+         "true: request headers with _ in their name reach upstreams (identity and forwarding names never do, in any spelling)"),
         ("GATEHOUSE_UPSTREAM_TIMEOUT", "30s", "time limit for an upstream's first response byte"),
         ("GATEHOUSE_WEBSOCKET_IDLE", "10m", "a proxied WebSocket silent in both directions this long is closed"),
         ("GATEHOUSE_CPU_AFFINITY", "auto",

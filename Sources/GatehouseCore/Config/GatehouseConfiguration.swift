@@ -87,6 +87,9 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var trustedProxies: [CIDR]
     /// Time limit for an upstream's first response byte, seconds.
     public var upstreamTimeout: Int
+    /// `GATEHOUSE_FORWARD_UNDERSCORE_HEADERS`: whether request headers with `_` in their name
+    /// reach upstreams (the identity and forwarding names never do, in any spelling).
+    public var underscoreHeaders: UnderscoreHeaderPolicy = .drop
     /// In-flight API calls per route and event loop before more are refused with `503`
     /// (`GATEHOUSE_ROUTE_MAX_IN_FLIGHT`, a route's `max_in_flight=` option wins).
     public var routeMaxInFlight: Int = 512
@@ -142,6 +145,14 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
             trustedProxies=\(trustedProxies.map(\.description).joined(separator: ","))
             """
     }
+}
+
+/// `GATEHOUSE_FORWARD_UNDERSCORE_HEADERS`: `false` (the default, nginx's `underscores_in_headers
+/// off`) drops every request header whose name has `_` before forwarding, since CGI, WSGI and Rack
+/// servers read `X_Forwarded_User` as `X-Forwarded-User`.
+public enum UnderscoreHeaderPolicy: String, Sendable {
+    case drop = "false"
+    case forward = "true"
 }
 
 /// `GATEHOUSE_SESSION_PERSISTENT` ("remember me"): `false` (the default) gives a browser-session

@@ -60,6 +60,28 @@ public struct HeaderNameSet: Sendable {
         }
     }
 
+    /// `contains` for a name in any spelling that CGI/WSGI servers and Rack read as the same
+    /// variable: `_` as `-`, any case (`X_Forwarded_User` is `x-forwarded-user` to them).
+    public func contains(spellingOf name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let length = name.count
+        guard length < byLength.count, let base = name.baseAddress else { return false }
+        return byLength[length].withUnsafeBufferPointer { candidates in
+            var offset = 0
+            while offset < candidates.count {
+                var i = 0
+                while i < length {
+                    let x = base[i]
+                    let folded = x == UInt8(ascii: "_") ? UInt8(ascii: "-") : (x &- 65 < 26 ? x | 0x20 : x)
+                    if folded != candidates[offset + i] { break }
+                    i += 1
+                }
+                if i == length { return true }
+                offset += length
+            }
+            return false
+        }
+    }
+
     /// The names, each as it is kept (lowercase).
     private var names: [String] {
         byLength.enumerated().flatMap { length, bytes in

@@ -46,7 +46,7 @@ extension ProxyForwarding {
     public var loopCopy: ProxyForwarding {
         ProxyForwarding(forwardedHost: forwardedHost.ownedCopy, forwardedProto: forwardedProto.ownedCopy,
                         trustedProxies: trustedProxies.map(\.loopCopy), csrfHeader: csrfHeader.ownedCopy,
-                        assertionHeader: assertionHeader.ownedCopy)
+                        assertionHeader: assertionHeader.ownedCopy, forwardsUnderscoreHeaders: forwardsUnderscoreHeaders)
     }
 }
 

@@ -20,6 +20,8 @@ public struct ProxyForwarding: Sendable, Equatable {
     /// The identity assertion's header (`GATEHOUSE_ASSERTION_HEADER`): a browser's copy is forged,
     /// so it is never forwarded, on any route.
     public let assertionHeader: String
+    /// `GATEHOUSE_FORWARD_UNDERSCORE_HEADERS`: whether names with `_` may pass at all.
+    public let forwardsUnderscoreHeaders: Bool
     /// `X-Forwarded-Proto` and `X-Forwarded-Host` as added to every forwarded request, checked once
     /// (nil when they could not be written: then the head writer drops them, as it would anyway).
     let forwardedProtoField: HTTPField.Checked?
@@ -33,14 +35,15 @@ public struct ProxyForwarding: Sendable, Equatable {
     let droppedFromOthers: HeaderNameSet
 
     public init(publicURL: PublicURL, trustedProxies: [CIDR], csrfHeader: String,
-                assertionHeader: String = "Gatehouse-Assertion") {
+                assertionHeader: String = "Gatehouse-Assertion", forwardsUnderscoreHeaders: Bool = false) {
         self.init(forwardedHost: String(publicURL.origin.utf8.dropFirst(publicURL.scheme.utf8.count + 3))!,
                   forwardedProto: publicURL.scheme, trustedProxies: trustedProxies, csrfHeader: csrfHeader,
-                  assertionHeader: assertionHeader)
+                  assertionHeader: assertionHeader, forwardsUnderscoreHeaders: forwardsUnderscoreHeaders)
     }
 
     public init(forwardedHost: String, forwardedProto: String, trustedProxies: [CIDR], csrfHeader: String,
-                assertionHeader: String = "Gatehouse-Assertion") {
+                assertionHeader: String = "Gatehouse-Assertion", forwardsUnderscoreHeaders: Bool = false) {
+        self.forwardsUnderscoreHeaders = forwardsUnderscoreHeaders
         self.forwardedHost = forwardedHost
         self.forwardedProto = forwardedProto
         self.trustedProxies = trustedProxies
@@ -53,11 +56,11 @@ public struct ProxyForwarding: Sendable, Equatable {
         droppedFromOthers = ProxyHeaderPolicy.upstreamDropped.adding(assertionHeader)
     }
 
-    /// Equal when configured alike (everything else is derived from these five).
+    /// Equal when configured alike (everything else is derived from these six).
     public static func == (a: ProxyForwarding, b: ProxyForwarding) -> Bool {
         a.forwardedHost == b.forwardedHost && a.forwardedProto == b.forwardedProto
             && a.trustedProxies == b.trustedProxies && a.csrfHeader == b.csrfHeader
-            && a.assertionHeader == b.assertionHeader
+            && a.assertionHeader == b.assertionHeader && a.forwardsUnderscoreHeaders == b.forwardsUnderscoreHeaders
     }
 
     /// True when `peerIP` is one of the trusted proxies.

@@ -12,15 +12,17 @@ public enum ProxyHeaderPolicy {
                                                 "proxy-authenticate"])
 
     /// Never forwarded upstream: hop-by-hop, the browser's credentials, what the gateway sets
-    /// itself (`Host`, `X-Forwarded-Host`/`-Proto`, whoever sent them), and the identity headers.
+    /// itself (`Host`, `X-Forwarded-Host`/`-Proto`, whoever sent them, and the `DPoP` proof of a
+    /// bound session: a browser's own proof beside the gateway's would be forwarded as the
+    /// user's), and the identity headers.
     static let upstreamAlwaysDropped = hopByHop.union(["cookie", "authorization", "host", "expect",
                                                        "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
-                                                       "traceparent"] + identityHeaders)
+                                                       "traceparent", "dpop"] + identityHeaders)
     /// Headers an upstream behind an authenticating proxy believes name the user (oauth2-proxy's,
     /// Apache's, the gateway's own assertion): a browser's copy of any of them is forged, on every
     /// route, signed in or out, whoever forwarded it (SPEC "Identity for your own APIs").
     public static let identityHeaders = ["x-forwarded-user", "x-forwarded-email", "x-forwarded-preferred-username",
-                                         "x-forwarded-groups", "x-forwarded-access-token", "x-auth-request-user",
+                                         "x-forwarded-groups", "x-forwarded-access-token", "x-forwarded-provider", "x-auth-request-user",
                                          "x-auth-request-email", "x-auth-request-preferred-username",
                                          "x-auth-request-groups", "x-auth-request-access-token", "remote-user",
                                          "x-remote-user", "gatehouse-assertion"]
@@ -96,7 +98,16 @@ public enum ProxyHeaderPolicy {
             func passes(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
                 if dropped.contains(bytes: name) || ByteSearch.equalIgnoringASCIICase(name, csrf)
                     || (named?.contains(bytes: name) ?? false) { return false }
+                if ByteSearch.firstIndex(of: UInt8(ascii: "_"), in: name, from: 0, to: name.count) < name.count,
+                   !passesUnderscored(name) { return false }
                 return passesTracestate || !ByteSearch.equalIgnoringASCIICase(name, "tracestate")
+            }
+            // CGI, WSGI (gunicorn < 22, wsgiref) and Rack (Puma < 6.4.3) read `_` and `-` alike, so
+            // `X_Forwarded_User` is the identity header to them: nginx's default drops such names.
+            func passesUnderscored(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+                guard forwarding.forwardsUnderscoreHeaders else { return false }
+                return !forwarding.droppedFromOthers.contains(spellingOf: name)
+                    && !Self.sameSpelling(name, csrf) && !(named?.contains(spellingOf: name) ?? false)
             }
             guard incoming.count <= 64 else {
                 var kept = HTTPHeaders(minimumCapacity: incoming.count, bytes: incoming.encodedSize)
@@ -115,6 +126,14 @@ public enum ProxyHeaderPolicy {
         let previous = trusted ? incoming.values("X-Forwarded-For").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty } : []
         let forwardedFor = previous.isEmpty ? peer : (previous.map(String.init) + [peer]).joined(separator: ", ")
         return UpstreamFieldPassing(received: received, passed: passed, forwardedFor: forwardedFor)
+    }
+
+    /// True when `name` is `other` read as CGI reads names (`_` as `-`, any case).
+    static func sameSpelling(_ name: UnsafeBufferPointer<UInt8>, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == other.count else { return false }
+        func fold(_ x: UInt8) -> UInt8 { x == UInt8(ascii: "_") ? UInt8(ascii: "-") : (x &- 65 < 26 ? x | 0x20 : x) }
+        for i in 0..<name.count where fold(name[i]) != fold(other[i]) { return false }
+        return true
     }
 
     /// The upstream's response headers to pass to the browser: without hop-by-hop fields, fields

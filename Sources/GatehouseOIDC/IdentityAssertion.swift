@@ -60,13 +60,25 @@ public struct IdentityAssertion: Sendable {
         }
     }
 
+    /// True only for `"email_verified": true` (or Apple's and others' string `"true"`).
+    public var emailVerified: Bool {
+        switch userClaims["email_verified"] {
+        case .bool(let verified)?: return verified
+        case .string(let text)?: return text == "true"
+        default: return false
+        }
+    }
+
     /// The identity headers' values (`identity=headers`): name and value, in this order, for the
-    /// claims the session has. Values that cannot be a header's (control characters) are left out
+    /// claims the session has (the email only when verified; the provider's name always, so that
+    /// `sub` at two providers differs). Values that cannot be a header's (control characters) are left out
     /// by the caller's field check; a group name with a comma would be ambiguous, so such groups are
     /// left out here.
     public var headerValues: [(name: String, value: String)] {
-        var out = [("X-Forwarded-User", subject)]
-        if let email = string("email") { out.append(("X-Forwarded-Email", email)) }
+        var out = [("X-Forwarded-User", subject), ("X-Forwarded-Provider", provider)]
+        // An upstream that trusts the header would take an unverified address for the user's own
+        // (oauth2-proxy refuses such logins by default).
+        if emailVerified, let email = string("email") { out.append(("X-Forwarded-Email", email)) }
         if let username = string("preferred_username") { out.append(("X-Forwarded-Preferred-Username", username)) }
         if let groups = groups?.filter({ !$0.contains(",") && !$0.isEmpty }), !groups.isEmpty {
             out.append(("X-Forwarded-Groups", groups.joined(separator: ",")))

@@ -82,10 +82,25 @@ struct AssertionSigningKeyTests {
         #expect(claims["groups"] == .array([.string("admins"), .string("a,b")]))
         #expect(claims["nonce"] == nil && claims["at_hash"] == nil)
         let headers = facts.headerValues
-        #expect(headers.map(\.name) == ["X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Preferred-Username",
-                                        "X-Forwarded-Groups"])
+        #expect(headers.map(\.name) == ["X-Forwarded-User", "X-Forwarded-Provider", "X-Forwarded-Email",
+                                        "X-Forwarded-Preferred-Username", "X-Forwarded-Groups"])
+        #expect(headers[1].value == "google")
         // A group with a comma would read as two: left out of the header.
         #expect(headers.last?.value == "admins")
+    }
+
+    @Test("The email header goes out only for a verified email", arguments: [
+        (#""email_verified":false"#, false), (#""email_verified":"false""#, false), ("", false),
+        (#""email_verified":"yes""#, false), (#""email_verified":1"#, false),
+        (#""email_verified":true"#, true), (#""email_verified":"true""#, true),
+    ])
+    func unverifiedEmail(verified: String, sent: Bool) {
+        let comma = verified.isEmpty ? "" : ","
+        let json = Array(#"{"email":"ceo@example.com"\#(comma)\#(verified)}"#.utf8)
+        let facts = IdentityAssertion(claimsJSON: json, subject: "00u-ceo", provider: "social",
+                                      providerIssuer: "https://idp", sessionHandle: "h")
+        #expect(facts.headerValues.contains { $0.name == "X-Forwarded-Email" } == sent)
+        #expect(facts.headerValues.contains { $0.name == "X-Forwarded-Provider" && $0.value == "social" })
     }
 
     @Test("A session with few claims gives only what it has")
@@ -95,7 +110,7 @@ struct AssertionSigningKeyTests {
         let claims = facts.claims(issuer: "https://app", audience: "a", issuedAt: 1, lifetime: 60)
         #expect(Set(claims.keys) == ["iss", "aud", "sub", "idp", "idp_iss", "sid", "iat", "exp"])
         #expect(claims["idp_iss"] == .string("https://idp"))
-        #expect(facts.headerValues.map(\.name) == ["X-Forwarded-User"])
+        #expect(facts.headerValues.map(\.name) == ["X-Forwarded-User", "X-Forwarded-Provider"])
         #expect(IdentityAssertion(claimsJSON: Array("not json".utf8), subject: "u", provider: "p", providerIssuer: "i",
                                   sessionHandle: "h").userClaims.isEmpty)
     }

@@ -25,8 +25,11 @@ struct ApiProxy {
                  fieldsRead: RequestFieldMemo) -> HandlerAnswer {
         let context = self.context
         let route = target.route
-        // Admission first: a call past the route's bound costs nothing more than this answer.
-        guard route.inFlight.enter(limit: route.maxInFlight ?? context.configuration.routeMaxInFlight) else {
+        // Admission first: a call past the route's bound, or past its client's share of a busy
+        // route, costs nothing more than this answer.
+        let caller = Self.admissionClient(route: route, head: head, peerIP: connection.peer.ip,
+                                          fieldsRead: fieldsRead, context: context)
+        guard route.inFlight.enter(limit: route.maxInFlight ?? context.configuration.routeMaxInFlight, client: caller) else {
             context.metrics.upstreamError(kind: "overloaded")
             return .now(context.secure.response(InFlightTicket.refusal))
         }
@@ -41,7 +44,7 @@ struct ApiProxy {
         guard case .forward(let authorization, let identity, let dpop)? = RouteCredentials.cachedAuthorization(
             for: route, headers: head.headers, loneKey: { fieldsRead.loneSessionKey(in: context.sessions) },
             context: context) else {
-            let ticket = InFlightTicket(admitted: route.inFlight)
+            let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
                 switch await RouteCredentials.authorization(for: route, headers: request.head.headers, context: context) {
@@ -60,7 +63,7 @@ struct ApiProxy {
         let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, authorization: authorization,
                                                          identity: identity, passing: passing, context: context)
         guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
-            let ticket = InFlightTicket(admitted: route.inFlight)
+            let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
                 await Self.send(upstreamRequest, retry: retry, route: route, request: request, context: context, writer: writer)
@@ -70,16 +73,33 @@ struct ApiProxy {
         switch client.sendOnLoop(consume upstreamRequest, loop: completion.loop) {
         case .sent(let call):
             LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion,
-                      admittedOn: route.inFlight, nonceRetry: retry).start()
+                      admittedOn: route.inFlight, client: caller, nonceRetry: retry).start()
             return .onLoop
         case .notSent(let unsent):
             // No idle pooled connection: the same upstream request, sent from the task.
-            let ticket = InFlightTicket(admitted: route.inFlight)
+            let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
                 await Self.send(unsent, retry: retry, route: route, request: request, context: context, writer: writer)
             }
         }
+    }
+
+    /// Whom a call counts against in the route's share: the session on routes that need one (a
+    /// forged cookie there is refused before any upstream is asked, so it cannot hold a slot), else
+    /// the client's address (the one a trusted proxy names).
+    private static func admissionClient(route: UpstreamRoute, head: HTTPRequestHead, peerIP: String,
+                                        fieldsRead: RequestFieldMemo, context: GatewayContext) -> UInt64 {
+        switch route.auth {
+        case .user, .client(_, sessionRequired: true):
+            if let key = fieldsRead.loneSessionKey(in: context.sessions) { return key.admissionHash }
+        default: break
+        }
+        guard context.forwarding.trusts(peerIP: peerIP),
+              let claimed = head.headers.values("X-Forwarded-For").last?.split(separator: ",").last else {
+            return AdmissionClient.address(peerIP)
+        }
+        return AdmissionClient.address(String(claimed.trimmingASCIIWhitespace()))
     }
 
     /// The request the upstream gets: the route's target, the browser's fields as the header policy

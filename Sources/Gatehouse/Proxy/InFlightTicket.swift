@@ -7,13 +7,14 @@ import HTTP1
 /// object of its own, leaves the count the same way.
 final class InFlightTicket: Sendable {
     private let count: InFlightCount
+    private let client: UInt64
 
-    /// For a call `count` has already admitted (`InFlightCount.enter`).
-    init(admitted count: InFlightCount) {
-        self.count = count
+    /// For a call of `client` that `count` has already admitted (`InFlightCount.enter`).
+    init(admitted count: InFlightCount, client: UInt64) {
+        (self.count, self.client) = (count, client)
     }
 
-    deinit { count.leave() }
+    deinit { count.leave(client: client) }
 
     /// The answer to a call past the bound: `503` at once, before the session, the provider or
     /// the upstream is touched.

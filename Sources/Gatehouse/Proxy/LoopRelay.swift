@@ -16,17 +16,18 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     /// The count that admitted the call: left when this relay goes, i.e. once the answer is relayed
     /// (here, or by the tasks it continues in, which hold the relay until they end).
     private let admittedOn: InFlightCount
+    private let client: UInt64
     /// A DPoP call's second chance when the upstream asks for a new nonce (`ApiProxy`).
     private let nonceRetry: DPoPNonceRetry?
 
     init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
-         completion: HandlerCompletion, admittedOn: InFlightCount, nonceRetry: DPoPNonceRetry? = nil) {
+         completion: HandlerCompletion, admittedOn: InFlightCount, client: UInt64, nonceRetry: DPoPNonceRetry? = nil) {
         self.call = call
         (self.method, self.context, self.writer) = (method, context, writer)
-        (self.completion, self.admittedOn, self.nonceRetry) = (completion, admittedOn, nonceRetry)
+        (self.completion, self.admittedOn, self.client, self.nonceRetry) = (completion, admittedOn, client, nonceRetry)
     }
 
-    deinit { admittedOn.leave() }
+    deinit { admittedOn.leave(client: client) }
 
     /// Waits for the answer (the call keeps this relay until then).
     func start() {

@@ -33,6 +33,9 @@ struct SessionCookieKey: Hashable, Sendable {
         hasher.combine(words.5)
     }
 
+    /// The key as one word (its bytes are the cookie's random value), for admission shares.
+    var admissionHash: UInt64 { words.0 ^ words.1 ^ words.2 ^ words.3 ^ words.4 ^ words.5 }
+
     /// A slot of a direct-mapped table of `count` slots (a power of two): every word mixed in by
     /// multiplication with `seed` (odd), the top bits taken.
     func slotIndex(seed: UInt64, count: Int) -> Int {

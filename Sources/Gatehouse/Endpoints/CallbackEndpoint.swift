@@ -226,6 +226,7 @@ struct CallbackEndpoint {
                                 tokenType: tokens.tokenType, scope: tokens.scope,
                                 accessTokenLifetime: tokens.expiresIn.map { Int64($0) })
         tokenSet.dpopKey = dpop?.stored
+        tokenSet.issuer = configuration.issuer
         let lifetime = Int64(config.sessionLifetime)
         let newSession = NewSession(idHash: id.hash, sub: claims.sub, sid: claims.sid, claims: claimsJSON, tokens: tokenSet,
                                     createdAt: now,

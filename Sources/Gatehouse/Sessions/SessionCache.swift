@@ -119,8 +119,9 @@ public final class SessionCache: Sendable {
     private let speedLayer: SpeedLayer
     /// The providers sessions may belong to: a session of a provider taken out of the configuration
     /// could be neither refreshed, revoked nor ended by its provider's back-channel logout, so it ends
-    /// when it is read.
-    private let configuredProviders: Set<String>
+    /// when it is read. By name, each one's issuer: a session whose tokens came from another issuer
+    /// (the name re-pointed, or `GATEHOUSE_ISSUER` changed, on the same database) ends too.
+    private let configuredProviders: [String: String]
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
@@ -133,7 +134,7 @@ public final class SessionCache: Sendable {
         self.executor = executor
         self.clock = clock
         cookieName = configuration.cookieName
-        configuredProviders = Set(configuration.providers.map(\.name))
+        configuredProviders = Dictionary(configuration.providers.map { ($0.name, $0.issuer) }, uniquingKeysWith: { first, _ in first })
         idleSeconds = Int64(configuration.sessionIdle)
         touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
         self.logger = logger
@@ -340,8 +341,12 @@ public final class SessionCache: Sendable {
                 _ = cache.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
                 return nil
             }
-            guard configuredProviders.contains(loaded.provider) else {
+            guard let issuer = configuredProviders[loaded.provider] else {
                 await dropEnded(idHash: idHash, reason: "its provider \(loaded.provider) is no longer configured")
+                return nil
+            }
+            if let began = loaded.tokens.issuer, began != issuer {
+                await dropEnded(idHash: idHash, reason: "its provider \(loaded.provider) now names another issuer")
                 return nil
             }
             let previous = cache.withLock { $0[SessionHashKey(idHash)] }

@@ -15,6 +15,10 @@ public struct TokenSet: Sendable, Equatable, Codable {
     /// The session's DPoP private key (RFC 9449; base64url of its 32 bytes) when its tokens are
     /// bound to one (`GATEHOUSE_DPOP=on`); sealed with the tokens, never anywhere else.
     public var dpopKey: String?
+    /// The issuer of the provider these tokens came from, as configured when the session began
+    /// (nil in sessions from before it was kept). A provider name re-pointed at another issuer
+    /// must not send this issuer's refresh token there, nor vouch for its user.
+    public var issuer: String?
 
     public init(accessToken: String, refreshToken: String? = nil, idToken: String? = nil,
                 accessTokenExpiresAt: Int64? = nil, tokenType: String = "Bearer", scope: String? = nil,

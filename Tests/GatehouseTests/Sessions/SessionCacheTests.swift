@@ -45,6 +45,19 @@ struct SessionCacheTests {
         #expect(try await sessions.resolve(idHash: session.idHash, now: now) == nil)
     }
 
+    @Test("A session whose tokens came from another issuer than its provider's ends when read",
+          arguments: [("http://127.0.0.1:9", true), (nil, true), ("https://other-idp.example", false)])
+    func issuerRepointed(began: String?, kept: Bool) async throws {
+        let store = InMemorySessionStore()
+        let sessions = try Self.cache(over: store)
+        var tokens = TokenSet.make()
+        tokens.issuer = began
+        let session = try store.createSession(.make(tokens: tokens, now: now))
+        #expect((try await sessions.resolve(idHash: session.idHash, now: now) != nil) == kept)
+        // Ended, not merely refused: the old issuer's refresh token is never sent to the new one.
+        #expect((try store.loadSession(idHash: session.idHash, now: now) != nil) == kept)
+    }
+
     /// A cache over a counting store whose first read of a fresh session is held — before the row
     /// is read, or after — until `proceed` is signalled; `first` is that resolve.
     private struct HeldRead {

@@ -169,6 +169,8 @@ def test_dpop_on_needs_a_provider_that_lists_es256(tmp_path, upstream):
         served = run_cli(["serve"], env=gw.env, timeout=30)
         assert served.returncode != 0, served.stderr[-500:]
         assert "GATEHOUSE_DPOP" in served.stderr and "dpop_signing_alg_values_supported" in served.stderr, served.stderr[-500:]
+        # The remedy is a value that starts: GATEHOUSE_DPOP has no `auto`.
+        assert "GATEHOUSE_DPOP=off" in served.stderr and "GATEHOUSE_DPOP=auto" not in served.stderr, served.stderr[-500:]
         checked = run_cli(["check"], env=gw.env, timeout=30)
         assert checked.returncode != 0, checked.stdout[-800:]
         assert "FAIL" in checked.stdout and "GATEHOUSE_DPOP=on" in checked.stdout, checked.stdout[-800:]

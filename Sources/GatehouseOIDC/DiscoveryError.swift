@@ -11,8 +11,9 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidEndpoint(field: String, value: String, reason: String)
     case s256NotSupported(advertised: [String])
     /// A feature the configuration requires that the provider does not advertise (`GATEHOUSE_PAR=on`
-    /// at a provider without `pushed_authorization_request_endpoint`).
-    case requiredFeatureMissing(feature: String, field: String, variable: String)
+    /// at a provider without `pushed_authorization_request_endpoint`); `otherValues` are the values
+    /// of `variable` that would start (`GATEHOUSE_DPOP` has no `auto`).
+    case requiredFeatureMissing(feature: String, field: String, variable: String, otherValues: String)
 
     public var description: String {
         switch self {
@@ -30,8 +31,8 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
             "the discovery document has no \(field); set \(variable) to the provider's endpoint"
         case .invalidEndpoint(let field, let value, let reason):
             "the discovery document's \(field) \"\(value)\" \(reason)"
-        case .requiredFeatureMissing(let feature, let field, let variable):
-            "\(variable)=on requires \(feature), but the discovery document has no \(field); set \(variable)=auto or off, or use a provider that supports it"
+        case .requiredFeatureMissing(let feature, let field, let variable, let otherValues):
+            "\(variable)=on requires \(feature), but the discovery document has no \(field); set \(variable)=\(otherValues), or use a provider that supports it"
         case .s256NotSupported(let advertised):
             "the provider's code_challenge_methods_supported (\(advertised.joined(separator: ", "))) lacks S256; Gatehouse requires PKCE with S256"
         }

@@ -161,11 +161,13 @@ public final class ProviderConnection: Sendable {
         let metadata = try await configuration.discoverProvider(http: http)
         if configuration.idp.pushedAuthorization == .on, metadata.pushedAuthorizationRequestEndpoint == nil {
             throw .requiredFeatureMissing(feature: "pushed authorization requests (RFC 9126)",
-                                          field: "pushed_authorization_request_endpoint", variable: "GATEHOUSE_PAR")
+                                          field: "pushed_authorization_request_endpoint", variable: "GATEHOUSE_PAR",
+                                          otherValues: "auto or off")
         }
         if configuration.idp.dpop == .on, !metadata.takesES256DPoPProofs {
             throw .requiredFeatureMissing(feature: "DPoP proofs signed with ES256 (RFC 9449)",
-                                          field: "ES256 in dpop_signing_alg_values_supported", variable: "GATEHOUSE_DPOP")
+                                          field: "ES256 in dpop_signing_alg_values_supported", variable: "GATEHOUSE_DPOP",
+                                          otherValues: "off")
         }
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: configuration.clientAuthMethod.rawValue) ?? .none
         if let problem = Self.authMethodProblem(metadata: metadata, method: method) {

@@ -129,3 +129,17 @@ struct ProviderMetadataTests {
         }
     }
 }
+
+@Suite("Discovery errors tell the operator a value that starts")
+struct RequiredFeatureRemedyTests {
+    @Test("DPoP names only off (GATEHOUSE_DPOP has no auto); PAR names auto or off")
+    func remedies() {
+        let dpop = DiscoveryError.requiredFeatureMissing(feature: "DPoP", field: "ES256", variable: "GATEHOUSE_DPOP",
+                                                         otherValues: "off")
+        #expect(dpop.description.contains("set GATEHOUSE_DPOP=off,"))
+        #expect(!dpop.description.contains("GATEHOUSE_DPOP=auto"))
+        let par = DiscoveryError.requiredFeatureMissing(feature: "PAR", field: "x", variable: "GATEHOUSE_PAR",
+                                                        otherValues: "auto or off")
+        #expect(par.description.contains("set GATEHOUSE_PAR=auto or off"))
+    }
+}

@@ -95,6 +95,13 @@ def test_check_ok(provider, tmp_path):
     assert cp.returncode == 0, cp
 
 
+def test_check_names_a_missing_public_dir_and_where_it_looked(provider, tmp_path):
+    env = base_env(provider, tmp_path, GATEHOUSE_PUBLIC_DIR="no-such-folder")
+    cp = run_cli(["check"], env=env, timeout=30)
+    line = next((l for l in cp.stdout.splitlines() if "public dir" in l), "")
+    assert line.startswith("warn") and "no-such-folder" in line and "relative to" in line, cp.stdout[-800:]
+
+
 def test_check_unreachable_issuer_exits_69(provider, tmp_path):
     # SPEC: 69 a required service (provider discovery, database) unavailable
     env = base_env(provider, tmp_path, GATEHOUSE_ISSUER=f"http://127.0.0.1:{free_port()}")

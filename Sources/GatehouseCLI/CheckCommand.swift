@@ -68,6 +68,20 @@ struct CheckCommand: AsyncParsableCommand {
                 let algorithms = SigningAlgorithm.allowList(configured: view.idTokenAlgorithms,
                                                             advertised: metadata.idTokenSigningAlgValuesSupported)
                 print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
+                let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: view.idTokenAlgorithms)
+                var keyAlgorithms: Set<SigningAlgorithm>?
+                do {
+                    try await keys.refresh()
+                    keyAlgorithms = await keys.keyAlgorithms
+                } catch {
+                    print("FAIL \(named)jwks_uri \(metadata.jwksURI): \(error)")
+                    unavailable = true
+                }
+                if let problem = IDTokenAlgorithmFit.problem(accepted: algorithms, advertised: metadata.idTokenSigningAlgValuesSupported,
+                                                             keyAlgorithms: keyAlgorithms) {
+                    print("FAIL \(named)every login would fail: \(problem)")
+                    misconfigured = true
+                }
                 let method = GatehouseOIDC.ClientAuthMethod(rawValue: view.clientAuthMethod.rawValue) ?? .none
                 if let problem = ProviderConnection.authMethodProblem(metadata: metadata, method: method) {
                     print("FAIL \(named)token endpoint authentication: \(problem)")
@@ -108,6 +122,8 @@ struct CheckCommand: AsyncParsableCommand {
             print("FAIL database \(target.engine.rawValue) \(target): \(error)")
             unavailable = true
         }
+
+        print(PublicFolderCheck.line(for: config.publicDir))
 
         for route in config.routes {
             do {

@@ -149,7 +149,7 @@ public actor KeySet {
         return nil
     }
 
-    private func matchingKeys(kid: String?, algorithm: SigningAlgorithm) -> [ProviderKey] {
+    func matchingKeys(kid: String?, algorithm: SigningAlgorithm) -> [ProviderKey] {
         (keys ?? []).filter { key in
             key.kty == algorithm.keyType
                 && (algorithm.curve == nil || key.crv == algorithm.curve)

@@ -210,6 +210,11 @@ class Keycloak(Profile):
     # "Server Administration Guide", OIDC: issuer https://host/realms/{realm}.
     issuer_path = discovery_prefix = f"/realms/{KEYCLOAK_REALM}"
 
+    def wants_refresh_token(self, scope: str, params: dict) -> bool:
+        # Keycloak issues a refresh token with every code exchange, tied to the SSO session;
+        # `offline_access` asks for an offline token instead ("Offline access").
+        return True
+
     def paths(self) -> dict:
         p = f"/realms/{KEYCLOAK_REALM}/protocol/openid-connect"
         return {"authorization_endpoint": p + "/auth", "token_endpoint": p + "/token",

@@ -152,6 +152,9 @@ def test_login_api_refresh_logout(emulate, profile):
     me = user(gw, sess).json()
     assert me["sub"] == "user-1" and me["session"]["refreshable"] is True
     assert isinstance(me["session"]["accessTokenExpiresAt"], int)
+    if profile == "keycloak":
+        # An offline token would outlive a logout at Keycloak: the profile does not ask for one.
+        assert "offline_access" not in provider.stats()["authorize"][-1]["scope"].split()
 
     first = api_authorization(gw, sess)
     assert first.startswith("Bearer ")

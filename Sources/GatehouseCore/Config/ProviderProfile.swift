@@ -63,10 +63,15 @@ public struct ProviderProfile: Sendable, Equatable {
     public static func named(_ name: Name) -> ProviderProfile {
         var profile = ProviderProfile(name: name)
         switch name {
-        case .generic, .keycloak, .okta, .auth0:
-            // Keycloak, Okta and Auth0 publish complete discovery documents and refresh with
+        case .generic, .okta, .auth0:
+            // Okta and Auth0 publish complete discovery documents and refresh only with
             // `offline_access`; Auth0's logout fallback depends on the issuer (``defaultLogoutURL(issuer:)``).
             break
+        case .keycloak:
+            // Keycloak issues a refresh token without `offline_access`, one that ends with the
+            // user's SSO session; with it, an offline token that outlives a logout at Keycloak
+            // (Server Administration Guide, "Offline access"), so a Gatehouse session would too.
+            profile.defaultScopes = "openid profile email"
         case .google:
             // Google refuses `offline_access` (invalid_scope); a refresh token comes with
             // `access_type=offline` ("Using OAuth 2.0 for Web Server Applications", "Refreshing an

@@ -96,6 +96,14 @@ struct CheckCommand: AsyncParsableCommand {
                         misconfigured = true
                     }
                 }
+                let gate = view.idp.loginGate
+                if !gate.isOpen {
+                    print("     sign-in allowed: " + [gate.emailDomains.map { "verified email at " + $0.joined(separator: ", ") },
+                                                      gate.emails.map { "verified email " + $0.joined(separator: ", ") },
+                                                      gate.groups.map { "in group " + $0.joined(separator: ", ") }]
+                        .compactMap { $0 }.joined(separator: "; and "))
+                }
+                print("     groups claim:  \(view.idp.groupsClaim)")
                 if view.userinfo == .always && metadata.userinfoEndpoint == nil {
                     print("FAIL \(named)GATEHOUSE_USERINFO is true but the provider has no userinfo_endpoint; set GATEHOUSE_USERINFO_ENDPOINT")
                     misconfigured = true
@@ -130,6 +138,10 @@ struct CheckCommand: AsyncParsableCommand {
                 _ = try SocketAddress.resolve(host: route.host, port: route.port)
                 print("ok   route \(route.prefix) → \(route.upstream.origin)\(route.auth)"
                       + "\(route.providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") (resolvable)")
+                if let rule = route.allow {
+                    print("     allow:         " + rule.terms.map { "\($0.claim) is \($0.values.joined(separator: " or "))" }
+                        .joined(separator: ", and ") + " (\(rule))")
+                }
             } catch {
                 print("FAIL route \(route.prefix) → \(route.host): \(error)")
                 unavailable = true

@@ -33,6 +33,9 @@ struct CallbackEndpoint {
         /// A step-up login whose ID token has another `acr` than asked for, or an `auth_time`
         /// older than `max_age` (a provider that ignored `acr_values` cannot downgrade it).
         case stepUp(String)
+        /// The user signed in but fails a login gate (`GATEHOUSE_ALLOWED_EMAIL_DOMAINS`, `…_EMAILS`,
+        /// `…_GROUPS`): `403`, no session.
+        case notAllowed(String)
 
         init(_ refusal: AuthorizationResponse.Refusal) {
             switch refusal {
@@ -66,6 +69,7 @@ struct CallbackEndpoint {
             case .claim: "claim"
             case .providerMixUp: "provider_mismatch"
             case .stepUp: "step_up_not_satisfied"
+            case .notAllowed: "login_not_allowed"
             }
         }
     }
@@ -85,7 +89,7 @@ struct CallbackEndpoint {
             switch failure {
             case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
                  .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d),
-                 .providerMixUp(let d):
+                 .providerMixUp(let d), .notAllowed(let d):
                 detail = d
             case .issuer(let problem):
                 detail = problem.description
@@ -205,6 +209,13 @@ struct CallbackEndpoint {
             }
         }
 
+        // Login gates on the claims the session would have: a verified email, the provider's groups.
+        let gate = configuration.idp.loginGate
+        if !gate.isOpen, let refusal = gate.refusal(SessionClaims(claims: sessionClaims, provider: provider.name,
+                                                                  groupsClaim: configuration.idp.groupsClaim)) {
+            return .failure(.notAllowed(refusal))
+        }
+
         // A new session id at every login (session fixation); the browser's previous session goes.
         let previous = await context.sessions.sessionID(in: request.head.headers)
         let id = SessionID.generate()
@@ -275,6 +286,9 @@ struct CallbackEndpoint {
         case .stepUp:
             return HTMLPage.error(status: 400, title: "Sign-in not strong enough",
                                   message: "This part of the site needs a stronger or more recent sign-in than the one the provider reported.")
+        case .notAllowed:
+            return HTMLPage.error(status: 403, title: "Sign-in not allowed",
+                                  message: "Your account signed in, but it is not one this site admits.")
         case .claim:
             return HTMLPage.error(status: 400, title: "Sign-in not allowed",
                                   message: "Your account signed in, but it is not one this site admits (for example another organization or domain).")

@@ -30,6 +30,7 @@ enum RouteCredentials {
                 case .signedOut: if sessionRequired { return .refuse(Responses.unauthenticated) }
                 case .signedIn(let found):
                     if let refusal = providerRefusal(found.session, allowed: route.providers) { return .refuse(refusal) }
+                    if let refusal = ruleRefusal(route, found.cached, context: context) { return .refuse(refusal) }
                     identity = context.identities.issue(for: route, session: found.cached, now: context.now())?.fields ?? []
                 }
             }
@@ -75,6 +76,7 @@ enum RouteCredentials {
             guard let resolved = context.sessions.cachedProxySession(in: headers, now: now,
                                                                      refreshMargin: context.refresher.margin) else { return nil }
             if let refusal = stepUpRefusal(route, resolved.cached, now: now) { return .refuse(refusal) }
+            if let refusal = ruleRefusal(route, resolved.cached, context: context) { return .refuse(refusal) }
             var exchanged: String?
             if route.identity.exchange != nil {
                 guard let token = context.apiTokens.cached(for: route, idHash: resolved.cached.session.idHash, now: now) else {
@@ -156,6 +158,9 @@ enum RouteCredentials {
                                                       description: "The access token could not be refreshed."))
             }
         }
+        // After a refresh: the provider's current claims decide (a group removed there stops
+        // admitting the session once its tokens are refreshed).
+        if let refusal = ruleRefusal(route, cached, context: context) { return .refuse(refusal) }
         var authorization = cached.authorization
         if route.identity.exchange != nil {
             switch await context.apiTokens.authorization(for: route, session: cached.session, context: context) {
@@ -179,6 +184,18 @@ enum RouteCredentials {
         fields.append("\"login\":" + JSONString.quoted(policy.loginPath))
         return Responses.json(401, Array("{\(fields.joined(separator: ","))}".utf8))
     }
+
+    /// Route option `allow=`: `403 forbidden` for a session whose claims do not satisfy the rule.
+    private static func ruleRefusal(_ route: UpstreamRoute, _ cached: CachedSession, context: GatewayContext) -> HTTPResponse? {
+        guard let rule = route.allow else { return nil }
+        let allowed = cached.isAllowed(by: rule) {
+            context.providers.provider(named: cached.session.provider)?.configuration.idp.groupsClaim ?? "groups"
+        }
+        return allowed ? nil : forbidden
+    }
+
+    private static let forbidden = HTTPResponse.jsonError(status: 403, error: "forbidden",
+                                                          description: "Your session does not meet this API's access rule.")
 
     /// Route option `providers=A|B`: `403 provider_not_allowed` for a session of another provider.
     private static func providerRefusal(_ session: Session, allowed: [String]?) -> HTTPResponse? {

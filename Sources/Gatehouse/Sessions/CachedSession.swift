@@ -1,3 +1,4 @@
+import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import Synchronization
@@ -28,6 +29,25 @@ final class CachedSession: Sendable {
     /// The ID token's `acr` and `auth_time`, read from the claims the first time a step-up route
     /// asks (most sessions never meet one, and reading the claims is a JSON parse).
     private let authenticationFacts = Mutex<AuthenticationClaims?>(nil)
+
+    /// The session's claims as `allow=` rules read them and each rule's verdict, made the first
+    /// time a rule asks: keyed by the rule, and by the session's version by construction (a changed
+    /// session, a refresh's new claims included, is a new `CachedSession`).
+    private let accessVerdicts = Mutex<(claims: SessionClaims?, verdicts: [(rule: Int, allowed: Bool)])>((nil, []))
+
+    /// Whether `rule` admits this session; `groupsClaim` (the provider's `GROUPS_CLAIM`) is asked
+    /// for only when the claims are read.
+    func isAllowed(by rule: AccessRule, groupsClaim: () -> String) -> Bool {
+        accessVerdicts.withLock { memo in
+            if let known = memo.verdicts.first(where: { $0.rule == rule.id }) { return known.allowed }
+            let claims = memo.claims ?? SessionClaims(claimsJSON: session.claims, provider: session.provider,
+                                                      groupsClaim: groupsClaim())
+            memo.claims = claims
+            let allowed = rule.isSatisfied(by: claims)
+            if memo.verdicts.count < 64 { memo.verdicts.append((rule.id, allowed)) }
+            return allowed
+        }
+    }
 
     init(_ session: Session) {
         self.session = session

@@ -8,6 +8,7 @@ extension EnvironmentReader {
         "GATEHOUSE_LOGIN_PARAMS", "GATEHOUSE_REQUIRE_CLAIMS", "GATEHOUSE_LOGOUT_URL", "GATEHOUSE_USERINFO",
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
         "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP",
+        "GATEHOUSE_GROUPS_CLAIM", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS", "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -89,6 +90,8 @@ extension EnvironmentReader {
         let displayName = self.displayName(name: name, profile: profile)
         let par = choice("GATEHOUSE_PAR", default: PushedAuthorizationMode.auto, expected: "auto, on or off")
         let dpop = choice("GATEHOUSE_DPOP", default: DPoPMode.off, expected: "on or off")
+        let groupsClaim = self.groupsClaim()
+        let loginGate = self.loginGate()
         guard issues.count == before, let issuer, let clientAuthMethod, let tokenRequest, let userinfo, let longLived,
               let displayName, let par, let dpop, let clientKeyAlgorithm else { return nil }
         var settings = ProviderSettings(name: name, displayName: displayName, issuer: issuer, clientID: clientID,
@@ -109,6 +112,8 @@ extension EnvironmentReader {
         settings.longLivedToken = longLived == .on
         settings.pushedAuthorization = par
         settings.dpop = dpop
+        settings.groupsClaim = groupsClaim
+        settings.loginGate = loginGate
         return settings
     }
 
@@ -164,6 +169,10 @@ extension EnvironmentReader {
             for name in route.providers ?? [] where !names.contains(name) {
                 fail("GATEHOUSE_ROUTES", "route \(ConfigurationIssue.quote(route.prefix)) allows provider \(ConfigurationIssue.quote(name)), "
                      + "which is not one of GATEHOUSE_PROVIDERS (\(names.joined(separator: ", ")))")
+            }
+            for name in route.allow?.providerNames ?? [] where !names.contains(name) {
+                fail("GATEHOUSE_ROUTES", "route \(ConfigurationIssue.quote(route.prefix)) has allow= naming provider "
+                     + "\(ConfigurationIssue.quote(name)), which is not one of the configured providers (\(names.joined(separator: ", ")))")
             }
         }
     }

@@ -67,7 +67,7 @@ public struct ClientCredentialsGrant: Sendable, Hashable {
 public enum RouteOptions {
     /// The names this version understands.
     public static let known = ["auth", "scope", "audience", "session", "max_in_flight", "providers", "identity", "token",
-                               "exchange", "resource", "acr", "max_age", "dpop"]
+                               "exchange", "resource", "acr", "max_age", "dpop", "allow"]
 
     /// What the options of one route say.
     public struct Parsed: Sendable, Equatable {
@@ -81,6 +81,8 @@ public enum RouteOptions {
         public var identity: RouteIdentity = .plain
         /// `acr=A|B` and `max_age=SECONDS`: nil when neither is given.
         public var stepUp: StepUpPolicy? = nil
+        /// `allow=RULE`: whose sessions may call the route; nil for every signed-in user.
+        public var allow: AccessRule? = nil
     }
 
     /// Why an option list was refused.
@@ -114,7 +116,7 @@ public enum RouteOptions {
         var session: String?
         var providers: [String]?
         var identity: String?, token: String?, exchange: String?, resource: String?
-        var acr: [String]?, maxAge: Int?, dpop: String?
+        var acr: [String]?, maxAge: Int?, dpop: String?, allow: AccessRule?
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -166,6 +168,11 @@ public enum RouteOptions {
                 default:
                     guard exchange == nil else { throw .duplicate(name) }
                     exchange = value
+                }
+            case "allow":
+                guard allow == nil else { throw .duplicate(name) }
+                do { allow = try AccessRule.parse(value) } catch {
+                    throw .invalidValue(option: name, value: value, reason: "which \(error)")
                 }
             case "dpop":
                 guard dpop == nil else { throw .duplicate(name) }
@@ -243,7 +250,13 @@ public enum RouteOptions {
             }
             stepUp = StepUpPolicy(acrValues: acr ?? [], maxAge: maxAge)
         }
-        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity, stepUp: stepUp)
+        if allow != nil, chosen == "none" || (chosen == "client" && session == "optional") {
+            // A rule over the session, where a caller without one is let through anyway.
+            throw .conflict(option: "allow", reason: "which needs a session, but this route "
+                            + (chosen == "none" ? "is auth=none" : "lets callers without one through (session=optional)"))
+        }
+        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity, stepUp: stepUp,
+                      allow: allow)
     }
 
     /// The identity options against the route's `auth=`: each means something on it, and none

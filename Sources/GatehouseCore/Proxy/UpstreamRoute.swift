@@ -37,9 +37,11 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     public var identity: RouteIdentity { storage.identity }
     /// `acr=`, `max_age=`: what the session's authentication must satisfy; nil for anything.
     public var stepUp: StepUpPolicy? { storage.stepUp }
+    /// `allow=`: whose sessions may call the route; nil for every signed-in user.
+    public var allow: AccessRule? { storage.allow }
     /// Whether the route decides from the session itself (its claims, its provider), not only its
     /// bearer: such routes take the shared session entry instead of the loop's bearer copy.
-    public var readsSession: Bool { !storage.identity.isPlain || storage.stepUp != nil }
+    public var readsSession: Bool { !storage.identity.isPlain || storage.stepUp != nil || storage.allow != nil }
     /// The calls in flight on this copy of the route: each event loop's copy (`loopCopy`) has its
     /// own, so the count stays on that loop's core.
     public var inFlight: InFlightCount { storage.inFlight }
@@ -60,14 +62,15 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         var providers: [String]?
         var identity: RouteIdentity
         var stepUp: StepUpPolicy?
+        var allow: AccessRule?
         /// Not configuration: a new storage (another copy of the route) counts from zero.
         let inFlight = InFlightCount()
 
         init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?,
-             providers: [String]?, identity: RouteIdentity, stepUp: StepUpPolicy?) {
+             providers: [String]?, identity: RouteIdentity, stepUp: StepUpPolicy?, allow: AccessRule?) {
             (self.prefix, self.upstream, self.replacementPath) = (prefix, upstream, replacementPath)
             (self.auth, self.maxInFlight, self.providers, self.identity) = (auth, maxInFlight, providers, identity)
-            self.stepUp = stepUp
+            (self.stepUp, self.allow) = (stepUp, allow)
         }
     }
 
@@ -75,7 +78,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         if !isKnownUniquelyReferenced(&storage) {
             storage = Storage(prefix: storage.prefix, upstream: storage.upstream,
                               replacementPath: storage.replacementPath, auth: storage.auth, maxInFlight: storage.maxInFlight,
-                              providers: storage.providers, identity: storage.identity, stepUp: storage.stepUp)
+                              providers: storage.providers, identity: storage.identity, stepUp: storage.stepUp,
+                              allow: storage.allow)
         }
         return storage
     }
@@ -84,11 +88,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         a.storage === b.storage || (a.prefix == b.prefix && a.upstream == b.upstream
                                     && a.replacementPath == b.replacementPath && a.auth == b.auth
                                     && a.maxInFlight == b.maxInFlight && a.providers == b.providers
-                                    && a.identity == b.identity && a.stepUp == b.stepUp)
+                                    && a.identity == b.identity && a.stepUp == b.stepUp && a.allow == b.allow)
     }
 
     public var description: String {
         "\(prefix)=\(upstream)\(auth)" + (providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") + "\(identity)" + (stepUp?.description ?? "")
+            + (allow.map { ";allow=\($0)" } ?? "")
     }
 
     /// Scheme (`http`/`https`), host without brackets, port and `Host` header value to connect with.
@@ -173,7 +178,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         }
         storage = Storage(prefix: prefix, upstream: url, replacementPath: replacement, auth: options.auth,
                           maxInFlight: options.maxInFlight, providers: options.providers, identity: options.identity,
-                          stepUp: options.stepUp)
+                          stepUp: options.stepUp, allow: options.allow)
     }
 
     /// Parses the whole `GATEHOUSE_ROUTES` value: comma-separated entries, blanks ignored.

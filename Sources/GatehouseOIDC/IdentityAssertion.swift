@@ -17,12 +17,17 @@ public struct IdentityAssertion: Sendable {
     /// Copied when present with the right JSON type; anything else about the user stays with the gateway.
     static let copiedClaims = ["email", "email_verified", "name", "preferred_username", "groups"]
 
-    public init(claimsJSON: [UInt8], subject: String, provider: String, providerIssuer: String, sessionHandle: String) {
+    /// `GATEHOUSE_GROUPS_CLAIM` of the session's provider: where `groups` is read from.
+    public let groupsClaim: String
+
+    public init(claimsJSON: [UInt8], subject: String, provider: String, providerIssuer: String, sessionHandle: String,
+                groupsClaim: String = "groups") {
         if case .object(let object)? = try? JSONValue.parse(claimsJSON) {
             userClaims = object
         } else {
             userClaims = [:]
         }
+        self.groupsClaim = groupsClaim
         self.subject = subject
         self.provider = provider
         self.providerIssuer = providerIssuer
@@ -49,15 +54,10 @@ public struct IdentityAssertion: Sendable {
         return claims
     }
 
-    /// `groups` as strings: an array of strings (its non-strings left out) or one string.
+    /// The user's groups from the provider's groups claim (``GroupsClaim``); nil when there are none.
     public var groups: [String]? {
-        switch userClaims["groups"] {
-        case .array(let items)?:
-            let names = items.compactMap(\.stringValue)
-            return names.isEmpty && !items.isEmpty ? nil : names
-        case .string(let name)? where !name.isEmpty: return [name]
-        default: return nil
-        }
+        let names = GroupsClaim.names(in: userClaims, at: groupsClaim)
+        return names.isEmpty ? nil : names
     }
 
     /// True only for `"email_verified": true` (or Apple's and others' string `"true"`).

@@ -100,9 +100,10 @@ final class IdentityIssuer: Sendable {
 
     private func make(for route: UpstreamRoute, session: Session, now: Int64) -> Issued {
         let identity = route.identity
-        let providerIssuer = providers.provider(named: session.provider)?.configuration.issuer ?? ""
+        let provider = providers.provider(named: session.provider)?.configuration
         let facts = IdentityAssertion(claimsJSON: session.claims, subject: session.sub, provider: session.provider,
-                                      providerIssuer: providerIssuer, sessionHandle: handle(of: session))
+                                      providerIssuer: provider?.issuer ?? "", sessionHandle: handle(of: session),
+                                      groupsClaim: provider?.idp.groupsClaim ?? "groups")
         var fields: [HTTPField.Checked] = []
         var bearer: String?
         if identity.signsAssertion,

@@ -17,7 +17,7 @@ struct SessionClaims: ClaimReading, Sendable {
     init(claims: [String: JSONValue], provider: String, groupsClaim: String) {
         self.claims = claims
         self.provider = provider
-        groups = Self.groups(in: claims, at: groupsClaim)
+        groups = GroupsClaim.names(in: claims, at: groupsClaim)
         let verified: Bool
         switch claims["email_verified"] {
         case .bool(let flag)?: verified = flag
@@ -39,28 +39,6 @@ struct SessionClaims: ClaimReading, Sendable {
         case .sub: return claims["sub"]?.stringValue.map { [$0] } ?? []
         case .provider: return [provider]
         case .other(let name): return claims[name].map(Self.texts) ?? []
-        }
-    }
-
-    /// A top-level claim of that name first (Auth0's namespaced `https://example.com/roles`), else a
-    /// dotted path (Keycloak's `realm_access.roles`); an array of strings, or one string of names
-    /// separated by spaces or commas.
-    static func groups(in claims: [String: JSONValue], at name: String) -> [String] {
-        if let value = claims[name] { return groupNames(value) }
-        var current: JSONValue = .object(claims)
-        for step in name.split(separator: ".") {
-            guard let next = current.objectValue?[String(step)] else { return [] }
-            current = next
-        }
-        return groupNames(current)
-    }
-
-    private static func groupNames(_ value: JSONValue) -> [String] {
-        switch value {
-        case .array(let items): return items.compactMap(\.stringValue).filter { !$0.isEmpty }
-        case .string(let text):
-            return text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-        default: return []
         }
     }
 

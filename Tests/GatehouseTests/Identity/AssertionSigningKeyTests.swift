@@ -103,6 +103,16 @@ struct AssertionSigningKeyTests {
         #expect(facts.headerValues.contains { $0.name == "X-Forwarded-Provider" && $0.value == "social" })
     }
 
+    @Test("Groups come from the provider's groups claim (a dotted path here), in the headers and the assertion")
+    func groupsClaim() {
+        let json = Array(#"{"realm_access":{"roles":["ops","user"]},"groups":["ignored"]}"#.utf8)
+        let facts = IdentityAssertion(claimsJSON: json, subject: "u", provider: "kc", providerIssuer: "https://kc",
+                                      sessionHandle: "h", groupsClaim: "realm_access.roles")
+        #expect(facts.headerValues.last?.value == "ops,user")
+        #expect(facts.claims(issuer: "i", audience: "a", issuedAt: 1, lifetime: 60)["groups"]
+            == .array([.string("ops"), .string("user")]))
+    }
+
     @Test("A session with few claims gives only what it has")
     func sparse() {
         let facts = IdentityAssertion(claimsJSON: Array("{}".utf8), subject: "u1", provider: "default",

@@ -65,6 +65,16 @@ public final class ClientTokenCache: Sendable {
     /// How many grants were started.
     public var grantCount: Int { state.withLock { $0.grants } }
 
+    /// The cached `Authorization` value for `grant` while it is not due for renewal; nil otherwise
+    /// (then `authorization(for:)` obtains one).
+    public func cached(for grant: ClientCredentialsGrant) -> String? {
+        let now = self.now()
+        return state.withLock { state in
+            guard let token = state.tokens[grant], !isDue(token, now: now) else { return nil }
+            return token.authorization
+        }
+    }
+
     /// The `Authorization` value (`Bearer …`) for `grant`: cached, or from the one grant in flight.
     public func authorization(for grant: ClientCredentialsGrant) async -> Result<String, Failure> {
         let now = self.now()

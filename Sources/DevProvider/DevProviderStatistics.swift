@@ -29,6 +29,9 @@ public enum RefreshBehaviour: Sendable, Equatable {
     case normal
     /// Every refresh grant is refused with `invalid_grant` (RFC 6749 §5.2).
     case refuse
+    /// Every refresh grant is refused with this OAuth error code (`invalid_request`, `invalid_client`,
+    /// …): providers differ in the code they answer for a refresh token they no longer accept.
+    case refuseWith(code: String)
     /// Every refresh grant waits this long before being processed normally.
     case delay(Duration)
 }

@@ -14,6 +14,8 @@ public struct DevProviderStatistics: Sendable, Equatable {
     public var failedGrants = 0
     /// Revocation requests (RFC 7009) from authenticated clients, including unknown tokens.
     public var revocations = 0
+    /// Of those, the ones with `token_type_hint=access_token`.
+    public var accessTokenRevocations = 0
     /// Back-channel logout tokens delivered with a `2xx` answer.
     public var backchannelLogoutsDelivered = 0
     /// Provider sessions ended by `GET /logout` or `backchannelLogout(sub:sid:)`.

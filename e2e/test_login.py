@@ -442,6 +442,8 @@ def test_post_logout(gateway, provider):
     assert q1(loc, "id_token_hint") == id_token
     assert q1(loc, "post_logout_redirect_uri") == gateway.url + "/"
     assert q1(loc, "client_id") == provider.client_id
+    # A fresh random state (some providers redirect back to post_logout_redirect_uri only with one).
+    assert len(q1(loc, "state") or "") >= 16
     h = session_cookie_header(r)
     assert h is not None and cookie_is_cleared(h), f"cookie not expired: {h}"
     again = requests.Session()

@@ -658,16 +658,18 @@ def test_refresh_and_logout_go_to_the_sessions_provider(multi, provider, google)
     assert loc.startswith(provider.discovery["end_session_endpoint"] + "?"), loc
     q = parse_qs(urlsplit(loc).query)
     assert q["post_logout_redirect_uri"] == [gw.url + "/"] and q["client_id"] == [CLIENT_ID]
+    assert len(q["state"]) == 1 and len(q["state"][0]) >= 16
     assert jwt_claims(q["id_token_hint"][0])["iss"] == provider.issuer
-    assert [x["token_type_hint"] for x in provider.stats()["revocations"]] == ["refresh_token"]
+    # The access token is revoked as well as the refresh token (RFC 7009 token_type_hint).
+    assert sorted(x["token_type_hint"] for x in provider.stats()["revocations"]) == ["access_token", "refresh_token"]
     assert google.stats()["revocations"] == []
     assert me(gw, corp).status_code == 401
 
     r = gw.post(goog, "/logout")
     assert r.status_code == 302, r.text
     assert r.headers["Location"] in ("/", gw.url + "/"), r.headers["Location"]
-    assert [x.get("token_type_hint") for x in google.stats()["revocations"]] == ["refresh_token"]
-    assert len(provider.stats()["revocations"]) == 1
+    assert sorted(x.get("token_type_hint") for x in google.stats()["revocations"]) == ["access_token", "refresh_token"]
+    assert len(provider.stats()["revocations"]) == 2
     assert me(gw, goog).status_code == 401
     assert me(gw, goog2).status_code == 200
 

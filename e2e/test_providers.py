@@ -175,6 +175,7 @@ def test_login_api_refresh_logout(emulate, profile):
         assert location.startswith(provider.discovery["end_session_endpoint"] + "?")
         assert logout_query["post_logout_redirect_uri"] == gw.url + "/"
         assert logout_query["id_token_hint"].count(".") == 2
+        assert len(logout_query.get("state", "")) >= 16
     if location != "/":
         follow = requests.get(location, allow_redirects=False, timeout=10)
         assert follow.status_code == 302 and follow.headers["Location"] == gw.url + "/", follow.text
@@ -182,7 +183,7 @@ def test_login_api_refresh_logout(emulate, profile):
     # Where the provider has a revocation endpoint, logout revoked the refresh token there.
     revocations = provider.stats()["revocations"]
     if "revocation_endpoint" in provider.discovery:
-        assert [r["token_type_hint"] for r in revocations] == ["refresh_token"]
+        assert sorted(r["token_type_hint"] for r in revocations) == ["access_token", "refresh_token"]
     else:
         assert revocations == []
 

@@ -12,6 +12,7 @@ extension DevProvider {
             let now = self.now
             let outcome = state.withLock { state in
                 state.statistics.revocations += 1
+                if form["token_type_hint"] == "access_token" { state.statistics.accessTokenRevocations += 1 }
                 return state.revoke(token, hint: form["token_type_hint"], clientID: client.id, now: now)
             }
             logger.info("revocation request", metadata: [

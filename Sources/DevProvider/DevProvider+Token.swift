@@ -79,6 +79,8 @@ extension DevProvider {
             switch behaviour {
             case .normal: break
             case .refuse: throw OAuthError(.invalidGrant, "refresh grants are refused (test behaviour)")
+            case .refuseWith(let code):
+                throw OAuthError(OAuthErrorCode(rawValue: code) ?? .invalidGrant, "refresh grants are refused (test behaviour)")
             case .delay(let duration): try? await Task.sleep(for: duration)
             }
             guard let refreshToken = form["refresh_token"] else {

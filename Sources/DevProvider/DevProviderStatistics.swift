@@ -14,6 +14,8 @@ public struct DevProviderStatistics: Sendable, Equatable {
     public var failedGrants = 0
     /// Revocation requests (RFC 7009) from authenticated clients, including unknown tokens.
     public var revocations = 0
+    /// Of those, the ones with `token_type_hint=access_token`.
+    public var accessTokenRevocations = 0
     /// Back-channel logout tokens delivered with a `2xx` answer.
     public var backchannelLogoutsDelivered = 0
     /// Provider sessions ended by `GET /logout` or `backchannelLogout(sub:sid:)`.
@@ -29,6 +31,9 @@ public enum RefreshBehaviour: Sendable, Equatable {
     case normal
     /// Every refresh grant is refused with `invalid_grant` (RFC 6749 §5.2).
     case refuse
+    /// Every refresh grant is refused with this OAuth error code (`invalid_request`, `invalid_client`,
+    /// …): providers differ in the code they answer for a refresh token they no longer accept.
+    case refuseWith(code: String)
     /// Every refresh grant waits this long before being processed normally.
     case delay(Duration)
 }

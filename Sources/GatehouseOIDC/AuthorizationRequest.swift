@@ -78,15 +78,19 @@ public enum AuthorizationRequest {
 
 /// RP-Initiated Logout (OpenID Connect RP-Initiated Logout 1.0 §2).
 public enum EndSessionRequest {
-    /// The provider's `end_session_endpoint` with `id_token_hint`, `post_logout_redirect_uri` and
-    /// `client_id`, or `nil` when the provider has no such endpoint (SPEC: then redirect to `/`).
+    /// The provider's `end_session_endpoint` with `id_token_hint`, `post_logout_redirect_uri`,
+    /// `client_id` and `state`, or `nil` when the provider has no such endpoint (SPEC: then redirect
+    /// to `/`). `state` (§2) is sent because some providers (Glewlwyd) redirect back to
+    /// `post_logout_redirect_uri` only when it is present; the gateway gives a fresh random value
+    /// and needs nothing back from it.
     public static func url(metadata: ProviderMetadata, idTokenHint: String?, postLogoutRedirectURI: String,
-                           clientID: String) -> String? {
+                           clientID: String, state: String? = nil) -> String? {
         guard let endpoint = metadata.endSessionEndpoint else { return nil }
         var parameters: [(String, String)] = []
         if let idTokenHint { parameters.append(("id_token_hint", idTokenHint)) }
         parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI))
         parameters.append(("client_id", clientID))
+        if let state { parameters.append(("state", state)) }
         return PercentEncoding.appendingQuery(parameters, to: endpoint)
     }
 }

@@ -30,9 +30,9 @@ extension EndSessionRequest {
     /// Where logout sends the browser: the provider's `end_session_endpoint` (discovered or
     /// `GATEHOUSE_END_SESSION_ENDPOINT`), else the `GATEHOUSE_LOGOUT_URL` template, else nil (`/`).
     public static func location(metadata: ProviderMetadata, logoutTemplate: String?, idTokenHint: String?,
-                                postLogoutRedirectURI: String, clientID: String) -> String? {
+                                postLogoutRedirectURI: String, clientID: String, state: String? = nil) -> String? {
         if let url = url(metadata: metadata, idTokenHint: idTokenHint, postLogoutRedirectURI: postLogoutRedirectURI,
-                         clientID: clientID) {
+                         clientID: clientID, state: state) {
             return url
         }
         return logoutTemplate.map {

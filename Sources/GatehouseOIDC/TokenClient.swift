@@ -76,7 +76,7 @@ public struct TokenClient: Sendable {
     }
 
     /// Refreshes the access token (RFC 6749 §6). A response without `refresh_token` means the old
-    /// one stays valid; `.oauth(code: .invalidGrant, …)` means the session must end.
+    /// one stays valid; `RefreshFailure` reads a failure (which refusals end the session).
     public func refresh(refreshToken: String, scope: String? = nil, dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scope { parameters.append(("scope", scope)) }

@@ -1,7 +1,7 @@
 /// Why a token-endpoint or revocation call failed. Descriptions are for logs and never contain
 /// tokens, codes, verifiers or secrets.
 public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The provider refused with an OAuth error (RFC 6749 §5.2). `invalidGrant` on refresh ends the session.
+    /// The provider refused with an OAuth error (RFC 6749 §5.2). What it means for a refresh: `RefreshFailure`.
     case oauth(code: OAuthErrorCode, description: String?, httpStatus: Int)
     /// No HTTP answer: `502` at `/callback`.
     case transport(ProviderTransportError)

@@ -72,6 +72,19 @@ struct CallbackEndpoint {
             case .notAllowed: "login_not_allowed"
             }
         }
+
+        /// What the log says beside `reason`. Every case is listed (no `default`), so a new
+        /// failure cannot leave its log line without one by accident.
+        var detail: String {
+            switch self {
+            case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
+                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d),
+                 .providerMixUp(let d), .stepUp(let d), .notAllowed(let d):
+                d
+            case .issuer(let problem): problem.description
+            case .missingState, .unknownState, .wrongBrowser, .missingCode, .ambiguousParameters, .missingIDToken: ""
+            }
+        }
     }
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
@@ -85,18 +98,8 @@ struct CallbackEndpoint {
             return response
         case .failure(let failure):
             context.metrics.loginFailed(reason: failure.reason, provider: label)
-            var detail = ""
-            switch failure {
-            case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
-                 .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d),
-                 .providerMixUp(let d), .notAllowed(let d):
-                detail = d
-            case .issuer(let problem):
-                detail = problem.description
-            default: break
-            }
             context.logger.warning("login failed at callback",
-                                   metadata: ["login.failure": "\(failure.reason)", "login.detail": "\(detail)",
+                                   metadata: ["login.failure": "\(failure.reason)", "login.detail": "\(failure.detail)",
                                               "oauth.provider": "\(callbackProvider)"])
             return page(for: failure)
         }
@@ -176,10 +179,10 @@ struct CallbackEndpoint {
             let policy = StepUpPolicy(acrValues: pending.acrValues, maxAge: pending.maxAge)
             let authenticated = AuthenticationClaims(claims.all)
             let (acr, authTime) = (authenticated.acr, authenticated.authTime)
-            // The provider's clock and ours may differ a little (the ID token's own skew allowance).
-            guard policy.isSatisfied(acr: acr, authTime: authTime.map { $0 + Self.authTimeSkew }, now: now) else {
-                return .failure(.stepUp("acr \(acr ?? "absent") / auth_time \(authTime.map(String.init) ?? "absent") "
-                                        + "does not satisfy acr_values \(policy.acrValuesParameter) max_age \(policy.maxAge.map(String.init) ?? "-")"))
+            // The route's own rule, skew included: what passes here passes there.
+            if let shortfall = policy.shortfall(acr: acr, authTime: authTime, now: now) {
+                return .failure(.stepUp("\(shortfall): acr \(acr ?? "absent") / auth_time \(authTime.map(String.init) ?? "absent") "
+                                        + "for acr_values \(policy.acrValuesParameter) max_age \(policy.maxAge.map(String.init) ?? "-") at \(now)"))
             }
         }
         // Facebook: the one-to-two-hour user token traded for a long-lived one (no refresh tokens
@@ -257,9 +260,6 @@ struct CallbackEndpoint {
     }
 
     /// The answers to `prompt=none` that mean "the user has to be there" (OIDC Core §3.1.2.6).
-    /// Seconds an `auth_time` may appear in the future of `max_age`'s reckoning (clock skew).
-    static let authTimeSkew: Int64 = 5
-
     static let silentLoginErrors: Set<String> = ["login_required", "interaction_required", "consent_required",
                                                  "account_selection_required"]
 

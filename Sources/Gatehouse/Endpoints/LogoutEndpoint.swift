@@ -7,7 +7,7 @@ import GatehouseEncoding
 
 /// `POST /logout` (with the CSRF header) and `GET /logout?sid=…`: ends the session here and at the
 /// provider (RFC 7009 revocation, OpenID RP-Initiated Logout 1.0). `POST /logout?everywhere=true`
-/// ends every session of the user (same provider and `sub`) and revokes each one's refresh token.
+/// ends every session of the user (same provider and `sub`) and revokes each one's tokens.
 struct LogoutEndpoint {
     let context: GatewayContext
 
@@ -62,28 +62,17 @@ struct LogoutEndpoint {
         let provider = context.providers.provider(named: session.provider)
         let configuration = provider?.configuration ?? context.configuration
         let clients = provider?.connection.current
-        if let clients, clients.metadata.revocationEndpoint != nil, let refresh = session.tokens.refreshToken {
-            do {
-                try await clients.tokens.revoke(token: refresh, tokenTypeHint: .refreshToken)
-            } catch {
-                context.logger.warning("logout: refresh token revocation failed", metadata: ["error": "\(error)"])
-            }
-        }
         if let clients, clients.metadata.revocationEndpoint != nil {
-            // The other sessions' refresh tokens too: ended here, they must not live on at the provider.
-            await withTaskGroup(of: Void.self) { group in
-                for other in others.prefix(50) {
-                    guard let refresh = other.tokens.refreshToken else { continue }
-                    group.addTask {
-                        try? await clients.tokens.revoke(token: refresh, tokenTypeHint: .refreshToken)
-                    }
-                }
-            }
+            // Every ended session's tokens, the other sessions' too: ended here, they must not live
+            // on at the provider.
+            await TokenRevocation.revoke([session] + others, with: clients.tokens,
+                                         waitingAtMost: .seconds(configuration.providerTimeout), logger: context.logger)
         }
         var location = "/"
         if let clients, let url = EndSessionRequest.location(
             metadata: clients.metadata, logoutTemplate: configuration.logoutURL, idTokenHint: session.tokens.idToken,
-            postLogoutRedirectURI: configuration.postLogoutRedirectURI, clientID: configuration.clientID) {
+            postLogoutRedirectURI: configuration.postLogoutRedirectURI, clientID: configuration.clientID,
+            state: RandomToken.make(bytes: 16)) {
             location = url
         }
         return Responses.redirect(location, cookies: [context.cookie.expire()])

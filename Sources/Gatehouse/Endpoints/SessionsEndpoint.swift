@@ -47,7 +47,10 @@ struct SessionsEndpoint {
                                           description: "The body must be a JSON object with a session \"handle\".")
         }
         let ended: String?
+        let target: Session?
         do {
+            // Its tokens, read before it ends: they are revoked at the provider afterwards.
+            target = try await session(handle: handle, of: current)
             ended = try await context.sessions.endSession(handle: handle, sub: current.sub, provider: current.provider)
         } catch {
             context.logger.error("sessions: revoke failed; nothing ended", metadata: ["error": "\(error)"])
@@ -59,9 +62,22 @@ struct SessionsEndpoint {
         context.metrics.activeSessions.nudge()
         context.logger.info("session revoked by its user", metadata: ["session.id": "\(ended.prefix(8))",
                                                                       "by.session.id": "\(current.idHash.prefix(8))"])
+        if let target, target.idHash == ended, let provider = context.providers.provider(named: target.provider),
+           let clients = provider.connection.current, clients.metadata.revocationEndpoint != nil {
+            await TokenRevocation.revoke([target], with: clients.tokens,
+                                         waitingAtMost: .seconds(provider.configuration.providerTimeout), logger: context.logger)
+        }
         var response = Responses.json(200, Array("{\"revoked\":true,\"current\":\(ended == current.idHash)}".utf8))
         if ended == current.idHash { response.headers.add("Set-Cookie", context.cookie.expire()) }
         return response
+    }
+
+    /// The user's session with public handle `handle`, with its tokens; nil when there is none.
+    private func session(handle: String, of current: Session) async throws(SessionStoreError) -> Session? {
+        let now = context.now()
+        guard let entry = try await context.sessions.listSessions(sub: current.sub, provider: current.provider, now: now)
+            .first(where: { $0.handle == handle }) else { return nil }
+        return try await context.sessions.loadStored(idHash: entry.idHash, now: now)
     }
 
     private enum SignedIn {

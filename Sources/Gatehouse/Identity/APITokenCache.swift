@@ -142,7 +142,10 @@ final class APITokenCache: Sendable {
                 context.metrics.upstreamError(kind: "token_exchange_refused")
                 return .failure(Self.refused("The provider refused a token for this API."))
             case .ended:
-                return .failure(Refusal(response: Responses.unauthenticated))
+                // As for the session's own refresh: the session is over, so is its cookie.
+                var response = Responses.unauthenticated
+                response.headers.add("Set-Cookie", context.cookie.expire())
+                return .failure(Refusal(response: response))
             case .unavailable(let why):
                 return .failure(Self.unavailable(route, why, context: context))
             }

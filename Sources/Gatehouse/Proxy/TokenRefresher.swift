@@ -19,7 +19,7 @@ public final class TokenRefresher: Sendable {
     public enum Outcome: Sendable {
         /// A session whose access token is valid now.
         case fresh(Session)
-        /// The provider refused the refresh (`invalid_grant`) or the session is gone: answer 401.
+        /// The provider refused the refresh (`RefreshFailure.grantRefused`) or the session is gone: answer 401.
         case ended
         /// The provider could not be asked: answer 502, keep the session.
         case unavailable(String)
@@ -174,15 +174,7 @@ public final class TokenRefresher: Sendable {
         do {
             response = try await clients.tokens.refresh(refreshToken: refreshToken, dpop: DPoPBinding.key(of: session.tokens))
         } catch {
-            if case .oauth(let code, _, _) = error, code == .invalidGrant {
-                metrics.refreshFailed(reason: "invalid_grant", provider: label)
-                logger.info("refresh refused by the provider; session ended", metadata: ["session.id": "\(idHash.prefix(8))"])
-                await sessions.dropEnded(idHash: idHash, reason: "refresh refused (invalid_grant)")
-                return .ended
-            }
-            metrics.refreshFailed(reason: "provider_error", provider: label)
-            logger.warning("refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
-            return .unavailable("\(error)")
+            return await refreshFailed(error, idHash: idHash, label: label)
         }
         let claims: [UInt8]?
         switch await RefreshedClaims.resolve(response: response, session: session, clients: clients, now: now) {
@@ -234,15 +226,39 @@ public final class TokenRefresher: Sendable {
             return .unavailable("session store: \(error)")
         }
     }
+
+    /// A refused or failed refresh, read once by `RefreshFailure`: a refused grant ends the session,
+    /// anything else keeps it for the next call to try again.
+    private func refreshFailed(_ error: TokenEndpointError, idHash: String, label: String?) async -> Outcome {
+        let failure = RefreshFailure(error)
+        switch failure {
+        case .grantRefused(let code):
+            metrics.refreshFailed(reason: code.rawValue, provider: label)
+            logger.info("refresh refused by the provider; session ended",
+                        metadata: ["session.id": "\(idHash.prefix(8))", "oauth.error": "\(code)"])
+            await sessions.dropEnded(idHash: idHash, reason: "refresh refused (\(code))")
+            return .ended
+        case .clientRefused:
+            // The gateway's client credentials: the operator's to fix, not the user's grant.
+            metrics.refreshFailed(reason: "invalid_client", provider: label)
+            logger.error("refresh refused: the provider does not accept the gateway's client authentication (invalid_client); session kept",
+                         metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+        case .otherRefusal, .unavailable:
+            metrics.refreshFailed(reason: "provider_error", provider: label)
+            logger.warning("refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+        }
+        return .unavailable("\(error)")
+    }
 }
 
 extension TokenRefresher {
     /// What a refresh-token grant for another API's token gave (`exchange=refresh`).
     public enum APITokenOutcome: Sendable {
         case issued(TokenResponse)
-        /// The provider refused the grant (an OAuth error): `403`, the session stays.
+        /// The provider refused the grant for this API (an OAuth error that leaves the session's
+        /// refresh token good): `403`, the session stays.
         case refused(String)
-        /// The session is gone.
+        /// The session is gone, or its refresh token was refused (`RefreshFailure.grantRefused`).
         case ended
         /// The provider or the store could not be asked: `502`.
         case unavailable(String)
@@ -285,13 +301,26 @@ extension TokenRefresher {
             response = try await clients.tokens.refresh(refreshToken: refreshToken, resource: resource, scope: scope,
                                                         dpop: DPoPBinding.key(of: session.tokens))
         } catch {
-            if case .oauth(let code, _, let status) = error, (400..<500).contains(status) {
+            switch RefreshFailure(error, carriesOwnTarget: resource != nil || scope != nil) {
+            case .grantRefused(let code):
+                // The session's refresh token itself is refused: the session ends here as it would
+                // at its own next refresh, instead of answering 403 until then.
+                logger.info("API token refresh refused by the provider; session ended",
+                            metadata: ["session.id": "\(idHash.prefix(8))", "oauth.error": "\(code)"])
+                await sessions.dropEnded(idHash: idHash, reason: "refresh refused (\(code))")
+                return .ended
+            case .otherRefusal(let code):
                 logger.info("API token refresh refused by the provider",
                             metadata: ["session.id": "\(idHash.prefix(8))", "oauth.error": "\(code)"])
                 return .refused("\(code)")
+            case .clientRefused:
+                logger.error("API token refresh refused: the provider does not accept the gateway's client authentication (invalid_client)",
+                             metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+                return .unavailable("\(error)")
+            case .unavailable:
+                logger.warning("API token refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
+                return .unavailable("\(error)")
             }
-            logger.warning("API token refresh failed", metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
-            return .unavailable("\(error)")
         }
         guard let rotated = response.refreshToken, rotated != refreshToken else { return .issued(response) }
         var tokens = session.tokens

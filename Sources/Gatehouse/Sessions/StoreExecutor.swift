@@ -12,9 +12,10 @@ import Synchronization
 ///
 /// Bounded twice: the queue holds at most `queueLimit` calls (more → `SessionStoreError.overloaded`
 /// at once), and a caller waits at most `timeout` (→ `SessionStoreError.timedOut`), whether its call
-/// is still queued (it is then skipped) or running (its late result is dropped: a blocking engine
-/// call cannot be interrupted, but its own limits — SQLite's busy timeout, PostgreSQL's statement
-/// timeout — end it).
+/// is still queued (it is then skipped) or running (a blocking engine call cannot be interrupted,
+/// but its own limits — SQLite's busy timeout, PostgreSQL's statement timeout — end it, and a write
+/// whose caller was already answered rolls back instead of committing: `StoreCommitGate`, each call's
+/// `PendingStoreCall` its permit).
 public final class StoreExecutor: Sendable {
     public static let standardThreads = 4
     public static let standardQueueLimit = 4_096
@@ -53,14 +54,14 @@ public final class StoreExecutor: Sendable {
             let pending = PendingStoreCall(continuation)
             let accepted = jobs.submit {
                 guard !pending.isFinished else { return }  // timed out while queued
-                pending.finish(Result(catching: body))
+                pending.finish(StoreCommitGate.$permit.withValue(pending) { Result(catching: body) })
             }
             guard accepted else {
                 pending.finish(.failure(.overloaded(queued: jobs.limit)))
                 return
             }
             watchdog.add(deadline: EventLoop.monotonicNow() + UInt64(seconds * 1e9)) {
-                pending.finish(.failure(.timedOut(seconds: seconds)))
+                pending.timeOut(.failure(.timedOut(seconds: seconds)))
             }
         }
         return try result.get()
@@ -98,22 +99,43 @@ struct StoreFIFO<Element> {
     }
 }
 
-/// One awaited call: its continuation is resumed exactly once, by the worker or by the watchdog.
-private final class PendingStoreCall<Value: Sendable>: Sendable {
-    private let continuation: Mutex<UnsafeContinuation<Result<Value, SessionStoreError>, Never>?>
-
-    init(_ continuation: UnsafeContinuation<Result<Value, SessionStoreError>, Never>) {
-        self.continuation = Mutex(continuation)
+/// One awaited call: its continuation is resumed exactly once, by the worker or by the watchdog —
+/// never by the watchdog once the call's write has been allowed to commit (its caller then gets the
+/// committed result, a little late, instead of a `503` for something that happened).
+private final class PendingStoreCall<Value: Sendable>: StoreCommitPermit {
+    private struct State {
+        var continuation: UnsafeContinuation<Result<Value, SessionStoreError>, Never>?
+        var committing = false
     }
 
-    var isFinished: Bool { continuation.withLock { $0 == nil } }
+    private let state: Mutex<State>
 
-    func finish(_ result: Result<Value, SessionStoreError>) {
-        let waiting = continuation.withLock { slot -> UnsafeContinuation<Result<Value, SessionStoreError>, Never>? in
-            defer { slot = nil }
-            return slot
+    init(_ continuation: UnsafeContinuation<Result<Value, SessionStoreError>, Never>) {
+        state = Mutex(State(continuation: continuation))
+    }
+
+    var isFinished: Bool { state.withLock { $0.continuation == nil } }
+
+    func mayCommit() -> Bool {
+        state.withLock { state in
+            guard state.continuation != nil else { return false }
+            state.committing = true
+            return true
         }
-        waiting?.resume(returning: result)
+    }
+
+    /// The worker's result.
+    func finish(_ result: Result<Value, SessionStoreError>) {
+        take()?.resume(returning: result)
+    }
+
+    /// The watchdog's: ignored once a commit was allowed.
+    func timeOut(_ result: Result<Value, SessionStoreError>) {
+        state.withLock { state in state.committing ? nil : state.continuation.take() }?.resume(returning: result)
+    }
+
+    private func take() -> UnsafeContinuation<Result<Value, SessionStoreError>, Never>? {
+        state.withLock { $0.continuation.take() }
     }
 }
 

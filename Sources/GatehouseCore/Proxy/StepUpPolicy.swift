@@ -15,16 +15,47 @@ public struct StepUpPolicy: Sendable, Hashable, CustomStringConvertible {
         self.maxAge = maxAge
     }
 
-    /// Whether a session whose ID token said `acr` and `authTime` may use the route at `now`.
-    /// A missing `acr` satisfies no `acr=` list; a missing `auth_time` satisfies no `max_age=`.
-    public func isSatisfied(acr: String?, authTime: Int64?, now: Int64) -> Bool {
+    /// Seconds by which the provider's clock may differ from ours in `max_age`'s reckoning (the
+    /// ID token's own skew allowance).
+    public static let authTimeSkew: Int64 = 5
+
+    /// Why an authentication falls short of the policy; its description names the failing claim.
+    public enum Shortfall: Sendable, Equatable, CustomStringConvertible {
+        case acrMissing
+        case acrNotRequested
+        case authTimeMissing
+        case authTimeTooOld
+
+        public var description: String {
+            switch self {
+            case .acrMissing: "acr missing"
+            case .acrNotRequested: "acr not requested"
+            case .authTimeMissing: "auth_time missing"
+            case .authTimeTooOld: "auth_time older than max_age"
+            }
+        }
+    }
+
+    /// What keeps a session whose ID token said `acr` and `authTime` from this policy at `now`, or
+    /// nil when it satisfies it. The one rule of the callback (a step-up login's ID token) and of the
+    /// route (each request), so a login the callback accepts is never refused by its route at once.
+    /// A missing `acr` satisfies no `acr=` list; a missing `auth_time` satisfies no `max_age=`; an
+    /// `auth_time` up to `authTimeSkew` seconds past `max_age` does (clocks differ a little).
+    public func shortfall(acr: String?, authTime: Int64?, now: Int64) -> Shortfall? {
         if !acrValues.isEmpty {
-            guard let acr, acrValues.contains(acr) else { return false }
+            guard let acr else { return .acrMissing }
+            guard acrValues.contains(acr) else { return .acrNotRequested }
         }
         if let maxAge {
-            guard let authTime, now - authTime <= Int64(maxAge) else { return false }
+            guard let authTime else { return .authTimeMissing }
+            guard now - authTime <= Int64(maxAge) + Self.authTimeSkew else { return .authTimeTooOld }
         }
-        return true
+        return nil
+    }
+
+    /// Whether a session whose ID token said `acr` and `authTime` may use the route at `now`.
+    public func isSatisfied(acr: String?, authTime: Int64?, now: Int64) -> Bool {
+        shortfall(acr: acr, authTime: authTime, now: now) == nil
     }
 
     /// The `acr_values` parameter: the values, space-separated (OIDC Core §3.1.2.1).

@@ -28,15 +28,20 @@ public struct PostgresSessionDatabase: SessionDatabase {
     /// A transaction too: it reads one snapshot, under the statement timeout.
     @discardableResult
     public func read<R: Sendable>(_ body: (PostgresTransaction) throws(PostgresError) -> R) throws(SessionStoreError) -> R {
-        try write(body)
-    }
-
-    @discardableResult
-    public func write<R: Sendable>(_ body: (PostgresTransaction) throws(PostgresError) -> R) throws(SessionStoreError) -> R {
         do {
             return try pool.withTransaction(body)
         } catch {
             throw SessionStoreError(error)
+        }
+    }
+
+    @discardableResult
+    public func write<R: Sendable>(_ body: (PostgresTransaction) throws(PostgresError) -> R) throws(SessionStoreError) -> R {
+        try read { (transaction: PostgresTransaction) throws(PostgresError) -> R in
+            let result = try body(transaction)
+            // Throwing here rolls the transaction back (`StoreCommitGate`).
+            guard StoreCommitGate.mayCommit() else { throw PostgresError.unavailable(StoreCommitGate.abandonedMessage) }
+            return result
         }
     }
 }

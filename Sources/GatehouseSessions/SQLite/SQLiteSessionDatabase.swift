@@ -1,3 +1,5 @@
+import CSQLite
+
 /// The sessions in one SQLite file (WAL), shared safely by the threads of one process and by
 /// several processes. Reads run in autocommit on the database's one connection; writes in
 /// `BEGIN IMMEDIATE`, which takes the write lock up front, so the busy timeout (5 s) covers waiting
@@ -37,7 +39,16 @@ public struct SQLiteSessionDatabase: SessionDatabase {
 
     @discardableResult
     public func write<R: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> R) throws(SessionStoreError) -> R {
-        try reported { () throws(SQLiteError) in try database.transaction(immediate: true, body) }
+        try reported { () throws(SQLiteError) in
+            try database.transaction(immediate: true) { (conn: SQLiteConnection) throws(SQLiteError) -> R in
+                let result = try body(conn)
+                // Throwing here rolls the transaction back (`StoreCommitGate`).
+                guard StoreCommitGate.mayCommit() else {
+                    throw SQLiteError(code: SQLITE_ABORT, message: StoreCommitGate.abandonedMessage)
+                }
+                return result
+            }
+        }
     }
 }
 

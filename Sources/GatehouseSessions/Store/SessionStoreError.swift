@@ -11,7 +11,8 @@ public enum SessionStoreError: Error, Sendable, Equatable, CustomStringConvertib
     /// `sessions revoke ID`: the prefix matches several sessions; nothing was deleted.
     case ambiguousIDPrefix(prefix: String, matches: Int)
     /// The store did not answer within the gateway's store timeout (a lock held elsewhere, a database
-    /// that does not answer); the call may still complete later.
+    /// that does not answer). A read may still complete later; a write does not (it rolls back,
+    /// `StoreCommitGate`).
     case timedOut(seconds: Double)
     /// The gateway's queue of store calls is full; the call was not attempted.
     case overloaded(queued: Int)

@@ -21,10 +21,14 @@ struct LogoutTests {
             #expect(Browser.queryValue("id_token_hint", in: location) == idToken)
             #expect(Browser.queryValue("post_logout_redirect_uri", in: location) == harness.publicURL + "/")
             #expect(Browser.queryValue("client_id", in: location) == GatewayHarness.clientID)
+            // A fresh random `state`: some providers redirect back only when one is sent.
+            #expect((Browser.queryValue("state", in: location)?.count ?? 0) >= 16)
             let expired = response.setCookies(named: harness.cookieName)
             #expect(expired.count == 1)
             #expect(expired.first.map { LoginTests.attributes(of: $0).contains("max-age=0") } == true)
-            #expect(harness.provider.statistics.revocations == 1)
+            // The refresh token and the access token (RFC 7009, token_type_hint=access_token).
+            #expect(harness.provider.statistics.revocations == 2)
+            #expect(harness.provider.statistics.accessTokenRevocations == 1)
             let user = try await harness.send("GET", "/user", headers: [("X-CSRF", "1"), ("Cookie", "\(harness.cookieName)=\(cookie)")])
             #expect(user.status == 401)
             // The provider accepts the hint and sends the browser back to the registered URI.
@@ -32,6 +36,66 @@ struct LogoutTests {
                                                           target: try Browser.target(of: location, expectingPort: harness.providerPort))
             #expect(atProvider.status == 302)
             #expect(atProvider.location?.hasPrefix(harness.publicURL + "/") == true)
+        }
+    }
+
+    @Test("POST /logout: each end-session redirect carries a state of its own")
+    func logoutStateIsFresh() async throws {
+        try await GatewayHarness.with { harness in
+            var states: [String] = []
+            for _ in 0..<2 {
+                let browser = harness.browser()
+                try await browser.login()
+                let response = try await browser.send("POST", "/logout", csrf: true)
+                states.append(try #require(response.location.flatMap { Browser.queryValue("state", in: $0) }))
+            }
+            #expect(states[0] != states[1])
+        }
+    }
+
+    @Test("POST /logout?everywhere=true with 60 other sessions revokes every session's tokens, not 50")
+    func logoutEverywhereRevokesAll() async throws {
+        try await GatewayHarness.with { harness in
+            let count = 61
+            var browsers: [Browser] = []
+            for _ in 0..<count {
+                let browser = harness.browser()
+                try await browser.login()
+                browsers.append(browser)
+            }
+            let before = harness.provider.statistics
+            let response = try await browsers[0].send("POST", "/logout?everywhere=true", csrf: true)
+            #expect(response.status == 302)
+            // A refresh and an access token per session; the answer may come before the last ones.
+            #expect(await eventually(timeout: 30) {
+                harness.provider.statistics.revocations - before.revocations == 2 * count
+            }, "\(harness.provider.statistics.revocations - before.revocations) of \(2 * count)")
+            let after = harness.provider.statistics
+            // Every session's refresh token (at most 50 other sessions' once), and its access token.
+            #expect((after.revocations - after.accessTokenRevocations) - (before.revocations - before.accessTokenRevocations) == count)
+            #expect(after.accessTokenRevocations - before.accessTokenRevocations == count)
+            #expect(try await browsers[count - 1].get("/user", csrf: true).status == 401)
+        }
+    }
+
+    @Test("POST /sessions/revoke revokes the ended session's refresh and access tokens")
+    func sessionsRevokeRevokesTokens() async throws {
+        try await GatewayHarness.with { harness in
+            let laptop = harness.browser()
+            try await laptop.login()
+            let phone = harness.browser()
+            try await phone.login()
+            let listing = try await laptop.get("/sessions", csrf: true)
+            let sessions = try #require(listing.json?["sessions"] as? [[String: Any]])
+            let other = try #require(sessions.first { $0["current"] as? Bool == false }?["handle"] as? String)
+            let response = try await laptop.send("POST", "/sessions/revoke", csrf: true,
+                                                 headers: [("Content-Type", "application/json")],
+                                                 body: .bytes(Array("{\"handle\":\"\(other)\"}".utf8)))
+            #expect(response.status == 200)
+            #expect(harness.provider.statistics.revocations == 2)
+            #expect(harness.provider.statistics.accessTokenRevocations == 1)
+            #expect(try await phone.get("/user", csrf: true).status == 401)
+            #expect(try await laptop.get("/user", csrf: true).status == 200)
         }
     }
 

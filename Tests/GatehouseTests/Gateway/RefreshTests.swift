@@ -65,6 +65,39 @@ struct RefreshTests {
         }
     }
 
+    @Test("a refresh refused with another session-ending code ends the session too: 401, and /user stops answering 200",
+          arguments: ["invalid_request", "unauthorized_client", "invalid_scope"])
+    func otherRefusalsEndSession(code: String) async throws {
+        try await GatewayHarness.with(Self.options()) { harness in
+            let browser = harness.browser()
+            try await Self.loginAndWaitForExpiry(browser, harness)
+            let cookie = try #require(browser.sessionCookie)
+            // LemonLDAP::NG answers `invalid_request` for a refresh token it no longer knows.
+            harness.provider.setRefreshBehaviour(.refuseWith(code: code))
+            let api = try await browser.get("/api/echo", csrf: true)
+            #expect(api.status == 401)
+            #expect(api.json?["error"] as? String == "unauthenticated")
+            let user = try await harness.send("GET", "/user", headers: [("X-CSRF", "1"), ("Cookie", "\(harness.cookieName)=\(cookie)")])
+            #expect(user.status == 401)
+            #expect(harness.upstream.requests.isEmpty)
+        }
+    }
+
+    @Test("a refresh refused with invalid_client keeps the session: 502, /user still 200")
+    func invalidClientKeepsSession() async throws {
+        try await GatewayHarness.with(Self.options()) { harness in
+            let browser = harness.browser()
+            try await Self.loginAndWaitForExpiry(browser, harness)
+            harness.provider.setRefreshBehaviour(.refuseWith(code: "invalid_client"))
+            let api = try await browser.get("/api/echo", csrf: true)
+            #expect(api.status == 502)
+            #expect(api.json?["error"] as? String == "token_refresh_failed")
+            #expect(try await browser.get("/user", csrf: true).status == 200)
+            harness.provider.setRefreshBehaviour(.normal)
+            #expect(try await browser.get("/api/echo", csrf: true).status == 200)
+        }
+    }
+
     @Test("the provider down while the token has expired: 502, the session is kept and works again later")
     func providerDownDuringRefresh() async throws {
         try await GatewayHarness.with(Self.options()) { harness in

@@ -33,6 +33,29 @@ struct StoreOutageEndingTests {
         }
     }
 
+    @Test("A logout answered 503 at the store timeout does not happen later: the retry does the whole job")
+    func timedOutLogoutDoesNotHappenLater() async throws {
+        // A store timeout (1 s) below SQLite's busy timeout (5 s): the delete is still waiting for
+        // the lock when the browser is answered 503, and gets it when the lock goes at once after.
+        try await GatewayHarness.with(HarnessOptions(environment: ["GATEHOUSE_STORE_TIMEOUT": "1s"])) { harness in
+            let browser = harness.browser()
+            let cookie = try await browser.login().sessionCookie
+            let lock = try SQLiteWriteLock(path: harness.databasePath)
+            let refused = try await browser.send("POST", "/logout", csrf: true)
+            lock.release()
+            #expect(refused.status == 503)
+            // SQLite's busy handler retries at most every 100 ms: the late delete has run by now,
+            // and rolled back, since its caller was answered already.
+            try await Task.sleep(for: .milliseconds(500))
+            let retry = try await browser.send("POST", "/logout", csrf: true)
+            #expect(retry.status == 302)
+            #expect(retry.location?.hasPrefix(harness.issuer + "/logout?") == true, "the provider's session is ended too")
+            #expect(harness.provider.statistics.revocations == 2, "the refresh and access tokens are revoked")
+            let after = try await harness.send("GET", "/user", headers: [("X-CSRF", "1"), ("Cookie", "\(harness.cookieName)=\(cookie)")])
+            #expect(after.status == 401)
+        }
+    }
+
     @Test("GET /logout?sid= while the store cannot write: a 503 page, and the session is not reported ended")
     func getLogoutDuringOutage() async throws {
         try await GatewayHarness.with { harness in

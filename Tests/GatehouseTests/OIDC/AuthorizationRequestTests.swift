@@ -81,6 +81,10 @@ struct AuthorizationRequestTests {
         metadata.endSessionEndpoint = "https://idp.example.com/logout"
         #expect(EndSessionRequest.url(metadata: metadata, idTokenHint: "h.p.s", postLogoutRedirectURI: "https://a/", clientID: "c")
             == "https://idp.example.com/logout?id_token_hint=h.p.s&post_logout_redirect_uri=https%3A%2F%2Fa%2F&client_id=c")
+        // Some providers (Glewlwyd) redirect back to post_logout_redirect_uri only with a `state`.
+        #expect(EndSessionRequest.location(metadata: metadata, logoutTemplate: nil, idTokenHint: "h.p.s",
+                                           postLogoutRedirectURI: "https://a/", clientID: "c", state: "s-1")
+            == "https://idp.example.com/logout?id_token_hint=h.p.s&post_logout_redirect_uri=https%3A%2F%2Fa%2F&client_id=c&state=s-1")
     }
 }
 

@@ -31,9 +31,38 @@ struct StepUpPolicyTests {
         let fresh = StepUpPolicy(maxAge: 60)
         #expect(fresh.isSatisfied(acr: nil, authTime: 40, now: 100))
         #expect(fresh.isSatisfied(acr: "any", authTime: 40, now: 100))
-        #expect(!fresh.isSatisfied(acr: nil, authTime: 39, now: 100))
+        // Up to the clock skew past max_age is still recent enough; more is not.
+        #expect(fresh.isSatisfied(acr: nil, authTime: 35, now: 100))
+        #expect(!fresh.isSatisfied(acr: nil, authTime: 34, now: 100))
         #expect(!fresh.isSatisfied(acr: nil, authTime: nil, now: 100))
         #expect(StepUpPolicy().isSatisfied(acr: nil, authTime: nil, now: 0))
+    }
+
+    @Test("One rule for the callback and the route: an auth_time within the clock skew of max_age passes both")
+    func oneRuleWithSkew() {
+        // A step-up login with max_age=0 whose provider clock runs 3 s behind ours: the callback
+        // accepts it, so the route that asked for it must not refuse it at once.
+        let now: Int64 = 1_000
+        let forced = StepUpPolicy(maxAge: 0)
+        #expect(forced.shortfall(acr: nil, authTime: now - 3, now: now) == nil)
+        #expect(forced.shortfall(acr: nil, authTime: now - StepUpPolicy.authTimeSkew, now: now) == nil)
+        #expect(forced.shortfall(acr: nil, authTime: now - StepUpPolicy.authTimeSkew - 1, now: now) == .authTimeTooOld)
+        // A future auth_time (a provider clock ahead of ours) is not too old either.
+        #expect(forced.shortfall(acr: nil, authTime: now + 3, now: now) == nil)
+    }
+
+    @Test("A shortfall names the claim that failed")
+    func shortfallNamesTheClaim() {
+        let policy = StepUpPolicy(acrValues: ["gold"], maxAge: 60)
+        #expect(policy.shortfall(acr: nil, authTime: 100, now: 100) == .acrMissing)
+        #expect(policy.shortfall(acr: "silver", authTime: 100, now: 100) == .acrNotRequested)
+        #expect(policy.shortfall(acr: "gold", authTime: nil, now: 100) == .authTimeMissing)
+        #expect(policy.shortfall(acr: "gold", authTime: 0, now: 100) == .authTimeTooOld)
+        #expect(policy.shortfall(acr: "gold", authTime: 90, now: 100) == nil)
+        for (shortfall, claim) in [(StepUpPolicy.Shortfall.acrMissing, "acr"), (.acrNotRequested, "acr"),
+                                   (.authTimeMissing, "auth_time"), (.authTimeTooOld, "auth_time")] {
+            #expect("\(shortfall)".hasPrefix(claim + " "))
+        }
     }
 
     @Test("The login link and the authorization parameters say what the route needs")

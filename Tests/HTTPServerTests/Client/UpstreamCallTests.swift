@@ -17,7 +17,7 @@ struct UpstreamCallTests {
         let upstream = try ScriptedUpstream { connection, _ in
             while connection.readRequest() != nil { connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
         }
-        let outcome = await CallLoop.exchange(upstream.port) { _ in }
+        let outcome = await CallLoop.exchange(upstream) { _ in }
         #expect(outcome == .inCallback(200, "ok"))
         #expect(upstream.connections == 1)
         #expect(upstream.requests == 2)
@@ -80,7 +80,7 @@ struct UpstreamCallTests {
                 }
             }
         }
-        let outcome = await CallLoop.exchange(upstream.port) { _ in }
+        let outcome = await CallLoop.exchange(upstream) { _ in }
         #expect(outcome == .inTask(200, "later"))
         #expect(upstream.connections == 1)
     }
@@ -89,7 +89,7 @@ struct UpstreamCallTests {
     func interimAnswer() async throws {
         let upstream = try ScriptedUpstream.answering(
             second: "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        #expect(await CallLoop.exchange(upstream.port) { _ in } == .inTask(200, "ok"))
+        #expect(await CallLoop.exchange(upstream) { _ in } == .inTask(200, "ok"))
     }
 
     @Test("a pooled connection the upstream closes unanswered: a GET is sent once more on a new one")
@@ -100,7 +100,7 @@ struct UpstreamCallTests {
                 connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
             }
         }
-        #expect(await CallLoop.exchange(upstream.port) { _ in } == .inTask(200, "ok"))
+        #expect(await CallLoop.exchange(upstream) { _ in } == .inTask(200, "ok"))
         #expect(upstream.connections == 2)
         #expect(upstream.requests == 3)
     }
@@ -113,27 +113,45 @@ struct UpstreamCallTests {
                 connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
             }
         }
-        let outcome = await CallLoop.exchange(upstream.port, method: "POST") { _ in }
+        let outcome = await CallLoop.exchange(upstream, method: "POST") { _ in }
         #expect(outcome == .failed(.connectionClosed))
         #expect(upstream.requests == 2)
     }
 
     @Test("silence past the first-byte timeout: the callback comes, the task reports the timeout")
     func firstByteTimeout() async throws {
+        // The second request is never answered: the timeout is the only way the exchange can end,
+        // whatever the machine's load (the outcome is asserted, not how long it took).
         let upstream = try ScriptedUpstream { connection, _ in
             while connection.readRequest() != nil {
                 if connection.served == 2 { _ = connection.readRequest(); return }  // waits for the gateway to give up
                 connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
             }
         }
-        let outcome = await CallLoop.exchange(upstream.port) { timeouts in timeouts.firstByteNanoseconds = 200_000_000 }
+        let outcome = await CallLoop.exchange(upstream) { timeouts in timeouts.firstByteNanoseconds = 1_000_000_000 }
         #expect(outcome == .failed(.firstByteTimeout))
+    }
+
+    @Test("an upstream dropped before its accepting thread ran never answers the next upstream's connections")
+    func droppedUpstreamStaysSilent() async throws {
+        // The fixture itself: a test that ends at once (no connection) drops its upstream before the
+        // accepting thread may have called `accept`; had the listener's descriptor been closed then,
+        // the next listener would get its number and that thread would answer its connections.
+        for _ in 0..<20 {
+            _ = try ScriptedUpstream { connection, _ in
+                while connection.readRequest() != nil { connection.write("HTTP/1.1 204 No Content\r\n\r\n") }
+            }
+            let upstream = try ScriptedUpstream { connection, _ in
+                while connection.readRequest() != nil { connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
+            }
+            #expect(await CallLoop.exchange(upstream) { _ in } == .inCallback(200, "ok"))
+        }
     }
 
     @Test("a malformed head is refused in the task, as `send` refuses it")
     func malformedHead() async throws {
         let upstream = try ScriptedUpstream.answering(second: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")
-        guard case .failed(.invalidResponse) = await CallLoop.exchange(upstream.port, { _ in }) else {
+        guard case .failed(.invalidResponse) = await CallLoop.exchange(upstream, { _ in }) else {
             Issue.record("a conflicting Content-Length was accepted")
             return
         }
@@ -169,12 +187,16 @@ enum CallLoop {
         UpstreamRequest(host: "127.0.0.1", port: port, method: method, target: "/call", headers: ["Accept": "*/*"])
     }
 
-    static func exchange(_ port: Int, method: String = "GET",
+    /// The exchange against `upstream`, which is kept alive (its listener holding its port) until
+    /// the exchange is over: Swift may release an object after its last use — here reading `port` —
+    /// and its port could then go to another test's server running beside.
+    static func exchange(_ upstream: ScriptedUpstream, method: String = "GET",
                          _ configure: @Sendable (inout UpstreamTimeouts) -> Void) async -> CallOutcome {
+        let port = upstream.port
         var timeouts = UpstreamTimeouts()
         configure(&timeouts)
         let client = UpstreamClient(timeouts: timeouts)
-        return await run { loop in
+        let outcome = await run { loop -> CallOutcome in
             do throws(UpstreamError) {
                 let first = try await client.send(request(port: port), body: nil)
                 _ = first.wholeBodyIfBuffered()
@@ -186,6 +208,8 @@ enum CallLoop {
                 RecordingReceiver(call: call, loop: loop, continuation: continuation).start()
             }
         }
+        withExtendedLifetime(upstream) {}
+        return outcome
     }
 }
 
@@ -290,8 +314,13 @@ final class ScriptedUpstream: @unchecked Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         let (listener, counts) = (fd, counts)
-        // The thread holds the counts, not the upstream: the listener is shut down in `deinit`.
+        // The thread holds the counts, not the upstream: the listener is shut down in `deinit`, and
+        // closed here, by the only thread that accepts on it, once it has stopped. Closed in
+        // `deinit`, its descriptor number could be given to another test's new listener before this
+        // thread's next `accept`, which would then take that test's connections and answer them with
+        // this script (a `204` where the other test waited for a timeout).
         _ = DetachedThread.start(name: "scripted-upstream") {
+            defer { Glibc.close(listener) }
             while true {
                 let accepted = accept(listener, nil, nil)
                 if accepted < 0 {
@@ -324,8 +353,8 @@ final class ScriptedUpstream: @unchecked Sendable {
         }
     }
 
+    /// Wakes the accepting thread (its `accept` fails with `EINVAL`), which then closes the listener.
     deinit {
         shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
     }
 }

@@ -159,6 +159,8 @@ private struct Normaliser {
         // JWTs (an id_token_hint in a logout redirect) and anything else run-specific in them.
         out = out.replacingOccurrences(of: #"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"#, with: "<jwt>",
                                        options: .regularExpression)
+        // The logout redirect's `state` is fresh for each logout.
+        out = out.replacingOccurrences(of: #"([?&]state=)[A-Za-z0-9_-]+"#, with: "$1<state>", options: .regularExpression)
         return out
     }
 }

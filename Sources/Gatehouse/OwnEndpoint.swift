@@ -1,7 +1,7 @@
 /// What the gateway's own endpoints are, declared once: the methods each answers, whether it needs
 /// the anti-forgery header, and the class the metrics and the access log count it under. The router
 /// (`RequestRoute`), the method gate and the access log read this table; adding an endpoint is a
-/// case of `OwnPath`, its row here and its handler's line in `Gateway.dispatch`.
+/// case of `OwnPath`, its row here and its handler's line in `Gateway.answer`.
 struct OwnEndpoint {
     /// The methods it answers (`Allow` of a `405`); nil for every method.
     let methods: [String]?

@@ -100,3 +100,26 @@ def test_websocket_upgrade_refused_by_the_rule(gateway_factory, provider, upstre
                 open_timeout=15)
     assert refused.value.response.status_code == 403
     assert json.loads(refused.value.response.body)["error"] == "forbidden"
+
+
+def put_user(provider, sub: str, claims: dict) -> None:
+    requests.put(provider._url(f"/users/{sub}"), json=claims, timeout=5).raise_for_status()
+
+
+@pytest.mark.parametrize("groups_claim,claims", [
+    (None, {"groups": ["admin"]}),
+    ("realm_access.roles", {"realm_access": {"roles": ["ops", "user"]}}),
+    ("https://example.com/roles", {"https://example.com/roles": "staff admin"}),
+])
+def test_groups_from_the_id_token_where_the_provider_puts_them(gateway_factory, provider, upstream, groups_claim, claims):
+    env = {"GATEHOUSE_ROUTES": routes(upstream.url), "GATEHOUSE_USERINFO": "false"}  # the ID token alone
+    if groups_claim:
+        env["GATEHOUSE_GROUPS_CLAIM"] = groups_claim
+    gw = gateway_factory(env)
+    member = f"member-{abs(hash(groups_claim))}"
+    put_user(provider, member, {"email": f"{member}@example.com", "email_verified": True, **claims})
+    browser = login(gw, provider, member)
+    assert gw.get(browser, "/api/admin/echo").status_code == 200
+    outsider = f"outsider-{abs(hash(groups_claim))}"
+    put_user(provider, outsider, {"email": f"{outsider}@example.com", "email_verified": True})
+    assert gw.get(login(gw, provider, outsider), "/api/admin/echo").status_code == 403

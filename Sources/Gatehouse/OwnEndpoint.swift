@@ -2,14 +2,14 @@
 /// the anti-forgery header, and the class the metrics and the access log count it under. The router
 /// (`RequestRoute`), the method gate and the access log read this table; adding an endpoint is a
 /// case of `OwnPath`, its row here and its handler's line in `Gateway.answer`.
-struct OwnEndpoint {
+struct OwnEndpoint: Sendable {
     /// The methods it answers (`Allow` of a `405`); nil for every method.
     let methods: [String]?
     /// Whether the anti-forgery header is required, by method.
     let antiForgery: AntiForgery
     let routeClass: RouteClass
 
-    enum AntiForgery {
+    enum AntiForgery: Sendable {
         case never
         case always
         /// Every method but `GET` (`GET /logout` is the provider's front-channel logout).
@@ -18,17 +18,26 @@ struct OwnEndpoint {
 
     static func of(_ path: OwnPath) -> OwnEndpoint {
         switch path {
-        case .login, .providers: OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .login)
-        case .callback, .providerCallback: OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .callback)
-        case .user, .sessions: OwnEndpoint(methods: ["GET"], antiForgery: .always, routeClass: .user)
-        case .sessionsRevoke: OwnEndpoint(methods: ["POST"], antiForgery: .always, routeClass: .user)
-        case .logout: OwnEndpoint(methods: ["GET", "POST"], antiForgery: .unlessGET, routeClass: .logout)
-        case .backchannelLogout, .providerBackchannelLogout:
-            OwnEndpoint(methods: ["POST"], antiForgery: .never, routeClass: .logout)
-        case .jwks: OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .ops)
-        case .healthz, .readyz, .metrics: OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .ops)
+        case .login, .providers: login
+        case .callback, .providerCallback: callback
+        case .user, .sessions: user
+        case .sessionsRevoke: sessionsRevoke
+        case .logout: logout
+        case .backchannelLogout, .providerBackchannelLogout: backchannelLogout
+        case .jwks: jwks
+        case .healthz, .readyz, .metrics: operations
         }
     }
+
+    // The rows, made once (the router asks for every request to an own path).
+    private static let login = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .login)
+    private static let callback = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .callback)
+    private static let user = OwnEndpoint(methods: ["GET"], antiForgery: .always, routeClass: .user)
+    private static let sessionsRevoke = OwnEndpoint(methods: ["POST"], antiForgery: .always, routeClass: .user)
+    private static let logout = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .unlessGET, routeClass: .logout)
+    private static let backchannelLogout = OwnEndpoint(methods: ["POST"], antiForgery: .never, routeClass: .logout)
+    private static let jwks = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .ops)
+    private static let operations = OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .ops)
 
     func requiresAntiForgery(method: String) -> Bool {
         switch antiForgery {

@@ -28,11 +28,12 @@ enum RouteCredentials {
     static func cachedAuthorization(for route: UpstreamRoute, headers: HTTPHeaders, loneKey: () -> SessionCookieKey?,
                                     context: GatewayContext) -> Outcome? {
         let now = context.now()
-        // The usual case: a route that reads nothing of the session but its bearer, answered from
-        // the loop's own copy of it (`LoopBearer`) without touching the shared entry.
-        if case .user = route.auth, !route.readsSession, route.providers == nil {
-            guard let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: now,
-                                                                    refreshMargin: context.refresher.margin) else { return nil }
+        // The usual case: a route that reads nothing of the session but its bearer (and whether it
+        // satisfies the route's `allow=`), answered from the loop's own copy of it (`LoopBearer`)
+        // without touching the shared entry. A refused rule takes the decision below.
+        if case .user = route.auth, route.providers == nil, route.identity.isPlain, route.stepUp == nil,
+           let authorization = context.sessions.cachedBearer(in: headers, loneKey: loneKey(), now: now,
+                                                             refreshMargin: context.refresher.margin, rule: route.allow) {
             // A DPoP-bound token needs the session's key: the shared entry, below.
             if !UpstreamDPoP.isBound(authorization) { return .forward(authorization: authorization) }
         }

@@ -140,9 +140,7 @@ enum RouteDecision {
     /// Route option `allow=`: `403 forbidden` for a session whose claims do not satisfy the rule.
     private static func ruleRefusal(_ route: UpstreamRoute, _ cached: CachedSession, context: GatewayContext) -> HTTPResponse? {
         guard let rule = route.allow else { return nil }
-        let allowed = cached.isAllowed(by: rule) {
-            context.providers.provider(named: cached.session.provider)?.configuration.idp.groupsClaim ?? "groups"
-        }
+        let allowed = cached.isAllowed(by: rule) { context.sessions.groupsClaim(of: cached) }
         return allowed ? nil : forbidden
     }
 

@@ -122,6 +122,10 @@ public final class SessionCache: Sendable {
     /// when it is read. By name, each one's issuer: a session whose tokens came from another issuer
     /// (the name re-pointed, or `GATEHOUSE_ISSUER` changed, on the same database) ends too.
     private let configuredProviders: [String: String]
+    /// Every route's `allow=` rule and each provider's groups claim: a loop's copy of a session's
+    /// bearer carries the rules the session satisfies (`LoopBearer.allowedRules`).
+    private let accessRules: [AccessRule]
+    private let groupsClaims: [String: String]
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
@@ -134,6 +138,8 @@ public final class SessionCache: Sendable {
         self.executor = executor
         self.clock = clock
         cookieName = configuration.cookieName
+        accessRules = configuration.routes.compactMap(\.allow)
+        groupsClaims = Dictionary(configuration.providers.map { ($0.name, $0.groupsClaim) }, uniquingKeysWith: { first, _ in first })
         configuredProviders = Dictionary(configuration.providers.map { ($0.name, $0.issuer) }, uniquingKeysWith: { first, _ in first })
         idleSeconds = Int64(configuration.sessionIdle)
         touchInterval = max(1, min(60, Int64(configuration.sessionIdle) / 4))
@@ -212,13 +218,21 @@ public final class SessionCache: Sendable {
     /// idle expiry to where the copy's request did (the same second). Otherwise the shared entry
     /// decides, as `cachedResolution`, and a new copy is made from it. So the loops touch the shared
     /// lock, entry and strings about once a second per session instead of on every request.
-    func cachedBearer(in headers: HTTPHeaders, loneKey key: SessionCookieKey?, now: Int64, refreshMargin: Int64) -> String? {
+    ///
+    /// With `rule` (a route's `allow=`), nil also when the session does not satisfy it.
+    func cachedBearer(in headers: HTTPHeaders, loneKey key: SessionCookieKey?, now: Int64, refreshMargin: Int64,
+                      rule: AccessRule? = nil) -> String? {
         let memo = EventLoop.withCurrent { loop in
             loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
         }
         guard let key, let memo, speedLayer.isOn else {
-            return sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved.authorization
+            guard let resolved = sharedBearer(in: headers, now: now, refreshMargin: refreshMargin)?.resolved else { return nil }
+            if let rule, !resolved.cached.isAllowed(by: rule, groupsClaim: { groupsClaim(of: resolved.cached) }) {
+                return nil
+            }
+            return resolved.authorization
         }
+        let ruleID = rule?.id ?? 0
         // Before the generation is read: an ending read from the board moves it.
         catchUpWithOtherProcesses()
         let generation = self.generation.load(ordering: .acquiring)
@@ -231,6 +245,7 @@ public final class SessionCache: Sendable {
                 && now < bearer.idleExpiresAt
                 && SessionLifetime.idleExpiry(slidAt: now, idleSeconds: idleSeconds, expiresAt: bearer.expiresAt)
                     == bearer.idleExpiresAt
+                && (ruleID == 0 || bearer.allowedRules.contains(ruleID))
         }) {
             return authorization
         }
@@ -240,12 +255,22 @@ public final class SessionCache: Sendable {
         // A copy in storage of this loop's own: the shared string's reference count is what moved
         // between the cores.
         let authorization = resolved.authorization.ownedCopy
+        let allowedRules = accessRules.isEmpty ? [] : accessRules.filter { candidate in
+            resolved.cached.isAllowed(by: candidate, groupsClaim: { groupsClaim(of: resolved.cached) })
+        }.map(\.id)
         memo.memo.remember(LoopBearer(generation: generation, loadedAt: resolved.loadedAt,
                                       idleExpiresAt: resolved.idleExpiresAt,
                                       expiresAt: resolved.cached.session.expiresAt,
-                                      usableBefore: usableBefore, authorization: authorization),
+                                      usableBefore: usableBefore, authorization: authorization,
+                                      allowedRules: allowedRules),
                            for: key)
+        if ruleID != 0, !allowedRules.contains(ruleID) { return nil }
         return authorization
+    }
+
+    /// The groups claim of the session's provider (`GATEHOUSE_GROUPS_CLAIM`).
+    func groupsClaim(of cached: CachedSession) -> String {
+        groupsClaims[cached.session.provider] ?? "groups"
     }
 
     /// The shared entry behind the request's one session cookie when `cachedBearer` would give its

@@ -73,4 +73,7 @@ struct LoopBearer {
     let usableBefore: Int64
     /// `Bearer <access token>`, in storage of this loop's own.
     let authorization: String
+    /// The ids of the configured `allow=` rules the session satisfies (`AccessRule.id`), decided
+    /// when the copy was made: a route's rule then costs the loop no lock and no shared object.
+    let allowedRules: [Int]
 }

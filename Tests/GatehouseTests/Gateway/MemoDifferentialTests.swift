@@ -85,8 +85,9 @@ struct MemoDifferentialTests {
             default: break
             }
             var method = "GET", target = "/api/echo?step=\(step)", body: [UInt8] = []
-            switch random.next() % 10 {
+            switch random.next() % 11 {
             case 0, 1, 2: break
+            case 9: target = "/alice/echo?step=\(step)"  // allow=sub:alice: Alice's loop copy carries the verdict
             case 3: method = "POST"; body = Array("{\"step\":\(step)}".utf8)
             case 4: method = "HEAD"
             case 5: target = "/api/set-cookie"

@@ -145,7 +145,8 @@ final class GatewayHarness: Sendable {
             "GATEHOUSE_CLIENT_SECRET": clientSecret,
             "GATEHOUSE_PUBLIC_URL": gatewayURL,
             "GATEHOUSE_LISTEN": "127.0.0.1:\(gatewayReservation.port)",
-            "GATEHOUSE_ROUTES": "/api=http://127.0.0.1:\(upstreamServer.localPort),/down=http://127.0.0.1:\(closedReservation.port)",
+            "GATEHOUSE_ROUTES": "/api=http://127.0.0.1:\(upstreamServer.localPort),/down=http://127.0.0.1:\(closedReservation.port),"
+                + "/alice=http://127.0.0.1:\(upstreamServer.localPort)/api;allow=sub:alice",
             "GATEHOUSE_DATABASE": directory.appendingPathComponent("gatehouse.sqlite").path,
             "GATEHOUSE_SECRET_KEY": Self.randomBase64(),
             "GATEHOUSE_PUBLIC_DIR": publicDirectory.path,

@@ -30,19 +30,14 @@ from urllib.parse import parse_qs
 import pytest
 import requests
 
+import browser
 from harness import ARTIFACTS, E2E_DIR, Proc, free_port, login
 
 pytestmark = pytest.mark.browser
 
 
 def sign_in(d, gateway, provider, username="alice", timeout=20):
-    """browser.sign_in once the page has settled. Opened signed out in a new tab, the SPA first
-    navigates away for its silent sign-in and back: browser.sign_in's wait for a clickable `#signin`
-    could meet the first document's (hidden) button just as that document goes (a stale element).
-    After the first look the tab has tried, and the page stays put."""
     import browser
-    d.get(gateway.url + "/")
-    browser.WebDriverWait(d, timeout).until(settled)
     browser.sign_in(d, gateway, provider, username, timeout)
 
 
@@ -253,7 +248,7 @@ def test_silent_sign_in_without_provider_session(gateway, provider, driver):
     assert len(silent_requests()) == before + 1
 
     # An interactive sign-in clears the mark...
-    d.find_element(By.CSS_SELECTOR, "#signin").click()
+    browser.click_when_ready(d, "#signin")
     submit_provider_form(d, provider, "alice")
     wait.until(lambda d: settled(d) == "signed-in")
     assert silent_mark(d) is None
@@ -361,7 +356,7 @@ def test_silent_sign_in_with_provider_session(gateway_factory, driver, tmp_path)
         assert not d.find_element(By.CSS_SELECTOR, "#silent-result").is_displayed()
 
         # Signing in is the button's job now.
-        d.find_element(By.CSS_SELECTOR, "#signin").click()
+        browser.click_when_ready(d, "#signin")
         wait.until(lambda d: settled(d) == "signed-in")
         assert op.stats()["authorization"] == 3 and silent_mark(d) is None
         assert op.authorization_prompts() == ["none", "none", ""]

@@ -23,6 +23,10 @@ public final class Gateway: HTTPHandler {
     private let providersAnswer: HTTPResponse
     /// Nor does `/.well-known/jwks.json`'s.
     private let keySetAnswer: HTTPResponse
+    /// `GATEHOUSE_CORS_ORIGINS`.
+    private let cors: CORSPolicy
+    /// `/auth`'s policies, by query.
+    private let forwardAuthPolicies = ForwardAuthPolicies()
 
     public convenience init(context: GatewayContext) {
         self.init(context: context, routes: context.configuration.routeTable)
@@ -40,6 +44,7 @@ public final class Gateway: HTTPHandler {
         namedProviders = context.providers.named
         providersAnswer = context.secure.response(ProviderEndpoints.list(context.providers))
         keySetAnswer = context.secure.response(IdentityEndpoints.keySet(context.identities))
+        cors = context.configuration.cors
     }
 
     /// A gateway of the loop's own: the same context members and routes in objects and storage
@@ -58,6 +63,25 @@ public final class Gateway: HTTPHandler {
     public func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
         let route = RequestRoute(path: head.path, routes: routes, namedProviders: namedProviders)
         connection.categorize(route.routeClass.rawValue)
+        // A page of another origin (`GATEHOUSE_CORS_ORIGINS`): its preflight is answered here, before
+        // the gate (it carries no anti-forgery header), and a listed origin's answer gets the CORS
+        // fields on whatever transport writes it, but the loop's (whose writer is not wrapped).
+        guard cors.isEnabled, CrossOriginAnswers.concerns(route), head.headers.contains("Origin") else {
+            return answer(head, connection, route: route, loopTransport: true)
+        }
+        let origins = head.headers.values("Origin")
+        let origin = origins.count == 1 ? cors.allowedOrigin(origins[0][...]) : nil
+        if CrossOriginAnswers.isPreflight(head) {
+            return .now(context.secure.response(CrossOriginAnswers.preflight(head, route: route, origin: origin, csrfHeader: csrfHeader)))
+        }
+        guard let origin else { return answer(head, connection, route: route, loopTransport: true) }
+        return CrossOriginAnswers.answer(answer(head, connection, route: route, loopTransport: false), origin: origin)
+    }
+
+    /// The answer for a request routed to `route`. `loopTransport`: whether a proxied call may be
+    /// sent and relayed from the loop (`LoopRelay`), whose writer nothing can wrap.
+    private func answer(_ head: HTTPRequestHead, _ connection: RequestConnection, route: RequestRoute,
+                        loopTransport: Bool) -> HandlerAnswer {
         // Answers from memory, before the gate: these routes take every method and no session.
         switch route {
         case .own(.healthz):
@@ -96,7 +120,11 @@ public final class Gateway: HTTPHandler {
             guard let target = ForwardTarget(match, query: head.query) else {
                 return .now(context.secure.response(ForwardTarget.unroutable))
             }
-            return ApiProxy(context: context).forward(target, head: head, connection: connection, fieldsRead: fieldsRead)
+            return ApiProxy(context: context).forward(target, head: head, connection: connection, fieldsRead: fieldsRead,
+                                                      loopTransport: loopTransport)
+        case .own(.auth):
+            return ForwardAuthEndpoint(context: context).answer(head, csrfHeader: csrfHeader, fieldsRead: fieldsRead,
+                                                                policies: forwardAuthPolicies)
         case .own(.login):
             return endpoint { request in await LoginEndpoint(context: context).respond(to: request) }
         case .own(.callback):

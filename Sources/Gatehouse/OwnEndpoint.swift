@@ -26,6 +26,7 @@ struct OwnEndpoint: Sendable {
         case .backchannelLogout, .providerBackchannelLogout: backchannelLogout
         case .jwks: jwks
         case .healthz, .readyz, .metrics: operations
+        case .auth: forwardAuth
         }
     }
 
@@ -37,6 +38,9 @@ struct OwnEndpoint: Sendable {
     private static let logout = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .unlessGET, routeClass: .logout)
     private static let backchannelLogout = OwnEndpoint(methods: ["POST"], antiForgery: .never, routeClass: .logout)
     private static let jwks = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .ops)
+    /// Every method: nginx's `auth_request` asks with the original request's. The anti-forgery rule
+    /// is the original method's (`ForwardAuthEndpoint`).
+    private static let forwardAuth = OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .auth)
     private static let operations = OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .ops)
 
     func requiresAntiForgery(method: String) -> Bool {

@@ -6,6 +6,8 @@ import HTTP1
 /// path must not pay eight string comparisons each time, so the length picks the candidates first.
 enum OwnPath {
     case login, callback, user, logout, backchannelLogout, healthz, readyz, metrics, providers
+    /// `/auth`: forward-auth for an ingress in front (nginx `auth_request`, Traefik, Caddy).
+    case auth
     /// `/.well-known/jwks.json`: the public keys of the identity assertions.
     case jwks
     /// `/sessions` and `/sessions/revoke`: "my sessions".
@@ -43,7 +45,9 @@ enum OwnPath {
         let candidate: OwnPath
         let spelling: StaticString
         switch count {
-        case 5: (candidate, spelling) = (.user, "/user")
+        case 5:
+            if spells(path, "/user") { return .user }
+            (candidate, spelling) = (.auth, "/auth")
         case 6: (candidate, spelling) = (.login, "/login")
         case 7:
             if spells(path, "/logout") { return .logout }

@@ -16,13 +16,16 @@ struct LoginEndpoint {
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
         let query = QueryParameters(request.head.query)
-        // `returnTo` must be a local path: an open redirect here would send users anywhere after login.
+        // `returnTo` must be a local path (or a page of a `GATEHOUSE_CORS_ORIGINS` origin): an open
+        // redirect here would send users anywhere after login.
         var requested: String?
         if query.contains("returnTo") {
             guard let single = query.single("returnTo") else { return invalidReturnTo() }
             requested = single
         }
-        guard let returnTo = ReturnTo.validate(requested) else { return invalidReturnTo() }
+        guard let returnTo = ReturnTo.validate(requested, allowedOrigins: context.configuration.cors.origins) else {
+            return invalidReturnTo()
+        }
         let pairs = query.pairs.map { ($0.name, $0.value) }
         // Step-up (SPEC "Sessions the SPA controls"): `acr_values` and `max_age` always pass, and the
         // callback then requires the ID token to satisfy them.

@@ -4,6 +4,8 @@ import Synchronization
 /// Which part of the gateway a request went to, for metrics labels.
 public enum RouteClass: Int, CaseIterable, Sendable {
     case login, callback, user, logout, api, `static`, ops
+    /// `/auth`: an ingress's forward-auth question (last: the raw values index the counters).
+    case auth
 
     public var label: String {
         switch self {
@@ -14,6 +16,7 @@ public enum RouteClass: Int, CaseIterable, Sendable {
         case .api: "api"
         case .static: "static"
         case .ops: "ops"
+        case .auth: "auth"
         }
     }
 }

@@ -21,8 +21,9 @@ struct ApiProxy {
     let context: GatewayContext
 
     /// The method and the anti-forgery header were checked by the plan's gate (`RequestPlan`).
+    /// `loopTransport`: false when the answer's writer must be wrapped (CORS), which the loop's is not.
     func forward(_ target: ForwardTarget, head: HTTPRequestHead, connection: RequestConnection,
-                 fieldsRead: RequestFieldMemo) -> HandlerAnswer {
+                 fieldsRead: RequestFieldMemo, loopTransport: Bool = true) -> HandlerAnswer {
         let context = self.context
         let route = target.route
         // Admission first: a call past the route's bound, or past its client's share of a busy
@@ -62,7 +63,7 @@ struct ApiProxy {
         // latest nonce; the retry builds another if the upstream asks for a new nonce.
         let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, authorization: authorization,
                                                          identity: identity, passing: passing, context: context)
-        guard connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
+        guard loopTransport, connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
             let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }

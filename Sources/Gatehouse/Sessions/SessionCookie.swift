@@ -3,8 +3,11 @@ import GatehouseCore
 /// Builds the `Set-Cookie` values of the session cookie and of the short-lived login-binding
 /// cookie (SPEC "Session cookie"; RFC 6265bis).
 ///
-/// Both are `HttpOnly`, `Path=/`, never `Domain` (host-only, as `__Host-` demands), and `Secure`
-/// when the public URL is https. By default the session cookie has no `Max-Age`/`Expires`: it is a
+/// Both are `HttpOnly`, `Path=/` and `Secure` when the public URL is https. The login-binding
+/// cookie is always host-only; the session cookie too (as `__Host-` demands), unless
+/// `GATEHOUSE_COOKIE_DOMAIN` shares it with that domain's subdomains (its name is then `__Secure-`).
+///
+/// By default the session cookie has no `Max-Age`/`Expires`: it is a
 /// browser-session cookie whose real lifetime is enforced server-side; with
 /// `GATEHOUSE_SESSION_PERSISTENT=true` it gets `Max-Age` = the session's remaining absolute lifetime.
 ///
@@ -14,6 +17,8 @@ public struct SessionCookie: Sendable, Equatable {
     public var sameSite: SameSitePolicy
     public var secure: Bool
     public var persistence: SessionCookiePersistence = .browserSession
+    /// `GATEHOUSE_COOKIE_DOMAIN`, on the session cookie only.
+    public var domain: String? = nil
 
     /// How long a login may stay pending, and so the login-binding cookie's `Max-Age`.
     public static let loginBindingMaxAge = 600
@@ -27,20 +32,23 @@ public struct SessionCookie: Sendable, Equatable {
     public init(configuration: GatehouseConfiguration) {
         self.init(name: configuration.cookieName, sameSite: configuration.cookieSameSite, secure: configuration.cookieSecure)
         persistence = configuration.sessionCookiePersistence
+        domain = configuration.cookieDomain
     }
 
     /// `name=value; Path=/; HttpOnly; SameSite=…[; Secure]`, and `; Max-Age=N` (the seconds from
     /// `now` to the session's absolute `expiresAt`) when the cookie is persistent.
     public func set(_ value: String, sessionExpiresAt expiresAt: Int64, now: Int64) -> String {
-        let cookie = "\(name)=\(value)\(attributes(sameSite: sameSite))"
+        let cookie = "\(name)=\(value)\(attributes(sameSite: sameSite))\(domainAttribute)"
         guard persistence == .untilSessionEnds else { return cookie }
         return cookie + "; Max-Age=\(max(0, expiresAt - now))"
     }
 
     /// Deletes the session cookie in the browser (logout, ended session).
     public func expire() -> String {
-        "\(name)=\(attributes(sameSite: sameSite)); Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT"
+        "\(name)=\(attributes(sameSite: sameSite))\(domainAttribute); Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT"
     }
+
+    private var domainAttribute: String { domain.map { "; Domain=" + $0 } ?? "" }
 
     /// `<name>-login`: appending keeps a `__Host-` prefix in front (`__Host-Http-gatehouse-login`).
     public var loginBindingName: String { name + "-login" }

@@ -53,13 +53,14 @@ public enum WebSocketHandshake {
         return .success(key)
     }
 
-    /// True when the request's one `Origin` is `publicOrigin` (scheme and host compared without
-    /// regard to case, as browsers serialise them in lower case anyway). A missing, `null`,
-    /// repeated or foreign origin is refused.
-    static func originAllowed(_ headers: HTTPHeaders, publicOrigin: String) -> Bool {
+    /// True when the request's one `Origin` is `publicOrigin` or one of `GATEHOUSE_CORS_ORIGINS`
+    /// (scheme and host compared without regard to case, as browsers serialise them in lower case
+    /// anyway). A missing, `null`, repeated or foreign origin is refused.
+    static func originAllowed(_ headers: HTTPHeaders, publicOrigin: String, cors: CORSPolicy = .none) -> Bool {
         let origins = headers.values("Origin")
         guard origins.count == 1 else { return false }
         return origins[0].trimmingASCIIWhitespace().asciiCaseInsensitiveEquals(publicOrigin)
+            || cors.allowedOrigin(origins[0][...]) != nil
     }
 
     /// `Sec-WebSocket-Accept` for `key`: base64(SHA-1(key + GUID)) (§4.2.2 item 5.4).

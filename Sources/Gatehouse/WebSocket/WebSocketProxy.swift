@@ -17,7 +17,8 @@ struct WebSocketProxy {
 
     func forward(_ request: HTTPRequest, to forward: ForwardTarget, writer: any HTTPResponseWriter) async {
         let head = request.head
-        guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin) else {
+        guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin,
+                                               cors: context.configuration.cors) else {
             return await writer.respond(HTTPResponse.jsonError(
                 status: 403, error: "origin_not_allowed",
                 description: "A WebSocket must be opened from \(context.configuration.publicURL.origin)."))

@@ -3,10 +3,14 @@ import GatehouseEncoding
 /// The browser-facing settings: the session cookie's name and `SameSite`, the anti-forgery and
 /// assertion header names, and where the provider returns the browser after logout.
 extension EnvironmentReader {
-    mutating func cookieName(publicURL: PublicURL?) -> String? {
+    /// - Parameter domain: `GATEHOUSE_COOKIE_DOMAIN`: a cookie with a `Domain` cannot be `__Host-`,
+    ///   so on https its name starts `__Secure-` instead.
+    mutating func cookieName(publicURL: PublicURL?, domain: String? = nil) -> String? {
         let name = "GATEHOUSE_COOKIE_NAME"
+        let secure = publicURL?.isSecure ?? false
         guard let text = value(name) else {
-            return (publicURL?.isSecure ?? false) ? "__Host-Http-gatehouse" : "gatehouse"
+            guard secure else { return "gatehouse" }
+            return domain == nil ? "__Host-Http-gatehouse" : "__Secure-gatehouse"
         }
         guard HTTPToken.isValid(text) else {
             fail(name, "\(ConfigurationIssue.quote(text)) is not a valid cookie name (letters, digits and !#$%&'*+-.^_`|~)")
@@ -17,6 +21,18 @@ extension EnvironmentReader {
             fail(name, "\(ConfigurationIssue.quote(text)) needs a Secure cookie, but GATEHOUSE_PUBLIC_URL is not https")
             return nil
         }
+        if domain != nil {
+            if lower.hasPrefix("__host-") {
+                fail(name, "\(ConfigurationIssue.quote(text)) starts with __Host-, which forbids the Domain GATEHOUSE_COOKIE_DOMAIN sets; use __Secure-")
+                return nil
+            }
+            if secure, !text.hasPrefix("__Secure-") {
+                fail(name, "\(ConfigurationIssue.quote(text)) must start with __Secure- when GATEHOUSE_PUBLIC_URL is https "
+                     + "(the prefix stops plain-http pages from planting a cookie of the same name)")
+                return nil
+            }
+            return text
+        }
         // Without the exact `__Host-` prefix a sibling subdomain (or an http page of the same host)
         // can plant a same-named cookie that the browser sends beside ours (cookie tossing).
         if let publicURL, publicURL.isSecure, !text.hasPrefix("__Host-") {
@@ -25,6 +41,41 @@ extension EnvironmentReader {
             return nil
         }
         return text
+    }
+
+    /// `GATEHOUSE_COOKIE_DOMAIN`, checked against the public URL's host (`CookieDomain`).
+    mutating func cookieDomain(publicURL: PublicURL?) -> String?? {
+        let name = "GATEHOUSE_COOKIE_DOMAIN"
+        guard let text = value(name) else { return .some(nil) }
+        switch CookieDomain.parse(text, publicHost: publicURL?.host) {
+        case .success(let domain): return .some(domain)
+        case .failure(let problem):
+            fail(name, "\(ConfigurationIssue.quote(text)) \(problem)")
+            return nil
+        }
+    }
+
+    /// `GATEHOUSE_CORS_ORIGINS`: exact origins, comma-separated (`CORSPolicy`).
+    mutating func corsPolicy(publicURL: PublicURL?) -> CORSPolicy? {
+        let name = "GATEHOUSE_CORS_ORIGINS"
+        guard let text = value(name) else { return CORSPolicy.none }
+        var origins: [String] = []
+        for entry in text.split(separator: ",") {
+            let entry = String(entry.trimmingConfigurationWhitespace())
+            guard !entry.isEmpty else { continue }
+            switch CORSPolicy.parseOrigin(entry) {
+            case .success(let origin):
+                if origin == publicURL?.origin {
+                    fail(name, "\(ConfigurationIssue.quote(entry)) is GATEHOUSE_PUBLIC_URL's own origin, which needs no CORS")
+                    return nil
+                }
+                if !origins.contains(origin) { origins.append(origin) }
+            case .failure(let problem):
+                fail(name, "\(ConfigurationIssue.quote(entry)) \(problem)")
+                return nil
+            }
+        }
+        return CORSPolicy(origins: origins)
     }
 
     mutating func sameSite() -> SameSitePolicy? {

@@ -37,7 +37,9 @@ extension GatehouseConfiguration {
             r.fail("GATEHOUSE_METRICS_LISTEN", "uses the port of GATEHOUSE_LISTEN (\(listen.port)): give /metrics a port of its own")
         }
         let publicDir = r.value("GATEHOUSE_PUBLIC_DIR") ?? "Public"
-        let cookieName = r.cookieName(publicURL: publicURL)
+        let cookieDomain = r.cookieDomain(publicURL: publicURL)
+        let cookieName = r.cookieName(publicURL: publicURL, domain: cookieDomain ?? nil)
+        let cors = r.corsPolicy(publicURL: publicURL)
         let sameSite = r.sameSite()
         let csrfHeader = r.csrfHeader()
         let hsts = r.strictTransportSecurity(publicURL: publicURL)
@@ -110,7 +112,7 @@ extension GatehouseConfiguration {
               let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
               let maxBody, let upstreamTimeout, let logLevel, let logFormat,
               let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout,
-              let persistent, let assertionHeader, let assertionTTL, let underscoreHeaders
+              let persistent, let assertionHeader, let assertionTTL, let underscoreHeaders, let cookieDomain, let cors
         else {
             return .failure(ConfigurationErrors(issues: r.uniqueIssues))
         }
@@ -128,6 +130,8 @@ extension GatehouseConfiguration {
         configuration.underscoreHeaders = underscoreHeaders
         configuration.cpuAffinity = cpuAffinity
         configuration.sessionCookiePersistence = persistent
+        configuration.cookieDomain = cookieDomain
+        configuration.cors = cors
         configuration.metricsListen = metricsListen
         configuration.routeMaxInFlight = routeMaxInFlight
         configuration.providerMaxInFlight = providerMaxInFlight

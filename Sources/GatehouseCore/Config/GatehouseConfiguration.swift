@@ -61,6 +61,10 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var publicDir: String
     public var cookieName: String
     public var cookieSameSite: SameSitePolicy
+    /// `GATEHOUSE_COOKIE_DOMAIN`: the session cookie's `Domain`; nil for a host-only cookie.
+    public var cookieDomain: String? = nil
+    /// `GATEHOUSE_CORS_ORIGINS`: the other origins whose pages may call the gateway.
+    public var cors = CORSPolicy.none
     public var csrfHeader: String
     public var postLogoutRedirectURI: String
     /// The `Strict-Transport-Security` value sent on every answer (`GATEHOUSE_HSTS`); nil on http

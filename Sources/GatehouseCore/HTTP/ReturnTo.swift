@@ -32,6 +32,24 @@ public enum ReturnTo {
         return nil
     }
 
+    /// As above, and also an absolute URL on one of `allowedOrigins` (`GATEHOUSE_CORS_ORIGINS`:
+    /// an SPA served from another origin returns there after login), written in its serialized
+    /// form: no user information, no `\`, controls or spaces, the origin exactly as listed.
+    public static func validate(_ raw: String?, allowedOrigins: [String]) -> String? {
+        if let local = validate(raw) { return local }
+        guard let raw, !allowedOrigins.isEmpty, raw.utf8.count <= maxLength,
+              raw.utf8.allSatisfy(isAllowed),
+              PercentEncoding.isWellFormed(raw),
+              let url = try? AbsoluteURL(parsing: raw), !url.hasUserInfo,
+              allowedOrigins.contains(url.origin) else { return nil }
+        // The origin as written must be the serialized one (`https://APP.example.com:443` is refused):
+        // then what follows it is a path the local rules check.
+        guard raw.hasPrefix(url.origin) else { return nil }
+        let rest = String(raw.dropFirst(url.origin.utf8.count))
+        if rest.isEmpty { return raw }
+        return validate(rest) == nil ? nil : raw
+    }
+
     private static func isLocalPath(_ b: [UInt8]) -> Bool {
         guard b.first == UInt8(ascii: "/") else { return false }
         if b.count > 1, b[1] == UInt8(ascii: "/") || b[1] == UInt8(ascii: "\\") { return false }

@@ -6,7 +6,6 @@ you already run"). First `/auth` on its own, as each ingress asks it; then Debia
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -14,7 +13,7 @@ import pytest
 import requests
 
 import harness
-from harness import ARTIFACTS, Proc, free_port, login, provider_authorize, q1, wait_http_ok
+from harness import ARTIFACTS, Proc, free_port, login, provider_authorize, wait_http_ok
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CADDY = shutil.which("caddy") or "/usr/bin/caddy"

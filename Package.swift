@@ -53,6 +53,9 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),
         // The byte-class scans of HTTP heads, in C so that they vectorise (header only).
         .systemLibrary(name: "CByteScan", path: "Sources/CByteScan"),
+        // libyaml (Debian libyaml-dev) for the configuration file: Yams wraps the same parser but
+        // imports Foundation, whose ICU tables Gatehouse does not load (docs/architecture.md).
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML"),
         .target(name: "CTraceID", path: "Sources/CTraceID"),
 
         // HTTP/1.1 codec: message types, head parsers, body framing, chunked coder, head encoders.
@@ -101,10 +104,13 @@ let package = Package(
         .target(name: "GatehouseStatic",
                 dependencies: ["CZlib", "GatehouseEncoding", "GatehouseTime", "HTTP1", "HTTPServer", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
+        // The configuration file (`GATEHOUSE_CONFIG`): YAML read into the variables the loader
+        // knows, each with its line; `${NAME}` and `*_file` secrets; the JSON Schema.
+        .target(name: "GatehouseConfigFile", dependencies: ["CYAML", "GatehouseCore"], swiftSettings: settings),
         // The product: endpoints, proxy, metrics, wiring.
         .target(name: "Gatehouse",
                 dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
-                               "GatehouseTime",
+                               "GatehouseTime", "GatehouseConfigFile",
                                "GatehouseSessions", "GatehouseStatic",
                                .product(name: "Logging", package: "swift-log"),
                                // SHA-1 for the WebSocket handshake's Sec-WebSocket-Accept (RFC 6455 §4.2.2).
@@ -122,7 +128,7 @@ let package = Package(
         // The `gatehouse` command line. Its folder is `GatehouseCLI`: `Sources/gatehouse` and
         // `Sources/Gatehouse` would be one folder on a case-insensitive file system.
         .executableTarget(name: "gatehouse",
-                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions", "GatehouseTime",
+                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseConfigFile", "CLinux", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions", "GatehouseTime",
                                          "HTTP1", "EventLoops", "HTTPServer",
                                          .product(name: "Crypto", package: "swift-crypto"),
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -140,7 +146,7 @@ let package = Package(
                                    .product(name: "Logging", package: "swift-log")],
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
-                    dependencies: ["Gatehouse", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions",
+                    dependencies: ["Gatehouse", "GatehouseCore", "GatehouseConfigFile", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions",
                                    "GatehouseStatic", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
                                    "TestSupport", "GatehouseTime",
                                    .product(name: "JWTKit", package: "jwt-kit"),

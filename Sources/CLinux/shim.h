@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <errno.h>
 #include <sys/socket.h>
+#include <sys/inotify.h>
 
 // Names the calling thread (shown by `top -H`, `ps -L`; at most 15 bytes are kept).
 // `pthread_setname_np` needs _GNU_SOURCE, which the Glibc module is not built with.

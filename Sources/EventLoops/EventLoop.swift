@@ -197,6 +197,11 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         }
     }
 
+    /// Forgets the value kept for `key` (its owner retired). Loop thread only.
+    public func removeLocalValue(for key: ObjectIdentifier) {
+        localValues.removeAll { $0.key == key }
+    }
+
     /// The value kept on this loop for `key`, made by `make` the first time. Loop thread only: it
     /// needs no lock, and it goes with the loop (a client's pool of this loop's connections, say).
     @inlinable

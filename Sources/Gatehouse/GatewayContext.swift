@@ -107,6 +107,50 @@ public final class GatewayContext: Sendable {
         sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }
     }
 
+    /// The context of a reloaded configuration (`GatewayRuntime.reload`): what the configuration
+    /// decides made anew (routes and their caches, providers as given, cookies, headers, the session
+    /// cache's rules), what holds connections or threads kept from `previous` (metrics, the upstream
+    /// pools, the store's executor and end board, open WebSockets, the clock).
+    init(reloading previous: GatewayContext, configuration: GatehouseConfiguration, providers: ProviderRegistry,
+         store: any SessionStore, staticFiles: StaticFiles) {
+        self.configuration = configuration
+        self.providers = providers
+        metrics = previous.metrics
+        upstream = previous.upstream
+        httpsUpstream = previous.httpsUpstream
+        upstreamClient = previous.upstreamClient
+        httpsUpstreamClient = previous.httpsUpstreamClient
+        self.staticFiles = staticFiles
+        logger = previous.logger
+        clock = previous.clock
+        now = previous.now
+        cookie = SessionCookie(configuration: configuration)
+        forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
+                                     csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader,
+                                     forwardsUnderscoreHeaders: configuration.underscoreHeaders == .forward)
+        secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
+                                contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
+        speedLayer = previous.speedLayer
+        let sessionCache = SessionCache(store: store, configuration: configuration, logger: previous.logger,
+                                        executor: previous.sessions.executor, clock: previous.clock,
+                                        speedLayer: previous.speedLayer, endBoard: previous.sessions.sharedEndBoard)
+        sessions = sessionCache
+        refresher = TokenRefresher(providers: providers, sessions: sessionCache, metrics: previous.metrics,
+                                   configuration: configuration, logger: previous.logger, now: previous.now)
+        clientTokens = ClientTokenCache(provider: providers.first.connection, margin: Int64(configuration.refreshMargin),
+                                        logger: previous.logger, now: previous.now)
+        identities = IdentityIssuer(secretKey: configuration.secretKey ?? RandomBytes.system(32),
+                                    previousSecretKey: configuration.previousSecretKey, configuration: configuration,
+                                    providers: providers, speedLayer: previous.speedLayer)
+        let apiTokens = APITokenCache(margin: Int64(configuration.refreshMargin), logger: previous.logger)
+        self.apiTokens = apiTokens
+        upstreamDPoPNonces = previous.upstreamDPoPNonces
+        websockets = previous.websockets
+        sessionCache.onSessionEnded { idHash in apiTokens.sessionEnded(idHash: idHash) }
+        let websockets = self.websockets
+        sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }
+    }
+
     /// The end board beside a SQLite database file, which every process on that file reads and
     /// writes; nil for other stores and in-memory databases.
     private static func endBoard(_ store: any SessionStore, logger: Logger) -> SQLiteSessionEndBoard? {

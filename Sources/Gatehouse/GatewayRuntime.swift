@@ -38,8 +38,18 @@ public final class GatewayRuntime: Sendable {
     public let server: HTTPServer
     /// The `GATEHOUSE_METRICS_LISTEN` listener, when configured.
     public let metricsServer: HTTPServer?
-    public let context: GatewayContext
-    private let store: any SessionStore & SessionDatabaseLifecycle
+    /// The context of the configuration in force (the last reload's).
+    public var context: GatewayContext { contexts.withLock { $0.current } }
+    /// The configuration in force and the ones it replaced (kept: see `reload`).
+    let contexts: Mutex<Contexts>
+    /// The handler the server asks, switched by a reload.
+    let gateways: GatewaySwitch
+    /// Every session cache made (one per configuration), each told of sessions ended elsewhere.
+    let sessionCaches: SessionCaches
+    /// The provider HTTP client every configuration's providers share.
+    let providerHTTP: HTTPProviderClient
+    let startedWith: GatehouseConfiguration
+    let store: any SessionStore & SessionDatabaseLifecycle
     private let maintenance: Task<Void, Never>
     /// PostgreSQL: hears sessions ended by other instances and commands.
     private let endListener: PostgresSessionEndListener?
@@ -84,8 +94,9 @@ public final class GatewayRuntime: Sendable {
                                      logger: logger, clock: clock)
         // PostgreSQL: every instance hears of every ended session at once (migration 0005's trigger).
         var endListener: PostgresSessionEndListener?
+        let sessionCaches = SessionCaches(context.sessions)
         if let postgres = store as? PostgresSessionStore {
-            let sessions = context.sessions
+            let sessions = sessionCaches
             let barrierBox = BarrierBox()
             let listener = PostgresSessionEndListener(pool: postgres.pool, logger: logger) { payload in
                 guard let payload else { return sessions.endedElsewhere(nil) }
@@ -96,13 +107,14 @@ public final class GatewayRuntime: Sendable {
                 sessions.endedElsewhere(payload)
             }
             let barrier = SessionEndBarrier(announce: { marker throws(SessionStoreError) in try listener.announce(marker) },
-                                            isListening: { listener.isListening }, executor: sessions.executor, logger: logger)
+                                            isListening: { listener.isListening }, executor: context.sessions.executor, logger: logger)
             barrierBox.barrier = barrier
-            sessions.attach(barrier)
+            sessionCaches.barrier = barrier
+            context.sessions.attach(barrier)
             listener.start()
             endListener = listener
         }
-        let gateway = Gateway(context: context)
+        let gateway = GatewaySwitch(Gateway(context: context))
         var serverConfig = HTTPServerConfiguration()
         serverConfig.host = configuration.listen.host
         serverConfig.port = configuration.listen.port
@@ -145,18 +157,24 @@ public final class GatewayRuntime: Sendable {
             }
         }
         return GatewayRuntime(server: server, metricsServer: metricsServer, context: context, store: store,
-                              maintenance: maintenance, endListener: endListener)
+                              maintenance: maintenance, endListener: endListener, gateways: gateway,
+                              sessionCaches: sessionCaches, providerHTTP: http, configuration: configuration)
     }
 
     private init(server: HTTPServer, metricsServer: HTTPServer?, context: GatewayContext,
                  store: any SessionStore & SessionDatabaseLifecycle, maintenance: Task<Void, Never>,
-                 endListener: PostgresSessionEndListener?) {
+                 endListener: PostgresSessionEndListener?, gateways: GatewaySwitch, sessionCaches: SessionCaches,
+                 providerHTTP: HTTPProviderClient, configuration: GatehouseConfiguration) {
         self.endListener = endListener
         self.server = server
         self.metricsServer = metricsServer
-        self.context = context
+        contexts = Mutex(Contexts(current: context))
         self.store = store
         self.maintenance = maintenance
+        self.gateways = gateways
+        self.sessionCaches = sessionCaches
+        self.providerHTTP = providerHTTP
+        startedWith = configuration
     }
 
     /// Graceful stop: no new connections, in-flight requests get up to `grace`, then the database is
@@ -166,11 +184,34 @@ public final class GatewayRuntime: Sendable {
         await metricsServer?.shutdown(graceNanoseconds: 0)
         maintenance.cancel()
         context.metrics.activeSessions.stop()
-        context.providers.stop()
+        for context in contexts.withLock({ [$0.current] + $0.retired }) { context.providers.stop() }
         endListener?.stop()
         do { try store.close() } catch {
             context.logger.error("database close failed", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+/// Every session cache the configurations made: sessions another instance ended (PostgreSQL's
+/// announcements) are forgotten by each, and each new one joins the end barrier.
+final class SessionCaches: Sendable {
+    private let caches: Mutex<[SessionCache]>
+    private let storedBarrier = Mutex<SessionEndBarrier?>(nil)
+
+    init(_ first: SessionCache) { caches = Mutex([first]) }
+
+    var barrier: SessionEndBarrier? {
+        get { storedBarrier.withLock { $0 } }
+        set { storedBarrier.withLock { $0 = newValue } }
+    }
+
+    func add(_ cache: SessionCache) {
+        if let barrier { cache.attach(barrier) }
+        caches.withLock { $0.append(cache) }
+    }
+
+    func endedElsewhere(_ idHash: String?) {
+        for cache in caches.withLock({ $0 }) { cache.endedElsewhere(idHash) }
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Gatehouse
+import GatehouseConfigFile
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
@@ -14,8 +15,19 @@ struct CheckCommand: AsyncParsableCommand {
         abstract: "Validate the configuration, reach the provider's discovery document, the database and the upstreams.",
         discussion: environmentHelp([]))
 
+    @Option(name: .long, help: "A YAML configuration file (or GATEHOUSE_CONFIG); variables set beside it win.")
+    var config: String?
+
     func run() async throws {
-        let config = try loadConfiguration(requireSecretKey: true)
+        let loaded = try loadConfiguration(requireSecretKey: true, file: self.config)
+        let config = loaded.configuration
+        if let file = loaded.file, let path = ConfigurationSource(path: self.config, environment: ProcessInfo.processInfo.environment).path {
+            print("ok   configuration file \(path) (\(file.variables.count) settings)")
+            for name in loaded.overridden {
+                let origin = file.origins[name].map { " (line \($0.line), \($0.key))" } ?? ""
+                print("     \(name) from the environment wins over the file\(origin)")
+            }
+        }
         print("ok   configuration (\(GatehouseConfiguration.variables.count) variables checked)")
         var unavailable = false
         var misconfigured = false
@@ -132,6 +144,10 @@ struct CheckCommand: AsyncParsableCommand {
         }
 
         print(PublicFolderCheck.line(for: config.publicDir))
+        print("     session cookie: \(config.cookieName)" + (config.cookieDomain.map { ", Domain=\($0) (shared with its hosts)" } ?? ", host-only"))
+        if config.cors.isEnabled {
+            print("     CORS:          \(config.cors.origins.joined(separator: ", ")) (credentials allowed)")
+        }
 
         for route in config.routes {
             do {
@@ -139,8 +155,9 @@ struct CheckCommand: AsyncParsableCommand {
                 print("ok   route \(route.prefix) → \(route.upstream.origin)\(route.auth)"
                       + "\(route.providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") (resolvable)")
                 if let rule = route.allow {
-                    print("     allow:         " + rule.terms.map { "\($0.claim) is \($0.values.joined(separator: " or "))" }
-                        .joined(separator: ", and ") + " (\(rule))")
+                    print("     allow:         " + rule.alternatives.map { terms in
+                        terms.map { "\($0.claim) is \($0.values.joined(separator: " or "))" }.joined(separator: ", and ")
+                    }.joined(separator: "; or ") + " (\(rule))")
                 }
             } catch {
                 print("FAIL route \(route.prefix) → \(route.host): \(error)")

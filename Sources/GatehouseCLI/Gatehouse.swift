@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import GatehouseConfigFile
 import GatehouseCore
 #if canImport(Glibc)
 import Glibc
@@ -28,15 +29,17 @@ func report(_ message: String) {
     line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
-/// Loads the configuration or exits 64 listing every problem, each naming its variable.
-func loadConfiguration(requireSecretKey: Bool) throws -> GatehouseConfiguration {
+/// Loads the configuration (the environment, or the file `--config`/`GATEHOUSE_CONFIG` names with
+/// the environment over it) or exits 64 listing every problem, each naming its variable or its key
+/// and line.
+func loadConfiguration(requireSecretKey: Bool, file: String? = nil) throws -> ConfigurationSource.Loaded {
     let environment = ProcessInfo.processInfo.environment
-    switch GatehouseConfiguration.load(environment: environment, requireSecretKey: requireSecretKey) {
-    case .success(let configuration):
-        for name in GatehouseConfiguration.unknownVariables(in: environment) {
+    switch ConfigurationSource(path: file, environment: environment).load(requireSecretKey: requireSecretKey) {
+    case .success(let loaded):
+        for name in GatehouseConfiguration.unknownVariables(in: loaded.environment) {
             report("warning: \(name) is not a Gatehouse variable (typo?)")
         }
-        return configuration
+        return loaded
     case .failure(let errors):
         report("gatehouse: invalid configuration:\n" + errors.description)
         throw Exit.usage

@@ -14,12 +14,17 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the gateway (applies pending migrations first).",
         discussion: environmentHelp([]))
 
+    @Option(name: .long, help: "A YAML configuration file (or GATEHOUSE_CONFIG); variables set beside it win.")
+    var config: String?
+
     func run() async throws {
-        let config = try loadConfiguration(requireSecretKey: true)
+        let loaded = try loadConfiguration(requireSecretKey: true, file: config)
+        let config = loaded.configuration
         LogBootstrap.bootstrap(level: config.logLevel, format: config.logFormat)
         let logger = Logger(label: "gatehouse")
         // Before the listener opens (the signals are blocked since the process began: `ShutdownSignals`).
-        let signals = ShutdownSignals()
+        let (reloads, reloadRequests) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let signals = ShutdownSignals(reloads: reloadRequests)
         let runtime: GatewayRuntime
         do {
             runtime = try GatewayRuntime.start(configuration: config, logger: logger)
@@ -28,6 +33,12 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         logger.info("gatehouse serving", metadata: ["http.port": "\(runtime.port)", "public.url": "\(config.publicURL.origin)"])
+        let reloader = ConfigurationReloader(runtime: runtime, file: self.config, loaded: loaded, logger: logger)
+        if let path = reloader.path, !ConfigurationWatcher.start(path: path, changes: reloadRequests) {
+            logger.warning("the configuration file's directory cannot be watched: reload with SIGHUP", metadata: ["file": "\(path)"])
+        }
+        let reloading = Task { for await reason in reloads { await reloader.reload(because: reason) } }
+        defer { reloading.cancel() }
         let stop = await ServeStop.first(runtime: runtime, signals: signals)
         if case .unusableProvider(let why) = stop {
             // No variable supplies an endpoint the provider does not publish: waiting cannot help.

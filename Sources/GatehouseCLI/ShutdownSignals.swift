@@ -3,8 +3,9 @@ import EventLoops
 import Glibc
 #endif
 
-/// SIGTERM and SIGINT for the commands that run until told to stop (`serve`, `demo`), taken with
-/// `sigwait` on a thread of their own, so no work happens in a signal handler.
+/// SIGTERM and SIGINT for the commands that run until told to stop (`serve`, `demo`), and SIGHUP
+/// (reload the configuration), taken with `sigwait` on a thread of their own, so no work happens in
+/// a signal handler.
 ///
 /// None is ever lost, however early it comes: `GatehouseMain` blocks both signals in the main thread
 /// before any other thread exists (`blockForLongRunningCommand`), every thread inherits the block,
@@ -12,7 +13,7 @@ import Glibc
 /// before, set `SIG_IGN` and registered asynchronously: a SIGTERM sent the moment `/healthz` first
 /// answered was dropped in one start of ten.)
 final class ShutdownSignals: Sendable {
-    private static let names: [(Int32, String)] = [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")]
+    private static let names: [(Int32, String)] = [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT"), (SIGHUP, "SIGHUP")]
     private static let commands: Set<String> = ["serve", "demo"]
 
     private let stream: AsyncStream<String>
@@ -35,7 +36,9 @@ final class ShutdownSignals: Sendable {
         return set
     }
 
-    init() {
+    /// - Parameter reloads: where SIGHUP is told (`serve` reloads its configuration file); without
+    ///   it SIGHUP is taken and ignored.
+    init(reloads: AsyncStream<String>.Continuation? = nil) {
         stream = AsyncStream<String> { continuation in
             // Blocked here too: a command started without `GatehouseMain` (none today) still has
             // this thread, and the waiting thread made from it, take the signal.
@@ -46,6 +49,10 @@ final class ShutdownSignals: Sendable {
                 while true {
                     var number: Int32 = 0
                     guard sigwait(&set, &number) == 0 else { continue }
+                    if number == SIGHUP {
+                        reloads?.yield("SIGHUP")
+                        continue
+                    }
                     continuation.yield(Self.names.first { $0.0 == number }?.1 ?? "signal \(number)")
                 }
             }

@@ -62,6 +62,8 @@ public final class GatewayMetrics: Sendable {
         var upstreamErrors: [String: Int] = [:]
         var openConnections = 0
         var rejectedConnections = 0
+        /// Configuration reloads (`GATEHOUSE_CONFIG`), by result; both shown from the start.
+        var configReloads: [String: Int] = ["ok": 0, "error": 0]
     }
 
     private let numbers = Mutex(Numbers())
@@ -114,6 +116,8 @@ public final class GatewayMetrics: Sendable {
     public func connectionOpened() { numbers.withLock { $0.openConnections += 1 } }
     public func connectionClosed() { numbers.withLock { $0.openConnections -= 1 } }
     public func connectionRejected() { numbers.withLock { $0.rejectedConnections += 1 } }
+    /// A configuration reload: `ok` (switched) or `error` (the old configuration kept).
+    public func configReloaded(ok: Bool) { numbers.withLock { $0.configReloads[ok ? "ok" : "error", default: 0] += 1 } }
 
     /// The exposition text. Reads only memory: the session gauge is the last background count.
     public func render() -> String {
@@ -160,6 +164,8 @@ public final class GatewayMetrics: Sendable {
                    })
         metric(&out, "gatehouse_upstream_errors_total", "counter", "Failed upstream exchanges, by kind.",
                labelled("kind", n.upstreamErrors))
+        metric(&out, "gatehouse_config_reloads_total", "counter", "Configuration file reloads, by result.",
+               labelled("result", n.configReloads))
         metric(&out, "gatehouse_open_connections", "gauge", "Client connections currently open.",
                [("", n.openConnections)])
         metric(&out, "gatehouse_rejected_connections_total", "counter", "Connections closed at accept (connection limit).",

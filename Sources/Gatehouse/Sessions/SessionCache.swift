@@ -76,6 +76,8 @@ public final class SessionCache: Sendable {
     /// SQLite: the endings written by every process on the same database file (other instances,
     /// `gatehouse sessions revoke`); nil on PostgreSQL, whose listener tells the same.
     private let endBoard: SQLiteSessionEndBoard?
+    /// The end board, for the session cache of a reloaded configuration (one board per database).
+    var sharedEndBoard: SQLiteSessionEndBoard? { endBoard }
     /// The board's entries read so far: while it equals the board's head, a request pays one load.
     private let endBoardSeen: Atomic<UInt64>
     private let endBoardReader = Mutex(EndBoardReader())
@@ -607,6 +609,9 @@ public final class SessionCache: Sendable {
             }
         }
     }
+
+    /// Every cached session dropped (the cache of a configuration a reload replaced).
+    func forgetEverything() { forgetAll() }
 
     private func forgetAll() {
         cache.withLock { cache in

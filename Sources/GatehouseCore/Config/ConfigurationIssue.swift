@@ -8,6 +8,11 @@ public struct ConfigurationIssue: Sendable, Equatable, CustomStringConvertible {
     public var variable: String
     public var message: String
 
+    public init(variable: String, message: String) {
+        self.variable = variable
+        self.message = message
+    }
+
     public var description: String { "\(variable): \(message)" }
 
     /// Quotes an operator-supplied value for a message: control characters escaped (no terminal

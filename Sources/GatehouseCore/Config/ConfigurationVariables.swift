@@ -1,6 +1,8 @@
 extension GatehouseConfiguration {
     /// Every environment variable Gatehouse reads, with its default and meaning (for `--help`).
     public static let variables: [(name: String, default: String, meaning: String)] = [
+        ("GATEHOUSE_CONFIG", "none",
+         "a YAML configuration file (serve --config, check --config): keys are these names without GATEHOUSE_, lower-case; variables set beside it win"),
         ("GATEHOUSE_ISSUER", "required",
          "OpenID provider issuer; https, or http only for localhost, 127.0.0.0/8 and [::1]"),
         ("GATEHOUSE_CLIENT_ID", "required", "client id registered at the provider"),

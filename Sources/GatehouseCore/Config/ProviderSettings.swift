@@ -119,3 +119,15 @@ extension ProviderSettings {
         return out + rest
     }
 }
+
+extension ProviderSettings {
+    /// Whether `other` describes this provider with every setting the same (secrets included): a
+    /// reload keeps such a provider's connection (its discovery, keys and back-off).
+    public func isSameProvider(as other: ProviderSettings) -> Bool {
+        Self.fingerprint(self) == Self.fingerprint(other)
+    }
+
+    private static func fingerprint(_ settings: ProviderSettings) -> [String] {
+        Mirror(reflecting: settings).children.map { "\($0.label ?? "")=\(String(reflecting: $0.value))" }
+    }
+}

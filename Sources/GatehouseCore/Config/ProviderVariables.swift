@@ -183,3 +183,9 @@ enum Toggle: String {
     case on = "true"
     case off = "false"
 }
+
+extension GatehouseConfiguration {
+    /// The variables each provider has its own of (`GATEHOUSE_IDP_<NAME>_…`; `GATEHOUSE_PROVIDER` is
+    /// `…_PROFILE` there): the keys of a provider in the configuration file's `providers:` map.
+    public static var providerVariableNames: Set<String> { EnvironmentReader.providerVariables }
+}

@@ -44,36 +44,54 @@ public struct AccessRule: Sendable, Hashable, CustomStringConvertible {
         public let values: [String]
     }
 
-    public let terms: [Term]
+    /// Rules any one of which admits (a route's repeated `allow=` options, the file's list of
+    /// rules): each alternative is terms that must all hold.
+    public let alternatives: [[Term]]
     /// Tells parsed rules apart in a session's memo of its verdicts (copies keep it).
     public let id: Int
 
     private static let nextID = Atomic<Int>(1)
 
     public init(terms: [Term]) {
-        self.terms = terms
+        self.init(alternatives: [terms])
+    }
+
+    public init(alternatives: [[Term]]) {
+        self.alternatives = alternatives
         id = Self.nextID.add(1, ordering: .relaxed).oldValue
     }
 
-    public static func == (a: AccessRule, b: AccessRule) -> Bool { a.terms == b.terms }
-    public func hash(into hasher: inout Hasher) { hasher.combine(terms) }
+    /// Every term of every alternative (a single rule's terms).
+    public var terms: [Term] { alternatives.flatMap { $0 } }
 
+    /// This rule or `other`: a session admitted by either is admitted.
+    public func or(_ other: AccessRule) -> AccessRule {
+        AccessRule(alternatives: alternatives + other.alternatives)
+    }
+
+    public static func == (a: AccessRule, b: AccessRule) -> Bool { a.alternatives == b.alternatives }
+    public func hash(into hasher: inout Hasher) { hasher.combine(alternatives) }
+
+    /// The rule as written; alternatives as the route options that gave them (`a;allow=b`).
     public var description: String {
-        terms.map { "\($0.claim):\($0.values.joined(separator: "|"))" }.joined(separator: "+")
+        alternatives.map { terms in terms.map { "\($0.claim):\($0.values.joined(separator: "|"))" }.joined(separator: "+") }
+            .joined(separator: ";allow=")
     }
 
     /// The provider names the rule's `provider:` terms mention (checked against the configuration).
     public var providerNames: [String] { terms.filter { $0.claim == .provider }.flatMap(\.values) }
 
-    /// Whether the session `claims` describes satisfies every term.
+    /// Whether the session `claims` describes satisfies every term of one of the alternatives.
     public func isSatisfied(by claims: some ClaimReading) -> Bool {
-        terms.allSatisfy { term in
-            let held = claims.values(of: term.claim)
-            guard !held.isEmpty else { return false }
-            if term.claim.foldsCase {
-                return term.values.contains { wanted in held.contains { $0.lowercased() == wanted.lowercased() } }
+        alternatives.contains { terms in
+            terms.allSatisfy { term in
+                let held = claims.values(of: term.claim)
+                guard !held.isEmpty else { return false }
+                if term.claim.foldsCase {
+                    return term.values.contains { wanted in held.contains { $0.lowercased() == wanted.lowercased() } }
+                }
+                return term.values.contains { held.contains($0) }
             }
-            return term.values.contains { held.contains($0) }
         }
     }
 

@@ -97,6 +97,7 @@ public enum ForwardAuthPolicy {
     /// ingress cannot prove possession of its key).
     public static func route(query: Substring?) throws(ParseError) -> UpstreamRoute {
         var values: [String: String] = [:]
+        var rules: [String] = []
         for pair in (query ?? "").split(separator: "&") where !pair.isEmpty {
             let (rawName, rawValue) = pair.firstIndex(of: "=").map { (pair[..<$0], pair[pair.index(after: $0)...]) } ?? (pair, "")
             // `+` stays `+`: it joins an `allow=` rule's terms (an ingress writes the query by hand).
@@ -104,10 +105,15 @@ public enum ForwardAuthPolicy {
                 throw .invalidValue(String(rawName))
             }
             guard ["allow", "identity", "audience", "token"].contains(name) else { throw .unknownOption(name) }
-            guard values[name] == nil else { throw .repeated(name) }
             // `;` and `,` separate route options and routes: never part of one value.
             guard !value.isEmpty, !value.contains(";"), !value.contains(","),
                   value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw .invalidValue(name) }
+            // `allow=` repeated: alternatives, any one of which admits (as on a route).
+            if name == "allow" {
+                rules.append(value)
+                continue
+            }
+            guard values[name] == nil else { throw .repeated(name) }
             values[name] = value
         }
         var options = ["auth=user"]
@@ -122,7 +128,7 @@ public enum ForwardAuthPolicy {
         default: throw .invalidValue("token")
         }
         if let audience = values["audience"] { options.append("audience=" + audience) }
-        if let allow = values["allow"] { options.append("allow=" + allow) }
+        options += rules.map { "allow=" + $0 }
         // The prefix names the policy exactly: what is issued for a route (the assertion, its
         // audience) is remembered per session and prefix (`IdentityIssuer`).
         let text = options.joined(separator: ";")

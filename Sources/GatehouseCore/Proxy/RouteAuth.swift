@@ -170,8 +170,11 @@ public enum RouteOptions {
                     exchange = value
                 }
             case "allow":
-                guard allow == nil else { throw .duplicate(name) }
-                do { allow = try AccessRule.parse(value) } catch {
+                // Repeated: alternatives, any one of which admits.
+                do {
+                    let rule = try AccessRule.parse(value)
+                    allow = allow.map { $0.or(rule) } ?? rule
+                } catch {
                     throw .invalidValue(option: name, value: value, reason: "which \(error)")
                 }
             case "dpop":

@@ -12,10 +12,10 @@
 FROM swift:6.3-bookworm AS build
 
 # libssl-dev: the COpenSSL target (TLS to the provider, https upstreams and wss:// tunnels) builds
-# against OpenSSL 3's headers.
+# against OpenSSL 3's headers; libyaml-dev: the configuration file's parser (CYAML).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libssl-dev libpq-dev binutils \
+    && apt-get install -y --no-install-recommends libsqlite3-dev zlib1g-dev libssl-dev libpq-dev libyaml-dev binutils \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -49,11 +49,11 @@ FROM debian:bookworm-slim
 # curl serves the HEALTHCHECK (the gateway itself does not load libcurl); libssl3 is the TLS of the
 # provider calls, https upstreams and wss:// tunnels; ca-certificates is the trusted bundle
 # (/etc/ssl/certs/ca-certificates.crt); libpq5 reaches PostgreSQL when GATEHOUSE_DATABASE is a postgres:// URI;
-# libgcc-s1 and libc6 come with the base image.
+# libyaml-0-2 reads GATEHOUSE_CONFIG; libgcc-s1 and libc6 come with the base image.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates libssl3 libsqlite3-0 libpq5 libstdc++6 zlib1g tzdata curl \
+        ca-certificates libssl3 libsqlite3-0 libpq5 libyaml-0-2 libstdc++6 zlib1g tzdata curl \
     && rm -rf /var/lib/apt/lists/*
 
 # A fixed numeric id, so that `runAsNonRoot` (Kubernetes) can verify the user without /etc/passwd.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end suite needs, idempotently:
 #   Debian packages: chromium chromium-driver nginx-light wrk, and the libraries the build links
-#   (libsqlite3-dev zlib1g-dev libssl-dev libpq-dev), and postgresql (its server binaries,
+#   (libsqlite3-dev zlib1g-dev libssl-dev libpq-dev libyaml-dev), and postgresql (its server binaries,
 #   started by the tests in temporary directories; the Debian cluster it may create is not used) and
 #   pgbouncer (the gateway through PgBouncer in transaction mode), and gdb (scripts/bounded prints
 #   the stacks of a test stage that hangs), and node-jose (with nodejs: the README's Node example of
@@ -17,7 +17,7 @@ VENV="${E2E_VENV:-$REPO/.venv}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libssl-dev libpq-dev postgresql pgbouncer gdb node-jose caddy)
+want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libssl-dev libpq-dev libyaml-dev postgresql pgbouncer gdb node-jose caddy)
 missing=()
 for p in "${want[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -257,3 +257,36 @@ def test_twenty_reloads_under_signed_in_calls_drop_nothing(provider, upstream, t
             t.join(timeout=30)
         gw.stop()
     assert failures == [] and calls[0] > 100, (failures[:5], calls[0])
+
+
+def test_the_schema_is_the_binarys_and_checks_the_example(tmp_path):
+    import json
+
+    import jsonschema
+    import yaml
+    schema_text = (harness.REPO / "docs" / "gatehouse.schema.json").read_text()
+    assert harness.run_cli(["schema"], env={"PATH": "/usr/bin:/bin"}).stdout == schema_text
+    schema = json.loads(schema_text)
+    example = yaml.safe_load((harness.REPO / "examples" / "gatehouse.yaml").read_text())
+    jsonschema.validate(example, schema)
+    for broken in ({**example, "sesion_idle": "1h"}, {**example, "routes": [{"prefix": "/x"}]},
+                   {**example, "providers": {"google": {"clinet_id": "x"}}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)
+
+
+def test_the_example_file_is_a_valid_configuration(tmp_path):
+    # Its secrets from files and variables made here; its hosts do not resolve, so check ends with
+    # 69 (unavailable), not 64 (a configuration error).
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    text = (harness.REPO / "examples" / "gatehouse.yaml").read_text().replace("/run/secrets/", f"{secrets}/")
+    (tmp_path / "gatehouse.yaml").write_text(text)
+    for name in ("google_client_secret", "partner_client_secret"):
+        (secrets / name).write_text("secret\n")
+    (secrets / "gatehouse_secret_key").write_text(harness.random_secret_key() + "\n")
+    r = harness.run_cli(["check", "--config", str(tmp_path / "gatehouse.yaml")],
+                        env={"PATH": "/usr/bin:/bin", "PG_PASSWORD": "pw", "KEYCLOAK_CLIENT_SECRET": "k"}, timeout=120)
+    assert r.returncode == 69, (r.stdout, r.stderr)
+    assert "ok   configuration file" in r.stdout and "ok   configuration (" in r.stdout
+    assert "allow:" in r.stdout and "; or sub is 0f1e2d3c-operator" in r.stdout

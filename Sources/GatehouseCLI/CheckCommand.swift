@@ -154,14 +154,14 @@ struct CheckCommand: AsyncParsableCommand {
                 _ = try SocketAddress.resolve(host: route.host, port: route.port)
                 print("ok   route \(route.prefix) → \(route.upstream.origin)\(route.auth)"
                       + "\(route.providers.map { ";providers=" + $0.joined(separator: "|") } ?? "") (resolvable)")
-                if let rule = route.allow {
-                    print("     allow:         " + rule.alternatives.map { terms in
-                        terms.map { "\($0.claim) is \($0.values.joined(separator: " or "))" }.joined(separator: ", and ")
-                    }.joined(separator: "; or ") + " (\(rule))")
-                }
             } catch {
                 print("FAIL route \(route.prefix) → \(route.host): \(error)")
                 unavailable = true
+            }
+            if let rule = route.allow {
+                print("     allow:         " + rule.alternatives.map { terms in
+                    terms.map { "\($0.claim) is \($0.values.joined(separator: " or "))" }.joined(separator: ", and ")
+                }.joined(separator: "; or ") + " (\(rule))")
             }
         }
         if unavailable { throw Exit.unavailable }

@@ -13,7 +13,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         abstract: "A Backend-for-Frontend OAuth 2.0 / OpenID Connect gateway for single-page apps.",
         discussion: "Configuration comes from GATEHOUSE_* environment variables; `gatehouse <command> --help` lists the ones each command reads. Exit codes: 0 success, 64 bad usage or configuration, 69 a required service unavailable, 1 anything else.",
         subcommands: [ServeCommand.self, DemoCommand.self, MigrateCommand.self, SessionsCommand.self,
-                      KeygenCommand.self, CheckCommand.self])
+                      KeygenCommand.self, CheckCommand.self, SchemaCommand.self])
 }
 
 /// Exit codes of the contract (sysexits.h names).

@@ -98,8 +98,8 @@ private struct FileReader {
             case "providers": readProviders(value, line: line)
             case "routes": readRoutes(value, line: line)
             default:
-                guard let (variable, fromFile) = Self.variable(forKey: key, among: Self.topLevelVariables) else {
-                    fail(key, line: line, "is not a configuration key" + Self.suggestion(for: key, among: Self.topLevelKeys))
+                guard let (variable, fromFile) = Self.variable(forKey: key, among: FileKeys.topLevelVariables) else {
+                    fail(key, line: line, "is not a configuration key" + Self.suggestion(for: key, among: FileKeys.topLevelKeys))
                     continue
                 }
                 if let text = self.value(value, of: variable, key: key) {
@@ -129,9 +129,9 @@ private struct FileReader {
             }
             for (key, keyLine, value) in pairs {
                 let path = "providers.\(name).\(key)"
-                guard let (variable, fromFile) = Self.variable(forKey: key == "profile" ? "provider" : key, among: Self.providerVariables)
+                guard let (variable, fromFile) = Self.variable(forKey: key == "profile" ? "provider" : key, among: FileKeys.providerVariables)
                         ?? (key == "profile_file" ? ("GATEHOUSE_PROVIDER", true) : nil) else {
-                    fail(path, line: keyLine, "is not a provider key" + Self.suggestion(for: key, among: Self.providerKeys))
+                    fail(path, line: keyLine, "is not a provider key" + Self.suggestion(for: key, among: FileKeys.providerKeys))
                     continue
                 }
                 let suffix = variable == "GATEHOUSE_PROVIDER" ? "PROFILE" : String(variable.dropFirst("GATEHOUSE_".count))
@@ -242,7 +242,7 @@ private struct FileReader {
     /// variable writes it), a single value everywhere else.
     mutating func value(_ node: YAMLNode, of variable: String, key: String) -> String? {
         if case .sequence = node {
-            guard Self.listVariables.contains(variable) else {
+            guard FileKeys.listVariables.contains(variable) else {
                 fail(key, line: node.line, "must be a single value, not a list")
                 return nil
             }
@@ -250,13 +250,6 @@ private struct FileReader {
         }
         return scalarText(node, key: key, joiner: ",")
     }
-
-    /// The variables whose value is a list (comma-separated, or for scopes space-separated).
-    static let listVariables: Set<String> = [
-        "GATEHOUSE_SCOPES", "GATEHOUSE_TRUSTED_PROXIES", "GATEHOUSE_CORS_ORIGINS", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS",
-        "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS", "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_LOGIN_PARAMS",
-        "GATEHOUSE_REQUIRE_CLAIMS",
-    ]
 
     /// A scalar's text, or a list of scalars joined by `joiner`.
     mutating func scalarText(_ node: YAMLNode, key: String, joiner: String) -> String? {
@@ -351,15 +344,6 @@ private struct FileReader {
         return name.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
     }
 
-    /// Every variable but the two the file writes as structures and the file's own.
-    static let topLevelVariables: Set<String> = Set(GatehouseConfiguration.variables.map(\.name))
-        .subtracting(["GATEHOUSE_PROVIDERS", "GATEHOUSE_ROUTES", "GATEHOUSE_CONFIG"])
-    static let topLevelKeys: [String] = ["providers", "routes"] + topLevelVariables.map { key(of: $0) }.sorted()
-    static let providerVariables = GatehouseConfiguration.providerVariableNames
-    static let providerKeys: [String] = providerVariables.map { $0 == "GATEHOUSE_PROVIDER" ? "profile" : key(of: $0) }.sorted()
-
-    static func key(of variable: String) -> String { String(variable.dropFirst("GATEHOUSE_".count)).lowercased() }
-
     /// `" (did you mean KEY?)"` for the known key nearest `key`, when one is near.
     static func suggestion(for key: String, among known: [String]) -> String {
         let scored = known.map { ($0, EditDistance.between(key.lowercased(), $0)) }.min { $0.1 < $1.1 }
@@ -385,4 +369,24 @@ enum EditDistance {
         }
         return previous[b.count]
     }
+}
+
+/// The keys the file knows, from the definitions the loader reads.
+enum FileKeys {
+    /// The variables whose value is a list (comma-separated, or for scopes space-separated).
+    static let listVariables: Set<String> = [
+        "GATEHOUSE_SCOPES", "GATEHOUSE_TRUSTED_PROXIES", "GATEHOUSE_CORS_ORIGINS", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS",
+        "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS", "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_LOGIN_PARAMS",
+        "GATEHOUSE_REQUIRE_CLAIMS",
+    ]
+
+    /// Every variable but the two the file writes as structures and the file's own.
+    static let topLevelVariables: Set<String> = Set(GatehouseConfiguration.variables.map(\.name))
+        .subtracting(["GATEHOUSE_PROVIDERS", "GATEHOUSE_ROUTES", "GATEHOUSE_CONFIG"])
+    static let topLevelKeys: [String] = ["providers", "routes"] + topLevelVariables.map { key(of: $0) }.sorted()
+    static let providerVariables = GatehouseConfiguration.providerVariableNames
+    static let providerKeys: [String] = providerVariables.map { $0 == "GATEHOUSE_PROVIDER" ? "profile" : key(of: $0) }.sorted()
+
+    static func key(of variable: String) -> String { String(variable.dropFirst("GATEHOUSE_".count)).lowercased() }
+
 }

@@ -58,9 +58,15 @@ struct AccessRuleTests {
         #expect(routes.first { $0.prefix == "/admin" }?.allow?.description == "groups:admin")
         #expect(routes.first { $0.prefix == "/admin" }?.readsSession == true)
         for bad in ["/a=http://up;auth=none;allow=groups:a", "/a=http://up;auth=client;session=optional;allow=groups:a",
-                    "/a=http://up;allow=groups", "/a=http://up;allow=groups:a;allow=sub:b"] {
+                    "/a=http://up;allow=groups"] {
             #expect(!UpstreamRoute.parseList(bad).errors.isEmpty, "\(bad)")
         }
+        // Repeated: alternatives, any one of which admits.
+        let either = try #require(UpstreamRoute.parseList("/a=http://up;allow=groups:a;allow=sub:b").routes.first?.allow)
+        #expect(either.alternatives.count == 2 && either.description == "groups:a;allow=sub:b")
+        #expect(either.isSatisfied(by: Claims(byClaim: [.sub: ["b"]])))
+        #expect(either.isSatisfied(by: Claims(byClaim: [.groups: ["a"]])))
+        #expect(!either.isSatisfied(by: Claims(byClaim: [.groups: ["b"], .sub: ["a"]])))
         #expect(UpstreamRoute.parseList("/a=http://up;auth=client;scope=s;allow=groups:a").errors.isEmpty)
     }
 

@@ -59,7 +59,7 @@ extension GatewayRuntime {
             state.retired.append(state.current)
             state.current = next
         }
-        gateways.switchTo(Gateway(context: next))
+        await gateways.switchTo(Gateway(context: next))
         previous.metrics.configReloaded(ok: true)
         retire(previous, replacedBy: providers)
         return .switched(needRestart: needRestart)

@@ -32,15 +32,20 @@ public final class GatewaySwitch: HTTPHandler {
     }
 
     /// Requests that arrive on a loop after its turn are decided by `gateway`; each loop switches
-    /// on its own thread, between two requests.
-    public func switchTo(_ gateway: Gateway) {
+    /// on its own thread, between two requests. Returns once every loop has.
+    public func switchTo(_ gateway: Gateway) async {
         let loops = state.withLock { state in
             state.current = gateway
             return state.loops
         }
         for (loop, handler) in loops {
             let copy = gateway.loopHandler(for: loop)
-            loop.execute { handler.handler = copy }
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                loop.execute {
+                    handler.handler = copy
+                    done.resume()
+                }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTP1
 import Testing
 import TestSupport
@@ -8,7 +9,8 @@ import TestSupport
 /// upstream can see: seeded random request sequences on one keep-alive connection — session cookies
 /// swapped, removed, duplicated, a planted one first; routes, methods and bodies mixed; the same
 /// field lines repeated or changed; time moving past the cache's age and the access token's
-/// lifetime (a refresh); a logout in between — give the same upstream requests (the test upstream
+/// lifetime (a refresh); a logout in between; two configuration reloads that turn `/alice`'s rule
+/// to Bob and back — give the same upstream requests (the test upstream
 /// echoes them) and the same browser answers with the speed layer on and off, as
 /// `HeadFieldReuseTests` does for the parser. `MEMO_SEED` replays one seed.
 @Suite("Speed layer: the same answers with the memos on and off")
@@ -35,7 +37,7 @@ struct MemoDifferentialTests {
                 try transcripts[0].joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
             }
             // The sequence ran to its end on one connection (a closed connection would cut it short).
-            #expect(transcripts[0].count == Self.steps, "seed \(seed): \(transcripts[0].last ?? "no step")")
+            #expect(transcripts[0].count == Self.steps + 6, "seed \(seed): \(transcripts[0].last ?? "no step")")
             #expect(transcripts[0].count == transcripts[1].count, "seed \(seed) (MEMO_SEED=\(seed) replays it)")
             for (step, (on, off)) in zip(transcripts[0], transcripts[1]).enumerated() where on != off {
                 Issue.record("seed \(seed) (MEMO_SEED=\(seed) replays it), step \(step):\n memos on:  \(on)\n memos off: \(off)")
@@ -65,7 +67,27 @@ struct MemoDifferentialTests {
         var fields: [(String, String)] = []
         var transcript: [String] = []
         var loggedOutB = false
+        let runtime = try #require(harness.gateway)
         for step in 0..<steps {
+            // A reload at two fixed steps: `/alice` admits Bob, then Alice again. No loop may keep
+            // serving a rule, a session id or a bearer copy of the configuration it replaced.
+            if step == 16 || step == 32 {
+                var next = runtime.context.configuration
+                let upstream = try #require(next.routes.first { $0.prefix == "/api" }).upstream
+                let rule = step == 16 ? "sub:bob" : "sub:alice"
+                next.routes = next.routes.filter { $0.prefix != "/alice" }
+                    + UpstreamRoute.parseList("/alice=\(upstream)/api;allow=\(rule)").routes
+                let outcome = await runtime.reload(to: next)
+                transcript.append("reload \(rule): \(outcome)")
+                // Both users at once on this kept-alive connection: the new rule decides.
+                for (label, cookie) in [("B", b), ("A", a)] {
+                    let probe = "GET /alice/echo?after=\(step) HTTP/1.1\r\nHost: 127.0.0.1:\(harness.gatewayPort)\r\n"
+                        + "Cookie: \(name)=\(cookie)\r\nX-CSRF: 1\r\n\r\n"
+                    try await client.send(Array(probe.utf8))
+                    let response = try await client.readResponse(method: "GET", timeout: 10)
+                    transcript.append("GET /alice/echo as \(label) after reload -> \(response.status)")
+                }
+            }
             // Half the time the browser sends the very field lines it sent before (what the memos key on).
             if step == 0 || random.next() % 2 == 0 {
                 fields = [("Host", "127.0.0.1:\(harness.gatewayPort)")]

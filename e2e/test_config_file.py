@@ -290,3 +290,44 @@ def test_the_example_file_is_a_valid_configuration(tmp_path):
     assert r.returncode == 69, (r.stdout, r.stderr)
     assert "ok   configuration file" in r.stdout and "ok   configuration (" in r.stdout
     assert "allow:" in r.stdout and "; or sub is 0f1e2d3c-operator" in r.stdout
+
+
+def test_a_provider_taken_out_ends_its_sessions_and_keeps_the_others(provider, upstream, tmp_path):
+    work = tmp_path / "two"
+    work.mkdir()
+    config = work / "gatehouse.yaml"
+
+    def write(names):
+        blocks = "".join(f"""  {n}:
+    issuer: {provider.issuer}
+    client_id: {provider.client_id}
+    client_secret: ${{E2E_CLIENT_SECRET}}
+""" for n in names)
+        config.write_text(f"public_dir: {harness.REPO / 'Public'}\nproviders:\n{blocks}routes:\n"
+                          f"  - prefix: /api\n    upstream: {upstream.url}\n")
+
+    write(["one", "two"])
+    environment = {k: None for k in FILE_KEYS}
+    environment.update({"GATEHOUSE_CONFIG": str(config), "E2E_CLIENT_SECRET": provider.client_secret})
+    gw = harness.Gateway(provider, upstream, work / "gw", env=environment, name="gw-two-providers", register=False)
+    for n in ("one", "two"):
+        provider.register_redirect(gw.public_url + f"/callback/{n}")
+    try:
+        sessions = {}
+        for n in ("one", "two"):
+            s = requests.Session()
+            _, authorize = harness.start_login(s, gw, raw_query=f"provider={n}")
+            callback = harness.provider_authorize(s, authorize, "alice")
+            assert callback.startswith(gw.public_url + f"/callback/{n}?")
+            assert harness.finish_callback(s, callback).status_code == 302
+            assert gw.get(s, "/user").json()["provider"] == n
+            sessions[n] = s
+        write(["one"])
+        gw.proc.signal(signal.SIGHUP)
+        wait_for(lambda: (metric(gw, "gatehouse_config_reloads_total", '{result="ok"}') or 0) >= 1, what="the reload")
+        assert gw.get(sessions["two"], "/user").status_code == 401
+        assert gw.get(sessions["two"], "/api/hello").status_code == 401
+        assert gw.get(sessions["one"], "/api/hello").status_code == 200
+        assert requests.get(gw.url + "/providers", timeout=10).json()["providers"][0]["name"] == "one"
+    finally:
+        gw.stop()

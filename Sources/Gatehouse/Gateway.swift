@@ -145,6 +145,14 @@ public final class Gateway: HTTPHandler {
         case .own(.providerBackchannelLogout):
             let name = OwnPath.providerName(in: head.path, of: .providerBackchannelLogout)
             return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: name).respond(to: request) }
+        case .own(.frontchannelLogout), .own(.providerFrontchannelLogout):
+            let name = route.ownPath == .providerFrontchannelLogout
+                ? OwnPath.providerName(in: head.path, of: .providerFrontchannelLogout) : nil
+            // Its own security fields: framed by the provider (`frame-ancestors`), so no
+            // `X-Frame-Options: DENY` from `SecuredAnswers`.
+            return .inTask { request, writer in
+                await writer.respond(await FrontChannelLogoutEndpoint(context: context, path: name).respond(to: request))
+            }
         case .own(.readyz):
             // Asks the store: answered in a task, never on the loop.
             return endpoint { _ in await OpsEndpoints.readiness(context) }

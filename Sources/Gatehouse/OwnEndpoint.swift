@@ -24,6 +24,7 @@ struct OwnEndpoint: Sendable {
         case .sessionsRevoke: sessionsRevoke
         case .logout: logout
         case .backchannelLogout, .providerBackchannelLogout: backchannelLogout
+        case .frontchannelLogout, .providerFrontchannelLogout: frontchannelLogout
         case .jwks: jwks
         case .healthz, .readyz, .metrics: operations
         case .auth: forwardAuth
@@ -37,6 +38,7 @@ struct OwnEndpoint: Sendable {
     private static let sessionsRevoke = OwnEndpoint(methods: ["POST"], antiForgery: .always, routeClass: .user)
     private static let logout = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .unlessGET, routeClass: .logout)
     private static let backchannelLogout = OwnEndpoint(methods: ["POST"], antiForgery: .never, routeClass: .logout)
+    private static let frontchannelLogout = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .logout)
     private static let jwks = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .ops)
     /// Every method: nginx's `auth_request` asks with the original request's. The anti-forgery rule
     /// is the original method's (`ForwardAuthEndpoint`).

@@ -14,9 +14,12 @@ enum OwnPath {
     case sessions, sessionsRevoke
     /// `/callback/NAME` and `/backchannel-logout/NAME` (only with `GATEHOUSE_PROVIDERS`).
     case providerCallback, providerBackchannelLogout
+    /// `/frontchannel-logout` and `/frontchannel-logout/NAME`: OpenID Connect Front-Channel Logout.
+    case frontchannelLogout, providerFrontchannelLogout
 
     static let callbackPrefix: StaticString = "/callback/"
     static let backchannelLogoutPrefix: StaticString = "/backchannel-logout/"
+    static let frontchannelLogoutPrefix: StaticString = "/frontchannel-logout/"
 
     /// - Parameter namedProviders: whether `/callback/NAME` and `/backchannel-logout/NAME` are ours
     ///   (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
@@ -35,6 +38,10 @@ enum OwnPath {
         }
         if count > 20, count <= 52, Self.spells(path.utf8.prefix(20), Self.backchannelLogoutPrefix) {
             self = .providerBackchannelLogout
+            return
+        }
+        if count > 21, count <= 53, Self.spells(path.utf8.prefix(21), Self.frontchannelLogoutPrefix) {
+            self = .providerFrontchannelLogout
             return
         }
         return nil
@@ -61,6 +68,7 @@ enum OwnPath {
         case 10: (candidate, spelling) = (.providers, "/providers")
         case 16: (candidate, spelling) = (.sessionsRevoke, "/sessions/revoke")
         case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
+        case 20: (candidate, spelling) = (.frontchannelLogout, "/frontchannel-logout")
         case 22: (candidate, spelling) = (.jwks, "/.well-known/jwks.json")
         default: return nil
         }
@@ -79,6 +87,7 @@ enum OwnPath {
         switch own {
         case .providerCallback: String(path.utf8.dropFirst(callbackPrefix.utf8CodeUnitCount)) ?? ""
         case .providerBackchannelLogout: String(path.utf8.dropFirst(backchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
+        case .providerFrontchannelLogout: String(path.utf8.dropFirst(frontchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
         default: ""
         }
     }

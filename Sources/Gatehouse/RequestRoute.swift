@@ -19,6 +19,12 @@ enum RequestRoute {
         }
     }
 
+    /// The own endpoint, when it is one.
+    var ownPath: OwnPath? {
+        if case .own(let path) = self { return path }
+        return nil
+    }
+
     /// The methods this route answers, or nil when every method reaches the handler.
     var allowedMethods: String? {
         switch self {

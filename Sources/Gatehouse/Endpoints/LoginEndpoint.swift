@@ -16,15 +16,41 @@ struct LoginEndpoint {
 
     func respond(to request: HTTPRequest) async -> HTTPResponse {
         let query = QueryParameters(request.head.query)
+        switch chosen(query) {
+        case .answer(let response): return response
+        case .login(let provider, let returnTo, let stepUp, let extra):
+            return await start(at: provider, returnTo: returnTo, stepUp: stepUp, query: query, extra: extra,
+                               request: request)
+        }
+    }
+
+    private enum Choice {
+        /// An answer without a login: a refusal, or the providers' chooser page.
+        case answer(HTTPResponse)
+        /// A login at this provider, returning there, with that step-up and these parameters
+        /// beyond `GATEHOUSE_LOGIN_PARAMS` (a third-party login's `login_hint`).
+        case login(RegisteredProvider, returnTo: String, stepUp: StepUpPolicy?, extra: [(String, String)])
+    }
+
+    /// Where the login goes and comes back: the provider (named, initiated by issuer, the only one,
+    /// or the chooser), the page to return to, and the step-up asked for.
+    private func chosen(_ query: QueryParameters) -> Choice {
         // `returnTo` must be a local path (or a page of a `GATEHOUSE_CORS_ORIGINS` origin): an open
         // redirect here would send users anywhere after login.
         var requested: String?
         if query.contains("returnTo") {
-            guard let single = query.single("returnTo") else { return invalidReturnTo() }
+            guard let single = query.single("returnTo") else { return .answer(invalidReturnTo()) }
             requested = single
         }
+        let initiated: ThirdPartyLogin?
+        switch thirdParty(query) {
+        case .refused(let page): return .answer(page)
+        case .initiated(let found): initiated = found
+        case .none: initiated = nil
+        }
+        if let target = initiated?.returnTo { requested = target }
         guard let returnTo = ReturnTo.validate(requested, allowedOrigins: context.configuration.cors.origins) else {
-            return invalidReturnTo()
+            return .answer(invalidReturnTo())
         }
         let pairs = query.pairs.map { ($0.name, $0.value) }
         // Step-up (SPEC "Sessions the SPA controls"): `acr_values` and `max_age` always pass, and the
@@ -34,35 +60,68 @@ struct LoginEndpoint {
             stepUp = try StepUpPolicy.requested(acrValues: pairs.filter { $0.0 == "acr_values" }.map(\.1),
                                                 maxAge: pairs.filter { $0.0 == "max_age" }.map(\.1))
         } catch {
-            return invalidParameters()
+            return .answer(invalidParameters())
         }
-        let provider: RegisteredProvider
+        let extra = initiated?.loginHint.map { [("login_hint", $0)] } ?? []
+        if let initiated, let provider = context.providers.provider(named: initiated.provider) {
+            return .login(provider, returnTo: returnTo, stepUp: stepUp, extra: extra)
+        }
         if query.contains("provider") {
             guard let name = query.single("provider"), let named = context.providers.provider(named: name) else {
-                return HTMLPage.error(status: 400, title: "Unknown sign-in provider",
-                                      message: "This sign-in link names a provider this site does not offer.")
+                return .answer(HTMLPage.error(status: 400, title: "Unknown sign-in provider",
+                                              message: "This sign-in link names a provider this site does not offer."))
             }
-            provider = named
-        } else if context.providers.named {
-            // The chooser keeps what any provider's login may take; each provider's `/login` filters again.
-            let passed = try? LoginParameters.selectAllowingSilent(
-                from: pairs, allowed: context.providers.all.flatMap(\.configuration.loginParams))
-            guard let passed else { return invalidParameters() }
-            // A route's step-up link has no `provider=`: the chooser's links carry the step-up, or
-            // the login they start would satisfy nothing and the route would ask again.
-            let stepUpPassed = passed.filter { $0.0 != "acr_values" && $0.0 != "max_age" } + (stepUp?.authorizationParameters ?? [])
-            return ProviderEndpoints.chooser(context.providers, returnTo: requested == nil ? nil : returnTo,
-                                             passing: stepUpPassed)
-        } else {
-            provider = context.providers.first
+            return .login(named, returnTo: returnTo, stepUp: stepUp, extra: extra)
         }
+        guard context.providers.named else { return .login(context.providers.first, returnTo: returnTo, stepUp: stepUp, extra: extra) }
+        // The chooser keeps what any provider's login may take; each provider's `/login` filters again.
+        let passed = try? LoginParameters.selectAllowingSilent(
+            from: pairs, allowed: context.providers.all.flatMap(\.configuration.loginParams))
+        guard let passed else { return .answer(invalidParameters()) }
+        // A route's step-up link has no `provider=`: the chooser's links carry the step-up, or
+        // the login they start would satisfy nothing and the route would ask again.
+        let stepUpPassed = passed.filter { $0.0 != "acr_values" && $0.0 != "max_age" } + (stepUp?.authorizationParameters ?? [])
+        return .answer(ProviderEndpoints.chooser(context.providers, returnTo: requested == nil ? nil : returnTo,
+                                                 passing: stepUpPassed))
+    }
+
+    private enum Initiation {
+        case none
+        case initiated(ThirdPartyLogin)
+        case refused(HTTPResponse)
+    }
+
+    /// A third-party initiated login (`iss=`, OpenID Connect Core §4); `.none` without `iss`.
+    private func thirdParty(_ query: QueryParameters) -> Initiation {
+        guard query.contains("iss") else { return .none }
+        guard let iss = query.single("iss"), query.count("login_hint") <= 1, query.count("target_link_uri") <= 1 else {
+            return .refused(invalidParameters())
+        }
+        let providers = context.providers.all.map { (name: $0.name, issuer: $0.configuration.issuer) }
+        switch ThirdPartyLogin.resolve(iss: iss, loginHint: query.single("login_hint"), targetLinkURI: query.single("target_link_uri"),
+                                       providers: providers, named: query.single("provider"),
+                                       publicOrigin: context.configuration.publicURL.origin,
+                                       corsOrigins: context.configuration.cors.origins) {
+        case .success(let login): return .initiated(login)
+        case .failure:
+            return .refused(HTMLPage.error(status: 400, title: "Unknown sign-in provider",
+                                           message: "This sign-in link names an issuer this site does not sign in with."))
+        }
+    }
+
+    /// The login itself: the authorization request (pushed when the provider takes PAR), the
+    /// pending login stored, the browser sent to the provider.
+    private func start(at provider: RegisteredProvider, returnTo: String, stepUp: StepUpPolicy?, query: QueryParameters,
+                       extra: [(String, String)], request: HTTPRequest) async -> HTTPResponse {
+        let pairs = query.pairs.map { ($0.name, $0.value) }
         let configuration = provider.configuration
         // LOGIN_PARAMS: only the listed names pass (and `prompt=none`, the silent sign-in, always);
         // everything else in the query is ignored.
         let loginParameters: [(String, String)]
         do {
             loginParameters = try LoginParameters.selectAllowingSilent(from: pairs, allowed: configuration.loginParams)
-                .filter { $0.0 != "acr_values" && $0.0 != "max_age" } + (stepUp?.authorizationParameters ?? [])
+                .filter { $0.0 != "acr_values" && $0.0 != "max_age" && !extra.map(\.0).contains($0.0) }
+                + (stepUp?.authorizationParameters ?? []) + extra
         } catch {
             return invalidParameters()
         }

@@ -508,6 +508,16 @@ public final class SessionCache: Sendable {
         return ended
     }
 
+    /// Deletes the sessions of `provider` whose provider session is `sid` (front-channel logout),
+    /// and empties the cache, as above.
+    public func endSessions(sid: String, provider: String) async throws(SessionStoreError) -> Int {
+        let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sid: sid, provider: provider) }
+        forgetAll()
+        announceEnded(nil)
+        await everyInstanceTold()
+        return ended
+    }
+
     /// Deletes every session of the user `sub` (and empties the cache, as above).
     public func endSessions(sub: String) async throws(SessionStoreError) -> Int {
         let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sub: sub) }

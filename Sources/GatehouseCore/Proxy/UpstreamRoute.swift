@@ -128,7 +128,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     /// Paths Gatehouse answers itself; a route must not shadow them.
     public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
                                        "/healthz", "/readyz", "/metrics", "/providers", "/.well-known/jwks.json",
-                                       "/sessions", "/auth"]
+                                       "/sessions", "/auth", "/frontchannel-logout"]
 
     /// - Parameter rawUpstream: the upstream URL, optionally followed by `;`-separated route options
     ///   (`http://cms:9200;auth=none`); a `;` therefore always starts the options.

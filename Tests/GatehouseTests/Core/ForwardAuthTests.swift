@@ -162,3 +162,36 @@ struct CrossOriginPolicyTests {
         }
     }
 }
+
+@Suite("Third-party initiated login")
+struct ThirdPartyLoginTests {
+    private let providers = [(name: "corp", issuer: "https://sso.example.com"), (name: "google", issuer: "https://accounts.google.com")]
+
+    private func resolve(_ iss: String, hint: String? = nil, target: String? = nil,
+                         named: String? = nil) -> Result<ThirdPartyLogin, ThirdPartyLogin.Problem> {
+        ThirdPartyLogin.resolve(iss: iss, loginHint: hint, targetLinkURI: target, providers: providers, named: named,
+                                publicOrigin: "https://app.example.com", corsOrigins: ["https://spa.example.com"])
+    }
+
+    @Test("the issuer picks the provider; an unknown one, or another provider named beside it, is refused")
+    func issuer() {
+        #expect((try? resolve("https://accounts.google.com").get())?.provider == "google")
+        #expect(resolve("https://evil.example") == .failure(.unknownIssuer))
+        #expect(resolve("https://sso.example.com/") == .failure(.unknownIssuer), "exactly the issuer")
+        #expect(resolve("https://sso.example.com", named: "google") == .failure(.otherProvider))
+        #expect((try? resolve("https://sso.example.com", hint: "alice@example.com").get())?.loginHint == "alice@example.com")
+    }
+
+    @Test("target_link_uri becomes returnTo only when /login would accept it")
+    func target() {
+        func returnTo(_ target: String) -> String? { (try? resolve("https://sso.example.com", target: target).get())?.returnTo }
+        #expect(returnTo("https://app.example.com/reports?q=1") == "/reports?q=1")
+        #expect(returnTo("https://app.example.com") == "/")
+        #expect(returnTo("/local") == "/local")
+        #expect(returnTo("https://spa.example.com/after") == "https://spa.example.com/after")
+        for ignored in ["https://evil.example/", "https://app.example.com.evil/", "https://app.example.com//evil",
+                        "https://app.example.comx/", "javascript:alert(1)"] {
+            #expect(returnTo(ignored) == nil, "\(ignored)")
+        }
+    }
+}

@@ -8,6 +8,7 @@ struct OwnPathTests {
         ("/login", OwnPath.login), ("/callback", .callback), ("/user", .user), ("/logout", .logout),
         ("/backchannel-logout", .backchannelLogout), ("/healthz", .healthz), ("/readyz", .readyz), ("/metrics", .metrics),
         ("/sessions", .sessions), ("/sessions/revoke", .sessionsRevoke), ("/.well-known/jwks.json", .jwks),
+        ("/auth", .auth), ("/frontchannel-logout", .frontchannelLogout),
     ])
     func exact(path: String, expected: OwnPath) {
         #expect(OwnPath(path[...]) == expected)
@@ -15,7 +16,8 @@ struct OwnPathTests {
 
     @Test("near misses are not own paths", arguments: [
         "/Login", "/login/", "/logins", "/logou", "/users", "/user/", "/healthy", "/metricz", "/readyzz", "/api",
-        "", "/", "/callback?x", "/backchannel-logouT", "/%6cogin", "/api/hello",
+        "", "/", "/callback?x", "/backchannel-logouT", "/%6cogin", "/api/hello", "/auth/", "/authz", "/Auth",
+        "/frontchannel-logouts", "/frontchannel-logout/",
     ])
     func nearMiss(path: String) {
         #expect(OwnPath(path[...]) == nil)
@@ -29,6 +31,9 @@ struct OwnPathTests {
         #expect(OwnPath("/backchannel-logout/corp-sso"[...], namedProviders: true) == .providerBackchannelLogout)
         #expect(OwnPath.providerName(in: "/callback/google"[...], of: .providerCallback) == "google")
         #expect(OwnPath.providerName(in: "/backchannel-logout/corp-sso"[...], of: .providerBackchannelLogout) == "corp-sso")
+        #expect(OwnPath("/frontchannel-logout/corp-sso"[...], namedProviders: true) == .providerFrontchannelLogout)
+        #expect(OwnPath("/frontchannel-logout/corp-sso"[...]) == nil)
+        #expect(OwnPath.providerName(in: "/frontchannel-logout/corp-sso"[...], of: .providerFrontchannelLogout) == "corp-sso")
         // An empty name and names past the longest possible are no provider paths.
         #expect(OwnPath("/callback/"[...], namedProviders: true) == nil)
         #expect(OwnPath(("/callback/" + String(repeating: "x", count: 33))[...], namedProviders: true) == nil)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+import html
 import json
 import logging
 import os
@@ -387,6 +388,7 @@ def build_app(args) -> flask.Flask:
             doc["code_challenge_methods_supported"] = ["S256"]
             doc["claims_supported"] = ["sub", "iss", "aud", "exp", "iat", "nonce", "sid",
                                        "email", "name", "preferred_username"]
+            doc["response_modes_supported"] = ["query", "form_post"]
             doc["backchannel_logout_supported"] = True
             doc["backchannel_logout_session_supported"] = True
             if CONFIG["iss_param"]:
@@ -403,6 +405,9 @@ def build_app(args) -> flask.Flask:
             if CONFIG["iss_param"] and "iss" not in names:
                 q.append(("iss", issuer()))
             resp.headers["Location"] = urlunsplit(parts._replace(query=urlencode(q)))
+            if req.values.get("response_mode") == "form_post":
+                # OAuth 2.0 Form Post Response Mode: the same parameters, auto-posted to the redirect URI.
+                return _form_post(urlunsplit(parts._replace(query="")), q)
         elif req.path == "/oauth2/token" and req.method == "POST":
             gt = req.form.get("grant_type", "?")
             if resp.status_code == 200:
@@ -550,6 +555,14 @@ def build_app(args) -> flask.Flask:
         return flask.jsonify({"logout_token": token, "claims": claims})
 
     return app
+
+
+def _form_post(action: str, fields) -> flask.Response:
+    inputs = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">' for k, v in fields)
+    page = (f'<!doctype html><html><body onload="document.forms[0].submit()">'
+            f'<form method="post" action="{html.escape(action)}">{inputs}'
+            f'<button type="submit">Continue</button></form></body></html>')
+    return flask.Response(page, status=200, mimetype="text/html")
 
 
 def _delay_or_refuse(grant_type: str, delay_ms, error):

@@ -33,7 +33,9 @@ struct OwnEndpoint: Sendable {
 
     // The rows, made once (the router asks for every request to an own path).
     private static let login = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .login)
-    private static let callback = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .callback)
+    /// `POST` for providers with `GATEHOUSE_RESPONSE_MODE=form_post` (the callback checks the method
+    /// against its provider's mode).
+    private static let callback = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .never, routeClass: .callback)
     private static let user = OwnEndpoint(methods: ["GET"], antiForgery: .always, routeClass: .user)
     private static let sessionsRevoke = OwnEndpoint(methods: ["POST"], antiForgery: .always, routeClass: .user)
     private static let logout = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .unlessGET, routeClass: .logout)

@@ -39,7 +39,9 @@ public enum AuthorizationRequest {
     }
 
     /// The request's parameters (what `make` puts in the URL, and what PAR pushes), with its secrets.
+    /// - Parameter responseMode: `form_post` for the Form Post Response Mode; nil for the default (query).
     public static func parameters(clientID: String, redirectURI: String, scopes: [String], extraParameters: [(String, String)],
+                                  responseMode: String? = nil,
                                   random: RandomBytes = .system) -> (parameters: [(String, String)], login: PendingLoginSecrets) {
         let login = PendingLoginSecrets(state: RandomToken.make(bytes: 32, random: random),
                                         nonce: RandomToken.make(bytes: 32, random: random),
@@ -55,6 +57,7 @@ public enum AuthorizationRequest {
             ("code_challenge", challenge.value),
             ("code_challenge_method", challenge.method.rawValue),
         ]
+        if let responseMode { parameters.append(("response_mode", responseMode)) }
         parameters += extraParameters.filter { !reservedParameterNames.contains($0.0) }
         return (parameters, login)
     }

@@ -36,6 +36,8 @@ struct CallbackEndpoint {
         /// The user signed in but fails a login gate (`GATEHOUSE_ALLOWED_EMAIL_DOMAINS`, `…_EMAILS`,
         /// `…_GROUPS`): `403`, no session.
         case notAllowed(String)
+        /// The response came in another mode than the login asked for (`GATEHOUSE_RESPONSE_MODE`).
+        case responseMode(String)
 
         init(_ refusal: AuthorizationResponse.Refusal) {
             switch refusal {
@@ -70,6 +72,7 @@ struct CallbackEndpoint {
             case .providerMixUp: "provider_mismatch"
             case .stepUp: "step_up_not_satisfied"
             case .notAllowed: "login_not_allowed"
+            case .responseMode: "response_mode_mismatch"
             }
         }
 
@@ -79,7 +82,7 @@ struct CallbackEndpoint {
             switch self {
             case .providerError(let d), .providerUnreachable(let d), .providerMisconfigured(let d), .tokenEndpoint(let d),
                  .invalidIDToken(let d), .userinfo(let d), .storage(let d), .storeUnavailable(let d), .claim(let d),
-                 .providerMixUp(let d), .stepUp(let d), .notAllowed(let d):
+                 .providerMixUp(let d), .stepUp(let d), .notAllowed(let d), .responseMode(let d):
                 d
             case .issuer(let problem): problem.description
             case .missingState, .unknownState, .wrongBrowser, .missingCode, .ambiguousParameters, .missingIDToken: ""
@@ -105,10 +108,31 @@ struct CallbackEndpoint {
         }
     }
 
+    /// The authorization response as this callback's provider sends it: in the query of a `GET`, or
+    /// (`GATEHOUSE_RESPONSE_MODE=form_post`) in the form body of a `POST`. The other method is
+    /// refused before any state is looked up: a response is taken only in the mode the login asked for.
+    private func authorizationResponse(_ request: HTTPRequest) async -> Result<AuthorizationResponse, Failure> {
+        let mode = context.providers.provider(named: callbackProvider)?.configuration.idp.responseMode ?? .query
+        guard request.head.method == mode.callbackMethod else {
+            return .failure(.responseMode("\(request.head.method) at a callback whose provider uses response_mode=\(mode.rawValue)"))
+        }
+        let pairs: [(name: String, value: String?)]
+        if mode == .formPost {
+            guard let body = try? await request.body.collect(limit: 64 * 1024) else {
+                return .failure(.responseMode("the form body is missing or larger than 64 KiB"))
+            }
+            pairs = QueryParameters(form: body).pairs
+        } else {
+            pairs = QueryParameters(request.head.query).pairs
+        }
+        do { return .success(try AuthorizationResponse(parameters: pairs)) } catch { return .failure(Failure(error)) }
+    }
+
     private func complete(_ request: HTTPRequest) async -> Result<HTTPResponse, Failure> {
         let response: AuthorizationResponse
-        do { response = try AuthorizationResponse(parameters: QueryParameters(request.head.query).pairs) } catch {
-            return .failure(Failure(error))
+        switch await authorizationResponse(request) {
+        case .success(let parsed): response = parsed
+        case .failure(let failure): return .failure(failure)
         }
         let now = context.now()
         let pending: PendingLogin

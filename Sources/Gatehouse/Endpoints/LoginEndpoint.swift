@@ -136,7 +136,8 @@ struct LoginEndpoint {
         }
         let (parameters, secrets) = AuthorizationRequest.parameters(
             clientID: configuration.clientID, redirectURI: configuration.redirectURI, scopes: configuration.scopes,
-            extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters))
+            extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters),
+            responseMode: configuration.idp.responseMode == .formPost ? ResponseMode.formPost.rawValue : nil)
         let url: String
         var pendingLifetime = Self.pendingLifetime
         let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint
@@ -184,7 +185,8 @@ struct LoginEndpoint {
             return Responses.sessionStoreUnavailable(html: true)
         }
         context.metrics.loginStarted(provider: context.providers.metricsLabel(provider.name))
-        return Responses.redirect(url, cookies: [context.cookie.setLoginBinding(binding)])
+        return Responses.redirect(url, cookies: [context.cookie.setLoginBinding(
+            binding, crossSitePost: configuration.idp.responseMode == .formPost)])
     }
 
     private func invalidParameters() -> HTTPResponse {

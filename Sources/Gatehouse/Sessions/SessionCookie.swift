@@ -53,13 +53,21 @@ public struct SessionCookie: Sendable, Equatable {
     /// `<name>-login`: appending keeps a `__Host-` prefix in front (`__Host-Http-gatehouse-login`).
     public var loginBindingName: String { name + "-login" }
 
-    /// The login-binding cookie: always `SameSite=Lax`, because the provider's redirect back to
+    /// The login-binding cookie: `SameSite=Lax`, because the provider's redirect back to
     /// `/callback` is a cross-site top-level navigation that a `Strict` cookie would not follow.
-    public func setLoginBinding(_ value: String) -> String {
-        "\(loginBindingName)=\(value)\(attributes(sameSite: .lax)); Max-Age=\(Self.loginBindingMaxAge)"
+    /// `crossSitePost` (`GATEHOUSE_RESPONSE_MODE=form_post`): the provider's answer is a cross-site
+    /// `POST`, which carries no `Lax` cookie: `SameSite=None` then (on https; browsers refuse
+    /// `None` without `Secure`, and on plain http a same-site provider is all that can work).
+    public func setLoginBinding(_ value: String, crossSitePost: Bool = false) -> String {
+        let sameSite = crossSitePost && secure ? "None" : SameSitePolicy.lax.rawValue
+        return "\(loginBindingName)=\(value)\(attributes(sameSite: sameSite)); Max-Age=\(Self.loginBindingMaxAge)"
     }
 
     private func attributes(sameSite: SameSitePolicy) -> String {
-        "; Path=/; HttpOnly; SameSite=\(sameSite.rawValue)" + (secure ? "; Secure" : "")
+        attributes(sameSite: sameSite.rawValue)
+    }
+
+    private func attributes(sameSite: String) -> String {
+        "; Path=/; HttpOnly; SameSite=\(sameSite)" + (secure ? "; Secure" : "")
     }
 }

@@ -99,6 +99,8 @@ extension GatehouseConfiguration {
          "Facebook: exchange the short-lived user token for a long-lived one (grant_type=fb_exchange_token) after login"),
         ("GATEHOUSE_PAR", "auto",
          "auto: push the authorization request (RFC 9126 PAR) when discovery lists pushed_authorization_request_endpoint; on: always (a provider without it stops serve and check); off: never"),
+        ("GATEHOUSE_RESPONSE_MODE", "query",
+         "query, or form_post: the provider POSTs the authorization response to the callback (Sign in with Apple needs it; the login cookie is then SameSite=None on https)"),
         ("GATEHOUSE_DPOP", "off",
          "on: sender-constrained tokens (RFC 9449 DPoP): an ES256 key per session, sealed with it, a proof on every token request, UserInfo call and upstream call"),
         ("GATEHOUSE_SECURITY_PROFILE", "none",

@@ -88,7 +88,7 @@ extension EnvironmentReader {
     mutating func refuseUnsupportedAuthParams(_ params: [(String, String)]) -> [(String, String)] {
         params.filter { key, _ in
             guard Self.unsupportedAuthParams.contains(key) else { return true }
-            fail("GATEHOUSE_AUTH_PARAMS", "\(ConfigurationIssue.quote(key)) is not supported by Gatehouse (the code must come back in the /callback query, and request objects are not used)")
+            fail("GATEHOUSE_AUTH_PARAMS", "\(ConfigurationIssue.quote(key)) cannot be set here (the response mode is GATEHOUSE_RESPONSE_MODE, query or form_post; request objects are not used)")
             return false
         }
     }

@@ -48,6 +48,8 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var pushedAuthorization: PushedAuthorizationMode = .auto
     /// `DPOP`: sender-constrained tokens (RFC 9449).
     public var dpop: DPoPMode = .off
+    /// `GATEHOUSE_RESPONSE_MODE`: `query` or `form_post`.
+    public var responseMode: ResponseMode = .query
     /// `GROUPS_CLAIM`: where this provider puts the user's groups (a claim name, else a dotted path).
     public var groupsClaim = "groups"
     /// `ALLOWED_EMAIL_DOMAINS`, `ALLOWED_EMAILS`, `ALLOWED_GROUPS`: who may sign in here at all.

@@ -7,7 +7,7 @@ extension EnvironmentReader {
         "GATEHOUSE_CLIENT_PRIVATE_KEY", "GATEHOUSE_CLIENT_KEY_ID", "GATEHOUSE_CLIENT_KEY_ALG", "GATEHOUSE_SCOPES", "GATEHOUSE_AUTH_PARAMS",
         "GATEHOUSE_LOGIN_PARAMS", "GATEHOUSE_REQUIRE_CLAIMS", "GATEHOUSE_LOGOUT_URL", "GATEHOUSE_USERINFO",
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
-        "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP",
+        "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP", "GATEHOUSE_RESPONSE_MODE",
         "GATEHOUSE_GROUPS_CLAIM", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS", "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS",
     ]).union(endpointVariables)
 
@@ -90,10 +90,11 @@ extension EnvironmentReader {
         let displayName = self.displayName(name: name, profile: profile)
         let par = choice("GATEHOUSE_PAR", default: PushedAuthorizationMode.auto, expected: "auto, on or off")
         let dpop = choice("GATEHOUSE_DPOP", default: DPoPMode.off, expected: "on or off")
+        let responseMode = choice("GATEHOUSE_RESPONSE_MODE", default: ResponseMode.query, expected: "query or form_post")
         let groupsClaim = self.groupsClaim()
         let loginGate = self.loginGate()
         guard issues.count == before, let issuer, let clientAuthMethod, let tokenRequest, let userinfo, let longLived,
-              let displayName, let par, let dpop, let clientKeyAlgorithm else { return nil }
+              let displayName, let par, let dpop, let clientKeyAlgorithm, let responseMode else { return nil }
         var settings = ProviderSettings(name: name, displayName: displayName, issuer: issuer, clientID: clientID,
                                         clientSecret: clientSecret, clientAuthMethod: clientAuthMethod, scopes: scopes,
                                         authParams: authParams)
@@ -112,6 +113,7 @@ extension EnvironmentReader {
         settings.longLivedToken = longLived == .on
         settings.pushedAuthorization = par
         settings.dpop = dpop
+        settings.responseMode = responseMode
         settings.groupsClaim = groupsClaim
         settings.loginGate = loginGate
         return settings

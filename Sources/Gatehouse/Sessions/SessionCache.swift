@@ -56,53 +56,53 @@ public final class SessionCache: Sendable {
         public var authorization: String { cached.authorization }
     }
 
-    private let store: any SessionStore
+    let store: any SessionStore
     /// Where store calls run (off the event loops).
     public let executor: StoreExecutor
     let cookieName: String
-    private let idleSeconds: Int64
-    private let touchInterval: Int64
-    private let maximumAgeNanoseconds: UInt64 = 500_000_000
+    let idleSeconds: Int64
+    let touchInterval: Int64
+    let maximumAgeNanoseconds: UInt64 = 500_000_000
     static let maximumEntries = 100_000
-    private let cache = Mutex<[SessionHashKey: Entry]>([:])
+    let cache = Mutex<[SessionHashKey: Entry]>([:])
     /// Bumped whenever this process changes or ends a session (or empties the cache): the event
     /// loops' copies (`LoopBearer`) made before are no longer used.
-    private let generation = Atomic<UInt64>(0)
-    private let logger: Logger
+    let generation = Atomic<UInt64>(0)
+    let logger: Logger
     /// The gateway's clock: unix seconds for checking several cookie values, the monotonic reading
     /// for the age of cached entries.
-    private let clock: any GatewayClock
+    let clock: any GatewayClock
 
     /// SQLite: the endings written by every process on the same database file (other instances,
     /// `gatehouse sessions revoke`); nil on PostgreSQL, whose listener tells the same.
-    private let endBoard: SQLiteSessionEndBoard?
+    let endBoard: SQLiteSessionEndBoard?
     /// The end board, for the session cache of a reloaded configuration (one board per database).
     var sharedEndBoard: SQLiteSessionEndBoard? { endBoard }
     /// The board's entries read so far: while it equals the board's head, a request pays one load.
-    private let endBoardSeen: Atomic<UInt64>
-    private let endBoardReader = Mutex(EndBoardReader())
+    let endBoardSeen: Atomic<UInt64>
+    let endBoardReader = Mutex(EndBoardReader())
 
     /// Told about every session this process ends (its id hash; nil when several unknown ones
     /// ended), so the WebSockets of the session close at once.
-    private let endObservers = Mutex<[@Sendable (String?) -> Void]>([])
+    let endObservers = Mutex<[@Sendable (String?) -> Void]>([])
 
     /// Adds an observer of ended sessions (see `endObservers`).
     public func onSessionEnded(_ observer: @escaping @Sendable (String?) -> Void) {
         endObservers.withLock { $0.append(observer) }
     }
 
-    private func notifyEnded(_ idHash: String?) {
+    func notifyEnded(_ idHash: String?) {
         for observer in endObservers.withLock({ $0 }) { observer(idHash) }
     }
 
     /// PostgreSQL: waits, after each ending, until every instance has been told (`SessionEndBarrier`).
-    private let endBarrier = Mutex<SessionEndBarrier?>(nil)
+    let endBarrier = Mutex<SessionEndBarrier?>(nil)
 
     func attach(_ barrier: SessionEndBarrier) {
         endBarrier.withLock { $0 = barrier }
     }
 
-    private func everyInstanceTold() async {
+    func everyInstanceTold() async {
         await endBarrier.withLock { $0 }?.pass()
     }
 
@@ -118,16 +118,16 @@ public final class SessionCache: Sendable {
     }
 
     /// Off: no per-loop copies (`SessionIDMemo`, `LoopBearer`); every request reads the shared entry.
-    private let speedLayer: SpeedLayer
+    let speedLayer: SpeedLayer
     /// The providers sessions may belong to: a session of a provider taken out of the configuration
     /// could be neither refreshed, revoked nor ended by its provider's back-channel logout, so it ends
     /// when it is read. By name, each one's issuer: a session whose tokens came from another issuer
     /// (the name re-pointed, or `GATEHOUSE_ISSUER` changed, on the same database) ends too.
-    private let configuredProviders: [String: String]
+    let configuredProviders: [String: String]
     /// Every route's `allow=` rule and each provider's groups claim: a loop's copy of a session's
     /// bearer carries the rules the session satisfies (`LoopBearer.allowedRules`).
-    private let accessRules: [AccessRule]
-    private let groupsClaims: [String: String]
+    let accessRules: [AccessRule]
+    let groupsClaims: [String: String]
 
     public init(store: any SessionStore, configuration: GatehouseConfiguration, logger: Logger,
                 executor: StoreExecutor = StoreExecutor(),
@@ -167,7 +167,7 @@ public final class SessionCache: Sendable {
     /// several: the one rule for "the request's session cookie" (`sessionID`, `cachedResolution`,
     /// `loneSessionCookieKey`). Well-formed: exactly `SessionID.cookieValueLength` bytes that decode
     /// to a session id.
-    private func wellFormedSessionCookie(in headers: HTTPHeaders) -> (first: (key: SessionCookieKey, id: SessionID)?, several: Bool) {
+    func wellFormedSessionCookie(in headers: HTTPHeaders) -> (first: (key: SessionCookieKey, id: SessionID)?, several: Bool) {
         var first: (key: SessionCookieKey, id: SessionID)? = nil
         var several = false
         CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
@@ -182,7 +182,7 @@ public final class SessionCache: Sendable {
         return (first, several)
     }
 
-    private func wellFormedSessionID(in headers: HTTPHeaders) -> (first: SessionID?, several: Bool) {
+    func wellFormedSessionID(in headers: HTTPHeaders) -> (first: SessionID?, several: Bool) {
         let (first, several) = wellFormedSessionCookie(in: headers)
         return (first?.id, several)
     }
@@ -284,7 +284,7 @@ public final class SessionCache: Sendable {
 
     /// `cachedResolution` with the token checks of `cachedBearer`, and the first second at which
     /// the token ends or is due.
-    private func sharedBearer(in headers: HTTPHeaders, now: Int64,
+    func sharedBearer(in headers: HTTPHeaders, now: Int64,
                               refreshMargin: Int64) -> (resolved: Resolved, usableBefore: Int64)? {
         guard let resolved = cachedResolution(in: headers, now: now) else { return nil }
         let tokens = resolved.tokens
@@ -300,7 +300,7 @@ public final class SessionCache: Sendable {
 
     /// The rare path (several cookies of our name): each candidate costs a cache or store lookup,
     /// which also leaves the live one cached for the caller's `resolve`.
-    private func firstLiveCandidate(in headers: HTTPHeaders) async -> SessionID? {
+    func firstLiveCandidate(in headers: HTTPHeaders) async -> SessionID? {
         var candidates: [SessionID] = []
         CookieParser.forEachValueBytes(named: cookieName, in: headers) { value in
             guard let key = SessionCookieKey(value), let id = knownID(key, value) else { return true }
@@ -323,7 +323,7 @@ public final class SessionCache: Sendable {
     /// needs nobody else's, and the loops then share neither a lock nor the ids' strings (each
     /// request locked one shared mutex and retained strings another core had just touched). Off
     /// the loops (tests, tools) every value is validated.
-    private func knownID(_ key: SessionCookieKey, _ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
+    func knownID(_ key: SessionCookieKey, _ cookieValue: UnsafeBufferPointer<UInt8>) -> SessionID? {
         // Keyed by the value's bytes (`SessionCookieKey`): no String of the value, no String hashing.
         let memo = speedLayer.isOn ? EventLoop.withCurrent { loop in
             loop.localValue(for: ObjectIdentifier(self)) { LoopIDMemo() }
@@ -335,7 +335,7 @@ public final class SessionCache: Sendable {
     }
 
     /// A loop's `SessionIDMemo` (loop-confined, so no lock).
-    private final class LoopIDMemo {
+    final class LoopIDMemo {
         var memo = SessionIDMemo()
     }
 
@@ -393,7 +393,7 @@ public final class SessionCache: Sendable {
     /// Slides the idle timeout of a cached or freshly loaded entry, synchronously; nil when it has
     /// expired (the caller then ends it). An entry loaded from the store is cached only while no
     /// session has changed or ended since `loadedAtGeneration` (taken before the read).
-    private func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool,
+    func settle(_ entry: Entry, idHash: String, now: Int64, slide: Bool, changed: Bool,
                         loadedAtGeneration: UInt64? = nil) -> Resolved? {
         var entry = entry
         var changed = changed
@@ -449,352 +449,12 @@ public final class SessionCache: Sendable {
         }
     }
 
-    // MARK: Ending sessions (delete, then forget: the only place that deletes a session)
-
-    /// Deletes the session and drops its cached copy (logout, revocation).
-    ///
-    /// - Throws: the store's error when the row could not be deleted: the ending did not happen and
-    ///   must not be reported (a logout answered as done during an outage would leave a stolen cookie
-    ///   working once the store is back). The cached copy is dropped either way, so until the store
-    ///   answers again the session is not served from memory either.
-    public func endSession(idHash: String) async throws(SessionStoreError) {
-        try await endSession(idHash: idHash, tellingEveryInstance: true)
-    }
-
-    /// - Parameter tellingEveryInstance: wait until every instance has been told (a logout, a
-    ///   revocation); not for a session every instance refuses by itself anyway (`dropEnded`).
-    private func endSession(idHash: String, tellingEveryInstance: Bool) async throws(SessionStoreError) {
-        do {
-            _ = try await onStore { store throws(SessionStoreError) in try store.deleteSession(idHash: idHash) }
-        } catch {
-            forget(idHash)
-            throw error
-        }
-        _ = held.withLock { $0.removeValue(forKey: SessionHashKey(idHash)) }
-        forget(idHash)
-        announceEnded(idHash)
-        if tellingEveryInstance { await everyInstanceTold() }
-    }
-
-    /// Ends a session that can no longer be used whether or not its row goes now: its idle or
-    /// absolute expiry passed, its access token expired without a refresh token, or the provider
-    /// refused its refresh token. Loading it again finds it expired (or its refresh refused again),
-    /// so a failed delete revives nothing; it is logged, and the row expires or is purged later.
-    /// Every instance finds the same (expired, or its refresh refused), so the request that found it
-    /// does not wait for the others to be told.
-    func dropEnded(idHash: String, reason: String) async {
-        do {
-            try await endSession(idHash: idHash, tellingEveryInstance: false)
-        } catch {
-            logger.warning("ended session not deleted from the store",
-                           metadata: ["session.id": "\(idHash.prefix(8))", "reason": "\(reason)", "error": "\(error)"])
-        }
-    }
-
-    /// Records a back-channel logout token's `jti` and deletes the sessions it names, in one store
-    /// transaction, then empties the cache (keyed by id hash, it cannot tell which entries matched).
-    /// - Returns: how many sessions ended, or nil when the `jti` was seen before (a replay).
-    /// - Throws: when the store failed: then neither the `jti` nor any deletion was recorded, and the
-    ///   provider's retry of the same token is honoured.
-    public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
-                            matching match: LogoutTokenMatch) async throws(SessionStoreError) -> Int? {
-        let ended = try await onStore { store throws(SessionStoreError) in
-            try store.endSessions(forLogoutToken: jti, expiresAt: expiresAt, matching: match)
-        }
-        guard let ended else { return nil }
-        forgetAll()
-        announceEnded(nil)
-        await everyInstanceTold()
-        return ended
-    }
-
-    /// Deletes the sessions of `provider` whose provider session is `sid` (front-channel logout),
-    /// and empties the cache, as above.
-    public func endSessions(sid: String, provider: String) async throws(SessionStoreError) -> Int {
-        let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sid: sid, provider: provider) }
-        forgetAll()
-        announceEnded(nil)
-        await everyInstanceTold()
-        return ended
-    }
-
-    /// Deletes every session of the user `sub` (and empties the cache, as above).
-    public func endSessions(sub: String) async throws(SessionStoreError) -> Int {
-        let ended = try await onStore { store throws(SessionStoreError) in try store.deleteSessions(sub: sub) }
-        forgetAll()
-        announceEnded(nil)
-        await everyInstanceTold()
-        return ended
-    }
-
-    /// Deletes every session of `sub` at `provider` ("sign out everywhere"); the sessions as they
-    /// were (their refresh tokens to revoke), read before the delete.
-    public func endSessions(sub: String, provider: String, now: Int64) async throws(SessionStoreError) -> [Session] {
-        let ended = try await onStore { store throws(SessionStoreError) -> [Session] in
-            let listed = try store.listSessions(sub: sub, provider: provider, now: now)
-            var sessions: [Session] = []
-            for entry in listed.prefix(1_000) {
-                if let session = try store.loadSession(idHash: entry.idHash, now: now) { sessions.append(session) }
-            }
-            _ = try store.deleteSessions(sub: sub, provider: provider)
-            return sessions
-        }
-        forgetAll()
-        announceEnded(nil)
-        await everyInstanceTold()
-        return ended
-    }
-
-    /// The user's active sessions ("my sessions").
-    public func listSessions(sub: String, provider: String, now: Int64) async throws(SessionStoreError) -> [UserSession] {
-        try await onStore { store throws(SessionStoreError) in try store.listSessions(sub: sub, provider: provider, now: now) }
-    }
-
-    /// Ends the session with `handle` when it is the user's; its id hash, or nil when the user has
-    /// no session with that handle (another user's handle among them).
-    public func endSession(handle: String, sub: String, provider: String) async throws(SessionStoreError) -> String? {
-        let ended = try await onStore { store throws(SessionStoreError) in
-            try store.deleteSession(handle: handle, sub: sub, provider: provider)
-        }
-        guard let ended else { return nil }
-        _ = held.withLock { $0.removeValue(forKey: SessionHashKey(ended)) }
-        forget(ended)
-        announceEnded(ended)
-        await everyInstanceTold()
-        return ended
-    }
-
-    /// A session this process ended (nil: several, unnamed): told to this process's observers and,
-    /// on SQLite, to the other processes on the file. Every ending here goes through it.
-    private func announceEnded(_ idHash: String?) {
-        notifyEnded(idHash)
-        tellOtherProcesses(idHash.map { .session($0) } ?? .unknown)
-    }
-
-    /// SQLite: writes an ending of this process on the board, for the others. Reading it back
-    /// here forgets again what is already forgotten.
-    private func tellOtherProcesses(_ ended: SQLiteSessionEndBoard.Ended) {
-        endBoard?.publish(ended)
-    }
-
-    /// SQLite: forgets the sessions other processes ended since the last request looked. One
-    /// atomic load when nothing is new.
-    @inline(__always)
-    private func catchUpWithOtherProcesses() {
-        guard let endBoard else { return }
-        let head = endBoard.head
-        if head != endBoardSeen.load(ordering: .acquiring) { readEndBoard(endBoard, head: head) }
-    }
-
-    private func readEndBoard(_ board: SQLiteSessionEndBoard, head: UInt64) {
-        let clock = self.clock.monotonicNanoseconds()
-        let ended = endBoardReader.withLock { reader -> [SQLiteSessionEndBoard.Ended] in
-            let seen = endBoardSeen.load(ordering: .acquiring)
-            guard head > seen else { return [] }  // another loop read them
-            var (entries, next) = board.entries(after: seen, upTo: head)
-            if next < head {
-                // An entry still being written. Its writer answers only after finishing it, so no
-                // request can need it yet; but a writer that died mid-entry would send every later
-                // request here: after a second it counts as unknown.
-                if reader.stuckAt != next {
-                    reader.stuckAt = next
-                    reader.stuckSince = clock
-                } else if clock &- reader.stuckSince > 1_000_000_000 {
-                    entries.append((next, .unknown))
-                    next = head
-                }
-            }
-            if next == head { reader.stuckAt = nil }
-            endBoardSeen.store(next, ordering: .releasing)
-            return entries.map(\.ended)
-        }
-        for entry in ended {
-            switch entry {
-            case .session(let idHash):
-                forget(idHash)
-                notifyEnded(idHash)
-            case .unknown:
-                forgetAll()
-                notifyEnded(nil)
-            }
-        }
-    }
-
-    /// Every cached session dropped (the cache of a configuration a reload replaced).
-    func forgetEverything() { forgetAll() }
-
-    private func forgetAll() {
-        cache.withLock { cache in
-            generation.add(1, ordering: .releasing)
-            cache.removeAll()
-        }
-    }
-
-    // MARK: Login
-
-    public func savePendingLogin(_ login: PendingLogin) async throws(SessionStoreError) {
-        try await onStore { store throws(SessionStoreError) in try store.savePendingLogin(login) }
-    }
-
-    public func takePendingLogin(stateHash: String, now: Int64) async throws(SessionStoreError) -> PendingLogin? {
-        try await onStore { store throws(SessionStoreError) in try store.takePendingLogin(stateHash: stateHash, now: now) }
-    }
-
-    /// Stores the new session, deleting the browser's previous one in the same transaction, and
-    /// drops the previous one from the cache.
-    public func createSession(_ new: NewSession, replacing previousIdHash: String?) async throws(SessionStoreError) -> Session {
-        let session = try await onStore { store throws(SessionStoreError) in try store.createSession(new, replacing: previousIdHash) }
-        if let previousIdHash {
-            forget(previousIdHash)
-            announceEnded(previousIdHash)
-        }
-        return session
-    }
-
-    // MARK: Readiness
-
-    /// Throws when the store cannot answer (readiness probe).
-    public func ping() async throws(SessionStoreError) {
-        try await onStore { store throws(SessionStoreError) in try store.ping() }
-    }
-
-    // MARK: Token refresh (TokenRefresher)
-
-    func acquireRefreshLease(idHash: String, owner: String, now: Int64, duration: Int64) async throws(SessionStoreError) -> Bool {
-        try await onStore { store throws(SessionStoreError) in
-            try store.acquireRefreshLease(idHash: idHash, owner: owner, now: now, duration: duration)
-        }
-    }
-
-    func releaseRefreshLease(idHash: String, owner: String) async throws(SessionStoreError) {
-        try await onStore { store throws(SessionStoreError) in try store.releaseRefreshLease(idHash: idHash, owner: owner) }
-    }
-
-    /// The stored session, read past the cache (the refresher then decides whether to `update` it),
-    /// with the tokens held for it in memory, if any.
-    func loadStored(idHash: String, now: Int64) async throws(SessionStoreError) -> Session? {
-        try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) }
-            .map(withHeld)
-    }
-
-    // MARK: Refreshed tokens the store has not taken yet
-
-    /// What a refresh obtained while the store could not write it: the provider had already rotated
-    /// the refresh token, so these are the only good copy of the session's tokens.
-    private struct HeldTokens: Sendable {
-        let tokens: TokenSet
-        let claims: [UInt8]?
-        /// The stored version they replace.
-        let expectedVersion: Int64
-    }
-
-    private let held = Mutex<[SessionHashKey: HeldTokens]>([:])
-
-    /// Keeps `tokens` (and `claims`) for `session` in memory after the store failed to take them:
-    /// every read of the session in this process uses them, a refresh writes them first
-    /// (`writeHeld`), and a task retries the write every second until the store takes it, the
-    /// session changes or ends elsewhere, or it expires.
-    /// - Returns: the session with the held tokens.
-    func hold(_ tokens: TokenSet, claims: [UInt8]?, for session: Session) -> Session {
-        let key = SessionHashKey(session.idHash)
-        held.withLock { $0[key] = HeldTokens(tokens: tokens, claims: claims, expectedVersion: session.version) }
-        let updated = withHeld(session)
-        update(updated)
-        let idHash = session.idHash, expiresAt = session.expiresAt
-        Task { [self] in
-            while held.withLock({ $0[key] != nil }), clock.unixSeconds() < expiresAt {
-                try? await Task.sleep(for: .seconds(1))
-                if await writeHeld(idHash: idHash) { return }
-            }
-            _ = held.withLock { $0.removeValue(forKey: key) }
-        }
-        return updated
-    }
-
-    /// `session` with the tokens held for it, if any.
-    private func withHeld(_ session: Session) -> Session {
-        guard let pending = held.withLock({ $0[SessionHashKey(session.idHash)] }) else { return session }
-        var session = session
-        session.tokens = pending.tokens
-        if let claims = pending.claims { session.claims = claims }
-        return session
-    }
-
-    /// Writes the tokens held for `idHash`, if any.
-    /// - Returns: false while they are still held (the store did not take them); true when nothing
-    ///   is held any more: written, or the stored session changed or ended meanwhile.
-    func writeHeld(idHash: String) async -> Bool {
-        let key = SessionHashKey(idHash)
-        guard let pending = held.withLock({ $0[key] }) else { return true }
-        do {
-            _ = try await onStore { store throws(SessionStoreError) in
-                try store.updateTokens(idHash: idHash, expectedVersion: pending.expectedVersion, tokens: pending.tokens,
-                                       claims: pending.claims)
-            }
-        } catch {
-            return false
-        }
-        held.withLock { if $0[key]?.expectedVersion == pending.expectedVersion { $0[key] = nil } }
-        logger.info("held refreshed tokens stored", metadata: ["session.id": "\(idHash.prefix(8))"])
-        // The next read loads the stored session, at its new version.
-        forget(idHash)
-        return true
-    }
-
-    func updateTokens(idHash: String, expectedVersion: Int64, tokens: TokenSet, claims: [UInt8]?) async throws(SessionStoreError) -> Bool {
-        try await onStore { store throws(SessionStoreError) in
-            try store.updateTokens(idHash: idHash, expectedVersion: expectedVersion, tokens: tokens, claims: claims)
-        }
-    }
+    // Stored here for the extensions in SessionCache+Store.swift (held tokens, single-flight reads).
+    let held = Mutex<[SessionHashKey: HeldTokens]>([:])
 
     /// Store reads under way, by session: the requests that miss the cache for the same session
     /// at once (every connection of a busy browser when its entry ages out) share one read.
-    private let loading = Mutex<[SessionHashKey: SessionLoad]>([:])
-
-    /// The stored session, read once for all the callers that ask at the same time. A caller joins
-    /// a read under way only when no session changed or ended in this process since that read
-    /// began (`generation`): a read begun before a logout must not answer a request sent after it.
-    private func loadOnce(idHash: String, now: Int64, generation: UInt64) async throws(SessionStoreError) -> Session? {
-        let key = SessionHashKey(idHash)
-        let leads = loading.withLock { loads -> Bool? in
-            if let load = loads[key] { return load.generation == generation ? false : nil }
-            loads[key] = SessionLoad(generation: generation)
-            return true
-        }
-        let read = { [self] () async throws(SessionStoreError) -> Session? in
-            try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) }
-        }
-        switch leads {
-        case true?:
-            let outcome: Result<Session?, SessionStoreError>
-            do { outcome = .success(try await read()) } catch { outcome = .failure(error) }
-            for waiter in loading.withLock({ $0.removeValue(forKey: key)?.waiters ?? [] }) {
-                waiter.resume(returning: outcome)
-            }
-            return try outcome.get()
-        case false?:
-            let joined: Result<Session?, SessionStoreError>? = await withUnsafeContinuation { continuation in
-                let added = loading.withLock { loads -> Bool in
-                    guard loads[key]?.generation == generation else { return false }  // it ended meanwhile
-                    loads[key]?.waiters.append(continuation)
-                    return true
-                }
-                if !added { continuation.resume(returning: nil) }
-            }
-            if let joined { return try joined.get() }
-            return try await read()
-        case nil:
-            return try await read()
-        }
-    }
-
-    /// Runs one store call on the executor's threads.
-    private func onStore<Value: Sendable>(
-        _ body: @escaping @Sendable (any SessionStore) throws(SessionStoreError) -> Value
-    ) async throws(SessionStoreError) -> Value {
-        let store = self.store
-        return try await executor.run { () throws(SessionStoreError) in try body(store) }
-    }
+    let loading = Mutex<[SessionHashKey: SessionLoad]>([:])
 }
 
 /// Where `SessionCache` is in reading the SQLite end board (under its lock).

@@ -150,7 +150,6 @@ struct CallbackEndpoint {
         guard pending.provider == callbackProvider, let provider = context.providers.provider(named: pending.provider) else {
             return .failure(.providerMixUp("login started at \(pending.provider), answered at the callback of \(callbackProvider)"))
         }
-        let configuration = provider.configuration
         let bindings = CookieParser.values(named: context.cookie.loginBindingName, in: request.head.headers)
         do {
             try response.checkBrowserAndOutcome(presentedBindingHashes: bindings.map { SecretHash.hex(of: $0) },
@@ -175,8 +174,34 @@ struct CallbackEndpoint {
         } catch {
             return .failure(Failure(error))
         }
-        guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
+        let redeemed: Redeemed
+        switch await redeem(code, pending: pending, provider: provider, clients: clients, now: now) {
+        case .success(let found): redeemed = found
+        case .failure(let failure): return .failure(failure)
+        }
+        let sessionClaims: [String: JSONValue]
+        switch await claimsOfSession(redeemed, provider: provider, clients: clients) {
+        case .success(let found): sessionClaims = found
+        case .failure(let failure): return .failure(failure)
+        }
+        return await startSession(redeemed, claims: sessionClaims, pending: pending, provider: provider, request: request, now: now)
+    }
 
+    /// What the code was redeemed for: the tokens (a Facebook token already traded for a
+    /// long-lived one), the validated ID token and its claims, and the session's DPoP key.
+    private struct Redeemed {
+        var tokens: TokenResponse
+        let idToken: String
+        let claims: IDTokenClaims
+        let dpop: DPoPKey?
+    }
+
+    /// The code exchanged (RFC 6749 §4.1.3, PKCE), the ID token validated (nonce, issuer, audience,
+    /// signature), then the login's own conditions: the required claims and the step-up asked for.
+    private func redeem(_ code: String, pending: PendingLogin, provider: RegisteredProvider, clients: ProviderClients,
+                        now: Int64) async -> Result<Redeemed, Failure> {
+        let configuration = provider.configuration
+        guard let verifier = CodeVerifier(pending.codeVerifier) else { return .failure(.storage("stored verifier unreadable")) }
         let exchanged: TokenResponse
         // DPoP (RFC 9449): the session's key, made now; the tokens are bound to it from the first.
         let dpop = configuration.idp.dpop == .on ? DPoPKey() : nil
@@ -195,58 +220,77 @@ struct CallbackEndpoint {
         } catch {
             return .failure(.invalidIDToken("\(error)"))
         }
-        let loginChecks = pending.requiredClaims.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        if let mismatch = RequiredClaims(configuration.requiredClaims + loginChecks).firstMismatch(in: claims.all) {
-            return .failure(.claim(mismatch))
+        if let refusal = Self.loginConditionRefusal(claims, pending: pending, configuration: configuration, now: now) {
+            return .failure(refusal)
         }
-        if !pending.acrValues.isEmpty || pending.maxAge != nil {
-            let policy = StepUpPolicy(acrValues: pending.acrValues, maxAge: pending.maxAge)
-            let authenticated = AuthenticationClaims(claims.all)
-            let (acr, authTime) = (authenticated.acr, authenticated.authTime)
-            // The route's own rule, skew included: what passes here passes there.
-            if let shortfall = policy.shortfall(acr: acr, authTime: authTime, now: now) {
-                return .failure(.stepUp("\(shortfall): acr \(acr ?? "absent") / auth_time \(authTime.map(String.init) ?? "absent") "
-                                        + "for acr_values \(policy.acrValuesParameter) max_age \(policy.maxAge.map(String.init) ?? "-") at \(now)"))
-            }
-        }
+        var redeemed = Redeemed(tokens: exchanged, idToken: idToken, claims: claims, dpop: dpop)
         // Facebook: the one-to-two-hour user token traded for a long-lived one (no refresh tokens
         // exist there). A failed trade keeps the short token: the session then ends with it.
-        var tokens = exchanged
         if configuration.idp.longLivedToken {
             do {
-                let longLived = try await clients.tokens.longLivedToken(for: tokens.accessToken)
-                tokens.accessToken = longLived.accessToken
-                tokens.expiresIn = longLived.expiresIn
-                tokens.tokenType = longLived.tokenType
+                let longLived = try await clients.tokens.longLivedToken(for: redeemed.tokens.accessToken)
+                redeemed.tokens.accessToken = longLived.accessToken
+                redeemed.tokens.expiresIn = longLived.expiresIn
+                redeemed.tokens.tokenType = longLived.tokenType
             } catch {
                 context.logger.warning("long-lived token exchange failed; keeping the short-lived token",
                                        metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
             }
         }
-        // OIDC Core §5.3: UserInfo adds claims; its sub must be the ID token's or the login fails.
-        var sessionClaims = claims.all
+        return .success(redeemed)
+    }
+
+    /// The ID token against what this login required, without I/O: the configured and the login's
+    /// required claims (`GATEHOUSE_REQUIRE_CLAIMS`), and the step-up asked for (`acr_values`,
+    /// `max_age`: the route's own rule, clock skew included, so what passes here passes there).
+    static func loginConditionRefusal(_ claims: IDTokenClaims, pending: PendingLogin, configuration: GatehouseConfiguration,
+                                      now: Int64) -> Failure? {
+        let loginChecks = pending.requiredClaims.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let mismatch = RequiredClaims(configuration.requiredClaims + loginChecks).firstMismatch(in: claims.all) {
+            return .claim(mismatch)
+        }
+        guard !pending.acrValues.isEmpty || pending.maxAge != nil else { return nil }
+        let policy = StepUpPolicy(acrValues: pending.acrValues, maxAge: pending.maxAge)
+        let authenticated = AuthenticationClaims(claims.all)
+        let (acr, authTime) = (authenticated.acr, authenticated.authTime)
+        guard let shortfall = policy.shortfall(acr: acr, authTime: authTime, now: now) else { return nil }
+        return .stepUp("\(shortfall): acr \(acr ?? "absent") / auth_time \(authTime.map(String.init) ?? "absent") "
+                       + "for acr_values \(policy.acrValuesParameter) max_age \(policy.maxAge.map(String.init) ?? "-") at \(now)")
+    }
+
+    /// The claims the session keeps: the ID token's, merged with UserInfo's (OIDC Core §5.3: its
+    /// `sub` must be the ID token's or the login fails), and the login gates checked on them.
+    private func claimsOfSession(_ redeemed: Redeemed, provider: RegisteredProvider,
+                                 clients: ProviderClients) async -> Result<[String: JSONValue], Failure> {
+        let configuration = provider.configuration
+        var sessionClaims = redeemed.claims.all
         if let userinfo = clients.userinfo {
             do {
-                let extra = try await userinfo.fetch(accessToken: tokens.accessToken, expectedSubject: claims.sub,
-                                                     dpop: DPoPBinding.userinfo(tokens.tokenType, key: dpop, clients: clients))
-                sessionClaims = UserInfoClaims.merge(idToken: claims.all, userinfo: extra)
+                let extra = try await userinfo.fetch(accessToken: redeemed.tokens.accessToken, expectedSubject: redeemed.claims.sub,
+                                                     dpop: DPoPBinding.userinfo(redeemed.tokens.tokenType, key: redeemed.dpop,
+                                                                                clients: clients))
+                sessionClaims = UserInfoClaims.merge(idToken: redeemed.claims.all, userinfo: extra)
             } catch {
                 if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
                 return .failure(.userinfo("\(error)"))
             }
         }
-
         // Login gates on the claims the session would have: a verified email, the provider's groups.
         let gate = configuration.idp.loginGate
         if !gate.isOpen, let refusal = gate.refusal(SessionClaims(claims: sessionClaims, provider: provider.name,
                                                                   groupsClaim: configuration.idp.groupsClaim)) {
             return .failure(.notAllowed(refusal))
         }
+        return .success(sessionClaims)
+    }
 
-        // A new session id at every login (session fixation); the browser's previous session goes.
+    /// A new session (a new id at every login against session fixation; the browser's previous
+    /// session goes), its cookie, and the browser sent back to where the login began.
+    private func startSession(_ redeemed: Redeemed, claims sessionClaims: [String: JSONValue], pending: PendingLogin,
+                              provider: RegisteredProvider, request: HTTPRequest, now: Int64) async -> Result<HTTPResponse, Failure> {
         let previous = await context.sessions.sessionID(in: request.head.headers)
         let id = SessionID.generate()
-        let config = configuration
+        let config = provider.configuration
         let claimsJSON: [UInt8]
         do {
             if let written = JSONValueWriter.sortedKeys(sessionClaims) {
@@ -259,15 +303,16 @@ struct CallbackEndpoint {
         } catch {
             return .failure(.storage("claims: \(error)"))
         }
-        var tokenSet = TokenSet(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: idToken,
+        let tokens = redeemed.tokens
+        var tokenSet = TokenSet(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: redeemed.idToken,
                                 accessTokenExpiresAt: tokens.expiresIn.map { now + Int64($0) },
                                 tokenType: tokens.tokenType, scope: tokens.scope,
                                 accessTokenLifetime: tokens.expiresIn.map { Int64($0) })
-        tokenSet.dpopKey = dpop?.stored
-        tokenSet.issuer = configuration.issuer
+        tokenSet.dpopKey = redeemed.dpop?.stored
+        tokenSet.issuer = config.issuer
         let lifetime = Int64(config.sessionLifetime)
-        let newSession = NewSession(idHash: id.hash, sub: claims.sub, sid: claims.sid, claims: claimsJSON, tokens: tokenSet,
-                                    createdAt: now,
+        let newSession = NewSession(idHash: id.hash, sub: redeemed.claims.sub, sid: redeemed.claims.sid, claims: claimsJSON,
+                                    tokens: tokenSet, createdAt: now,
                                     idleExpiresAt: SessionLifetime.idleExpiry(slidAt: now, idleSeconds: Int64(config.sessionIdle),
                                                                               expiresAt: now + lifetime),
                                     expiresAt: now + lifetime, provider: provider.name,

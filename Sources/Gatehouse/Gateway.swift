@@ -125,46 +125,55 @@ public final class Gateway: HTTPHandler {
         case .own(.auth):
             return ForwardAuthEndpoint(context: context).answer(head, csrfHeader: csrfHeader, fieldsRead: fieldsRead,
                                                                 policies: forwardAuthPolicies)
-        case .own(.login):
+        case .own(let path):
+            return ownAnswer(path, head: head)
+        case .staticFile:
+            return .inTask { request, writer in await context.staticFiles.serve(request.head, to: context.secure.writer(writer)) }
+        }
+    }
+
+    /// The gateway's own endpoints past the gate (`/auth` aside, decided with the request's fields).
+    private func ownAnswer(_ path: OwnPath, head: HTTPRequestHead) -> HandlerAnswer {
+        let context = self.context
+        switch path {
+        case .login:
             return endpoint { request in await LoginEndpoint(context: context).respond(to: request) }
-        case .own(.callback):
+        case .callback:
             return endpoint { request in await CallbackEndpoint(context: context, path: nil).respond(to: request) }
-        case .own(.providerCallback):
+        case .providerCallback:
             let name = OwnPath.providerName(in: head.path, of: .providerCallback)
             return endpoint { request in await CallbackEndpoint(context: context, path: name).respond(to: request) }
-        case .own(.user):
+        case .user:
             return endpoint { request in await UserEndpoint(context: context).respond(to: request) }
-        case .own(.sessions):
+        case .sessions:
             return endpoint { request in await SessionsEndpoint(context: context).list(request) }
-        case .own(.sessionsRevoke):
+        case .sessionsRevoke:
             return endpoint { request in await SessionsEndpoint(context: context).revoke(request) }
-        case .own(.logout):
+        case .logout:
             return endpoint { request in await LogoutEndpoint(context: context).respond(to: request) }
-        case .own(.backchannelLogout):
+        case .backchannelLogout:
             return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: nil).respond(to: request) }
-        case .own(.providerBackchannelLogout):
+        case .providerBackchannelLogout:
             let name = OwnPath.providerName(in: head.path, of: .providerBackchannelLogout)
             return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: name).respond(to: request) }
-        case .own(.frontchannelLogout), .own(.providerFrontchannelLogout):
-            let name = route.ownPath == .providerFrontchannelLogout
+        case .frontchannelLogout, .providerFrontchannelLogout:
+            let name = path == .providerFrontchannelLogout
                 ? OwnPath.providerName(in: head.path, of: .providerFrontchannelLogout) : nil
             // Its own security fields: framed by the provider (`frame-ancestors`), so no
             // `X-Frame-Options: DENY` from `SecuredAnswers`.
             return .inTask { request, writer in
                 await writer.respond(await FrontChannelLogoutEndpoint(context: context, path: name).respond(to: request))
             }
-        case .own(.readyz):
+        case .readyz:
             // Asks the store: answered in a task, never on the loop.
             return endpoint { _ in await OpsEndpoints.readiness(context) }
-        case .own(.providers):
+        case .providers:
             // Built once at start; past the gate, which answered other methods 405.
             return .now(providersAnswer)
-        case .own(.jwks):
+        case .jwks:
             return .now(keySetAnswer)
-        case .own(.healthz), .own(.metrics):
-            return .now(healthAnswer)  // answered above
-        case .staticFile:
-            return .inTask { request, writer in await context.staticFiles.serve(request.head, to: context.secure.writer(writer)) }
+        case .healthz, .metrics, .auth:
+            return .now(healthAnswer)  // answered before the gate (`/auth` by the caller)
         }
     }
 

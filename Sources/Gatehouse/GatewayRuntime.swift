@@ -92,28 +92,8 @@ public final class GatewayRuntime: Sendable {
                                      upstream: UpstreamClients.plain(configuration),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
                                      logger: logger, clock: clock)
-        // PostgreSQL: every instance hears of every ended session at once (migration 0005's trigger).
-        var endListener: PostgresSessionEndListener?
         let sessionCaches = SessionCaches(context.sessions)
-        if let postgres = store as? PostgresSessionStore {
-            let sessions = sessionCaches
-            let barrierBox = BarrierBox()
-            let listener = PostgresSessionEndListener(pool: postgres.pool, logger: logger) { payload in
-                guard let payload else { return sessions.endedElsewhere(nil) }
-                if payload.hasPrefix(SessionEndBarrier.markerPrefix) {
-                    barrierBox.barrier?.heard(payload)
-                    return
-                }
-                sessions.endedElsewhere(payload)
-            }
-            let barrier = SessionEndBarrier(announce: { marker throws(SessionStoreError) in try listener.announce(marker) },
-                                            isListening: { listener.isListening }, executor: context.sessions.executor, logger: logger)
-            barrierBox.barrier = barrier
-            sessionCaches.barrier = barrier
-            context.sessions.attach(barrier)
-            listener.start()
-            endListener = listener
-        }
+        let endListener = listenForEndedSessions(store, context: context, sessionCaches: sessionCaches, logger: logger)
         let gateway = GatewaySwitch(Gateway(context: context))
         var serverConfig = HTTPServerConfiguration()
         serverConfig.host = configuration.listen.host
@@ -140,8 +120,40 @@ public final class GatewayRuntime: Sendable {
         providers.start()
         // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
         metrics.activeSessions.start { try store.countActiveSessions(now: context.now()) }
-        let maintenance = Task {
-            // Expired sessions, pending logins and back-channel jtis are purged in the background.
+        let maintenance = purgeInBackground(store, context: context, logger: logger)
+        return GatewayRuntime(server: server, metricsServer: metricsServer, context: context, store: store,
+                              maintenance: maintenance, endListener: endListener, gateways: gateway,
+                              sessionCaches: sessionCaches, providerHTTP: http, configuration: configuration)
+    }
+
+    /// PostgreSQL: every instance hears of every ended session at once (migration 0005's trigger),
+    /// and every session cache made here forgets it.
+    private static func listenForEndedSessions(_ store: any SessionStore, context: GatewayContext, sessionCaches: SessionCaches,
+                                               logger: Logger) -> PostgresSessionEndListener? {
+        guard let postgres = store as? PostgresSessionStore else { return nil }
+        let sessions = sessionCaches
+        let barrierBox = BarrierBox()
+        let listener = PostgresSessionEndListener(pool: postgres.pool, logger: logger) { payload in
+            guard let payload else { return sessions.endedElsewhere(nil) }
+            if payload.hasPrefix(SessionEndBarrier.markerPrefix) {
+                barrierBox.barrier?.heard(payload)
+                return
+            }
+            sessions.endedElsewhere(payload)
+        }
+        let barrier = SessionEndBarrier(announce: { marker throws(SessionStoreError) in try listener.announce(marker) },
+                                        isListening: { listener.isListening }, executor: context.sessions.executor, logger: logger)
+        barrierBox.barrier = barrier
+        sessionCaches.barrier = barrier
+        context.sessions.attach(barrier)
+        listener.start()
+        return listener
+    }
+
+    /// Expired sessions, pending logins and back-channel jtis, purged every minute in the background.
+    private static func purgeInBackground(_ store: any SessionStore & SessionDatabaseLifecycle, context: GatewayContext,
+                                          logger: Logger) -> Task<Void, Never> {
+        Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(60))
                 // On the store threads: a purge waiting on a lock must not hold a thread of the
@@ -156,9 +168,6 @@ public final class GatewayRuntime: Sendable {
                 }
             }
         }
-        return GatewayRuntime(server: server, metricsServer: metricsServer, context: context, store: store,
-                              maintenance: maintenance, endListener: endListener, gateways: gateway,
-                              sessionCaches: sessionCaches, providerHTTP: http, configuration: configuration)
     }
 
     private init(server: HTTPServer, metricsServer: HTTPServer?, context: GatewayContext,

@@ -109,14 +109,7 @@ public enum RouteOptions {
 
     /// Parses `auth=client;scope=a b` (the text after the first `;`, so empty text is an empty option).
     public static func parse(_ text: Substring) throws(ParseError) -> Parsed {
-        var maxInFlight: Int?
-        var auth: String?
-        var scope: String?
-        var audience: String?
-        var session: String?
-        var providers: [String]?
-        var identity: String?, token: String?, exchange: String?, resource: String?
-        var acr: [String]?, maxAge: Int?, dpop: String?, allow: AccessRule?
+        var given = Given()
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -130,136 +123,177 @@ public enum RouteOptions {
             }
             guard known.contains(name) else { throw .unknownOption(name) }
             guard !value.isEmpty else { throw .invalidValue(option: name, value: value, reason: "which needs a value") }
+            if try given.takeIdentityOption(name, value) { continue }
+            if try given.takeSessionOption(name, value) { continue }
+            _ = try given.takeAccessOption(name, value)
+        }
+        return try given.parsed()
+    }
+
+    /// The options of one route as written, each once, before they are checked against each other.
+    private struct Given {
+        var maxInFlight: Int?
+        var auth: String?
+        var scope: String?
+        var audience: String?
+        var session: String?
+        var providers: [String]?
+        var identity: String?, token: String?, exchange: String?, resource: String?
+        var acr: [String]?, maxAge: Int?, dpop: String?, allow: AccessRule?
+
+        /// `identity=`, `token=`, `exchange=`, `resource=`, `dpop=`; false for another option.
+        mutating func takeIdentityOption(_ name: String, _ value: String) throws(ParseError) -> Bool {
             switch name {
-            case "auth":
-                guard auth == nil else { throw .duplicate(name) }
-                guard ["user", "optional", "none", "client"].contains(value) else {
-                    throw .invalidValue(option: name, value: value, reason: "which is not one of user, optional, none, client")
-                }
-                auth = value
-            case "scope":
-                guard scope == nil else { throw .duplicate(name) }
-                scope = try scopeValue(value)
-            case "audience":
-                guard audience == nil else { throw .duplicate(name) }
-                guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                    throw .invalidValue(option: name, value: value, reason: "which may only hold visible ASCII without spaces")
-                }
-                audience = value
-            case "max_in_flight":
-                guard maxInFlight == nil else { throw .duplicate(name) }
-                guard let number = Int(value), number >= 1, number <= 1_000_000 else {
-                    throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
-                }
-                maxInFlight = number
-            case "identity", "token", "exchange":
-                let allowed = name == "identity" ? ["assertion", "headers", "both", "none"]
-                    : name == "token" ? ["access", "assertion", "none"] : ["token", "refresh"]
-                guard allowed.contains(value) else {
-                    throw .invalidValue(option: name, value: value, reason: "which is not one of \(allowed.joined(separator: ", "))")
-                }
-                switch name {
-                case "identity":
-                    guard identity == nil else { throw .duplicate(name) }
-                    identity = value
-                case "token":
-                    guard token == nil else { throw .duplicate(name) }
-                    token = value
-                default:
-                    guard exchange == nil else { throw .duplicate(name) }
-                    exchange = value
-                }
-            case "allow":
-                // Repeated: alternatives, any one of which admits.
-                do {
-                    let rule = try AccessRule.parse(value)
-                    allow = allow.map { $0.or(rule) } ?? rule
-                } catch {
-                    throw .invalidValue(option: name, value: value, reason: "which \(error)")
-                }
-            case "dpop":
-                guard dpop == nil else { throw .duplicate(name) }
-                guard value == "on" || value == "off" else {
-                    throw .invalidValue(option: name, value: value, reason: "which is not one of on, off")
-                }
-                dpop = value
-            case "acr":
-                guard acr == nil else { throw .duplicate(name) }
-                let values = value.split(separator: "|", omittingEmptySubsequences: false)
-                guard values.allSatisfy(StepUpPolicy.isValidACR) else {
-                    throw .invalidValue(option: name, value: value,
-                                        reason: "which is not a |-separated list of acr values (visible ASCII, no spaces)")
-                }
-                acr = values.map(String.init)
-            case "max_age":
-                guard maxAge == nil else { throw .duplicate(name) }
-                guard let seconds = Int(value), seconds >= 0, seconds <= StepUpPolicy.maximumMaxAge else {
-                    throw .invalidValue(option: name, value: value, reason: "which is not a whole number of seconds from 0 to 315360000")
-                }
-                maxAge = seconds
-            case "resource":
-                guard resource == nil else { throw .duplicate(name) }
-                guard RouteIdentity.isValidResource(value) else {
-                    throw .invalidValue(option: name, value: value,
-                                        reason: "which is not an absolute URI without a fragment (RFC 8707), e.g. https://api.example.com")
-                }
-                resource = value
-            case "providers":
-                guard providers == nil else { throw .duplicate(name) }
-                var names: [String] = []
-                for entry in value.split(separator: "|", omittingEmptySubsequences: false) {
-                    let name = String(entry.trimmingConfigurationWhitespace())
-                    guard ProviderSettings.isValidName(name) else {
-                        throw .invalidValue(option: "providers", value: value,
-                                            reason: "which is not a |-separated list of provider names (a-z, 0-9, -)")
-                    }
-                    if !names.contains(name) { names.append(name) }
-                }
-                providers = names
-            default: // "session"
-                guard session == nil else { throw .duplicate(name) }
-                guard value == "required" || value == "optional" else {
-                    throw .invalidValue(option: name, value: value, reason: "which is not one of required, optional")
-                }
-                session = value
+        case "identity", "token", "exchange":
+            let allowed = name == "identity" ? ["assertion", "headers", "both", "none"]
+                : name == "token" ? ["access", "assertion", "none"] : ["token", "refresh"]
+            guard allowed.contains(value) else {
+                throw .invalidValue(option: name, value: value, reason: "which is not one of \(allowed.joined(separator: ", "))")
             }
-        }
-        let chosen = auth ?? "user"
-        if chosen == "none", providers != nil {
-            throw .invalidValue(option: "providers", value: providers?.joined(separator: "|") ?? "",
-                                reason: "which needs a session, but this route is auth=none")
-        }
-        var routeIdentity = try identityOptions(auth: chosen, identity: identity, token: token, exchange: exchange,
-                                                audience: audience, resource: resource, scope: scope, session: session)
-        let routeAuth: RouteAuth
-        switch chosen {
-        case "optional": routeAuth = .optional
-        case "none": routeAuth = .none
-        case "client":
-            routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
-        default: routeAuth = .user
-        }
-        if dpop == "off" {
-            guard chosen == "user" || chosen == "optional" else {
-                throw .conflict(option: "dpop", reason: "which concerns the user's tokens (auth=user or auth=optional; this route is auth=\(chosen))")
+            switch name {
+            case "identity":
+                guard identity == nil else { throw .duplicate(name) }
+                identity = value
+            case "token":
+                guard token == nil else { throw .duplicate(name) }
+                token = value
+            default:
+                guard exchange == nil else { throw .duplicate(name) }
+                exchange = value
             }
-            routeIdentity.refusesDPoP = true
-        }
-        var stepUp: StepUpPolicy?
-        if acr != nil || maxAge != nil {
-            guard chosen == "user" || chosen == "optional" else {
-                throw .conflict(option: acr != nil ? "acr" : "max_age",
-                                reason: "which needs the user's session (auth=user or auth=optional; this route is auth=\(chosen))")
+        case "dpop":
+            guard dpop == nil else { throw .duplicate(name) }
+            guard value == "on" || value == "off" else {
+                throw .invalidValue(option: name, value: value, reason: "which is not one of on, off")
             }
-            stepUp = StepUpPolicy(acrValues: acr ?? [], maxAge: maxAge)
+            dpop = value
+        case "resource":
+            guard resource == nil else { throw .duplicate(name) }
+            guard RouteIdentity.isValidResource(value) else {
+                throw .invalidValue(option: name, value: value,
+                                    reason: "which is not an absolute URI without a fragment (RFC 8707), e.g. https://api.example.com")
+            }
+            resource = value
+        default: return false
+            }
+            return true
         }
-        if allow != nil, chosen == "none" || (chosen == "client" && session == "optional") {
-            // A rule over the session, where a caller without one is let through anyway.
-            throw .conflict(option: "allow", reason: "which needs a session, but this route "
-                            + (chosen == "none" ? "is auth=none" : "lets callers without one through (session=optional)"))
+
+        /// `allow=` (repeated: alternatives), `acr=`, `max_age=`; false for another option.
+        mutating func takeSessionOption(_ name: String, _ value: String) throws(ParseError) -> Bool {
+            switch name {
+        case "allow":
+            // Repeated: alternatives, any one of which admits.
+            do {
+                let rule = try AccessRule.parse(value)
+                allow = allow.map { $0.or(rule) } ?? rule
+            } catch {
+                throw .invalidValue(option: name, value: value, reason: "which \(error)")
+            }
+        case "acr":
+            guard acr == nil else { throw .duplicate(name) }
+            let values = value.split(separator: "|", omittingEmptySubsequences: false)
+            guard values.allSatisfy(StepUpPolicy.isValidACR) else {
+                throw .invalidValue(option: name, value: value,
+                                    reason: "which is not a |-separated list of acr values (visible ASCII, no spaces)")
+            }
+            acr = values.map(String.init)
+        case "max_age":
+            guard maxAge == nil else { throw .duplicate(name) }
+            guard let seconds = Int(value), seconds >= 0, seconds <= StepUpPolicy.maximumMaxAge else {
+                throw .invalidValue(option: name, value: value, reason: "which is not a whole number of seconds from 0 to 315360000")
+            }
+            maxAge = seconds
+        default: return false
+            }
+            return true
         }
-        return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity, stepUp: stepUp,
-                      allow: allow)
+
+        /// `auth=`, `scope=`, `audience=`, `max_in_flight=`, `providers=`, `session=`.
+        mutating func takeAccessOption(_ name: String, _ value: String) throws(ParseError) -> Bool {
+            switch name {
+        case "auth":
+            guard auth == nil else { throw .duplicate(name) }
+            guard ["user", "optional", "none", "client"].contains(value) else {
+                throw .invalidValue(option: name, value: value, reason: "which is not one of user, optional, none, client")
+            }
+            auth = value
+        case "scope":
+            guard scope == nil else { throw .duplicate(name) }
+            scope = try scopeValue(value)
+        case "audience":
+            guard audience == nil else { throw .duplicate(name) }
+            guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw .invalidValue(option: name, value: value, reason: "which may only hold visible ASCII without spaces")
+            }
+            audience = value
+        case "max_in_flight":
+            guard maxInFlight == nil else { throw .duplicate(name) }
+            guard let number = Int(value), number >= 1, number <= 1_000_000 else {
+                throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
+            }
+            maxInFlight = number
+        case "providers":
+            guard providers == nil else { throw .duplicate(name) }
+            var names: [String] = []
+            for entry in value.split(separator: "|", omittingEmptySubsequences: false) {
+                let name = String(entry.trimmingConfigurationWhitespace())
+                guard ProviderSettings.isValidName(name) else {
+                    throw .invalidValue(option: "providers", value: value,
+                                        reason: "which is not a |-separated list of provider names (a-z, 0-9, -)")
+                }
+                if !names.contains(name) { names.append(name) }
+            }
+            providers = names
+        default: // "session"
+            guard session == nil else { throw .duplicate(name) }
+            guard value == "required" || value == "optional" else {
+                throw .invalidValue(option: name, value: value, reason: "which is not one of required, optional")
+            }
+            session = value
+            }
+            return true
+        }
+
+        /// The route's policy: the options checked against each other and the route's `auth=`.
+        func parsed() throws(ParseError) -> Parsed {
+            let chosen = auth ?? "user"
+            if chosen == "none", providers != nil {
+                throw .invalidValue(option: "providers", value: providers?.joined(separator: "|") ?? "",
+                                    reason: "which needs a session, but this route is auth=none")
+            }
+            var routeIdentity = try identityOptions(auth: chosen, identity: identity, token: token, exchange: exchange,
+                                                    audience: audience, resource: resource, scope: scope, session: session)
+            let routeAuth: RouteAuth
+            switch chosen {
+            case "optional": routeAuth = .optional
+            case "none": routeAuth = .none
+            case "client":
+                routeAuth = .client(ClientCredentialsGrant(scope: scope, audience: audience), sessionRequired: session != "optional")
+            default: routeAuth = .user
+            }
+            if dpop == "off" {
+                guard chosen == "user" || chosen == "optional" else {
+                    throw .conflict(option: "dpop", reason: "which concerns the user's tokens (auth=user or auth=optional; this route is auth=\(chosen))")
+                }
+                routeIdentity.refusesDPoP = true
+            }
+            var stepUp: StepUpPolicy?
+            if acr != nil || maxAge != nil {
+                guard chosen == "user" || chosen == "optional" else {
+                    throw .conflict(option: acr != nil ? "acr" : "max_age",
+                                    reason: "which needs the user's session (auth=user or auth=optional; this route is auth=\(chosen))")
+                }
+                stepUp = StepUpPolicy(acrValues: acr ?? [], maxAge: maxAge)
+            }
+            if allow != nil, chosen == "none" || (chosen == "client" && session == "optional") {
+                // A rule over the session, where a caller without one is let through anyway.
+                throw .conflict(option: "allow", reason: "which needs a session, but this route "
+                                + (chosen == "none" ? "is auth=none" : "lets callers without one through (session=optional)"))
+            }
+            return Parsed(auth: routeAuth, maxInFlight: maxInFlight, providers: providers, identity: routeIdentity, stepUp: stepUp,
+                          allow: allow)
+        }
     }
 
     /// The identity options against the route's `auth=`: each means something on it, and none

@@ -17,28 +17,10 @@ struct WebSocketProxy {
 
     func forward(_ request: HTTPRequest, to forward: ForwardTarget, writer: any HTTPResponseWriter) async {
         let head = request.head
-        guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin,
-                                               cors: context.configuration.cors) else {
-            return await writer.respond(HTTPResponse.jsonError(
-                status: 403, error: "origin_not_allowed",
-                description: "A WebSocket must be opened from \(context.configuration.publicURL.origin)."))
-        }
         let key: String
-        switch WebSocketHandshake.validate(head.headers) {
-        case .success(let value):
-            key = value
-        case .failure(.unsupportedVersion):
-            var response = HTTPResponse.jsonError(status: 426, error: "unsupported_websocket_version",
-                                                  description: "Only WebSocket version 13 is supported.")
-            response.headers.set("Sec-WebSocket-Version", WebSocketHandshake.version)
-            return await writer.respond(response)
-        case .failure(.malformed(let why)):
-            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
-                                                               description: "Invalid WebSocket handshake: \(why)."))
-        }
-        guard request.body.declaredLength == 0 else {
-            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
-                                                               description: "Invalid WebSocket handshake: it has a body."))
+        switch Self.handshakeKey(request, context: context) {
+        case .key(let value): key = value
+        case .refusal(let response): return await writer.respond(response)
         }
         // The route's `auth=` policy decides, as for API calls (`RouteCredentials`, the one place).
         let authorization: String?
@@ -80,29 +62,70 @@ struct WebSocketProxy {
         case .answered(let refusal):
             await UpstreamRelay.relay(refusal, method: "GET", context: context, writer: writer)
         case .switched(let upstreamHead, let upstream):
-            if let problem = WebSocketHandshake.upstreamProblem(upstreamHead, key: key) {
-                upstream.close()
-                context.metrics.upstreamError(kind: "websocket_handshake")
-                context.logger.warning("upstream websocket handshake refused", metadata: ["problem": "\(problem)"])
-                return await writer.respond(HTTPResponse.jsonError(
-                    status: 502, error: "upstream_websocket_handshake_failed",
-                    description: "The upstream did not accept the WebSocket handshake."))
-            }
-            let browser: any TunnelEndpoint
-            do {
-                browser = try await writer.switchProtocols(WebSocketHandshake.browserHead(from: upstreamHead))
-            } catch {
-                upstream.close()
-                // The browser went away meanwhile (nothing to answer), or the exchange cannot switch.
-                return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
-                                                                   description: "The connection cannot switch protocols."))
-            }
-            guard let loop = EventLoop.current else {
-                browser.close()
-                return upstream.close()
-            }
-            context.websockets.open(browser: browser, upstream: upstream, sessionIDHash: sessionIDHash, loop: loop)
+            await tunnel(upstreamHead, upstream, key: key, sessionIDHash: sessionIDHash, writer: writer)
         }
+    }
+
+    private enum Handshake {
+        case key(String)
+        case refusal(HTTPResponse)
+    }
+
+    /// The browser's handshake checked before anything else (RFC 6455 §4.2.1): its `Origin` (this
+    /// site's, or a `GATEHOUSE_CORS_ORIGINS` one: browsers add no CSRF header to a handshake), its
+    /// version and key, no body.
+    private static func handshakeKey(_ request: HTTPRequest, context: GatewayContext) -> Handshake {
+        let head = request.head
+        guard WebSocketHandshake.originAllowed(head.headers, publicOrigin: context.configuration.publicURL.origin,
+                                               cors: context.configuration.cors) else {
+            return .refusal(HTTPResponse.jsonError(
+                status: 403, error: "origin_not_allowed",
+                description: "A WebSocket must be opened from \(context.configuration.publicURL.origin)."))
+        }
+        switch WebSocketHandshake.validate(head.headers) {
+        case .success(let value):
+            guard request.body.declaredLength == 0 else {
+                return .refusal(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                       description: "Invalid WebSocket handshake: it has a body."))
+            }
+            return .key(value)
+        case .failure(.unsupportedVersion):
+            var response = HTTPResponse.jsonError(status: 426, error: "unsupported_websocket_version",
+                                                  description: "Only WebSocket version 13 is supported.")
+            response.headers.set("Sec-WebSocket-Version", WebSocketHandshake.version)
+            return .refusal(response)
+        case .failure(.malformed(let why)):
+            return .refusal(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                   description: "Invalid WebSocket handshake: \(why)."))
+        }
+    }
+
+    /// The upstream switched: its answer checked against the key, the browser switched, and both
+    /// sockets handed to the tunnels of this loop.
+    private func tunnel(_ upstreamHead: HTTPResponseHead, _ upstream: any TunnelEndpoint, key: String, sessionIDHash: String?,
+                        writer: any HTTPResponseWriter) async {
+        if let problem = WebSocketHandshake.upstreamProblem(upstreamHead, key: key) {
+            upstream.close()
+            context.metrics.upstreamError(kind: "websocket_handshake")
+            context.logger.warning("upstream websocket handshake refused", metadata: ["problem": "\(problem)"])
+            return await writer.respond(HTTPResponse.jsonError(
+                status: 502, error: "upstream_websocket_handshake_failed",
+                description: "The upstream did not accept the WebSocket handshake."))
+        }
+        let browser: any TunnelEndpoint
+        do {
+            browser = try await writer.switchProtocols(WebSocketHandshake.browserHead(from: upstreamHead))
+        } catch {
+            upstream.close()
+            // The browser went away meanwhile (nothing to answer), or the exchange cannot switch.
+            return await writer.respond(HTTPResponse.jsonError(status: 400, error: "invalid_websocket_handshake",
+                                                               description: "The connection cannot switch protocols."))
+        }
+        guard let loop = EventLoop.current else {
+            browser.close()
+            return upstream.close()
+        }
+        context.websockets.open(browser: browser, upstream: upstream, sessionIDHash: sessionIDHash, loop: loop)
     }
 
     private func liveSessionIDHash(_ head: HTTPRequestHead, route: UpstreamRoute) async -> String? {

@@ -13,17 +13,7 @@ extension GatehouseConfiguration {
     public static func load(environment: [String: String], requireSecretKey: Bool) -> Result<GatehouseConfiguration, ConfigurationErrors> {
         var r = EnvironmentReader(environment)
 
-        // Providers: the one of `GATEHOUSE_*`, or each of `GATEHOUSE_PROVIDERS` with its own prefix.
-        let named = r.providerNames()
-        let idps: [ProviderSettings?]
-        if let named {
-            for variable in EnvironmentReader.perProviderOnly where r.value(variable) != nil {
-                r.fail(variable, "cannot be used with GATEHOUSE_PROVIDERS: set \(ProviderSettings.variablePrefix(for: "NAME"))\(variable.dropFirst(10)) for each provider")
-            }
-            idps = named.map { name in r.inProviderScope(name) { $0.providerSettings(name: name) } }
-        } else {
-            idps = [r.providerSettings(name: ProviderSettings.defaultName)]
-        }
+        let (named, idps) = r.providers()
         let securityProfile = r.choice("GATEHOUSE_SECURITY_PROFILE", default: SecurityProfile.none, expected: "none or fapi2")
         let providerTimeout = r.duration("GATEHOUSE_PROVIDER_TIMEOUT", default: 10, allowZero: false)
         let refreshMargin = r.duration("GATEHOUSE_REFRESH_MARGIN", default: 60, allowZero: true)
@@ -91,22 +81,7 @@ extension GatehouseConfiguration {
 
         var everyProvider = idps.compactMap { $0 }
         if let securityProfile, securityProfile == .fapi2 {
-            for (index, provider) in everyProvider.enumerated() {
-                let problems = securityProfile.problems(of: provider, publicURL: publicURL)
-                r.inProviderScope(named == nil ? nil : provider.name) { reader in
-                    for problem in problems where problem.variable != "GATEHOUSE_PUBLIC_URL" {
-                        reader.fail(problem.variable, problem.message)
-                    }
-                }
-                if index == 0, let url = problems.first(where: { $0.variable == "GATEHOUSE_PUBLIC_URL" }) {
-                    r.fail(url.variable, url.message)
-                }
-                // FAPI 2.0 requires PAR: `auto` becomes `on`, so a provider without it stops `serve`.
-                everyProvider[index].pushedAuthorization = .on
-                if everyProvider[index].idTokenAlgorithms == nil {
-                    everyProvider[index].idTokenAlgorithms = securityProfile.idTokenAlgorithmsDefault
-                }
-            }
+            r.applyFAPI2(securityProfile, to: &everyProvider, named: named != nil, publicURL: publicURL)
         }
         guard r.issues.isEmpty, everyProvider.count == idps.count, let idp = everyProvider.first, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
@@ -420,5 +395,40 @@ struct EnvironmentReader {
 
     mutating func logFormat() -> LogFormat? {
         choice("GATEHOUSE_LOG_FORMAT", default: .json, expected: "json or text")
+    }
+}
+
+extension EnvironmentReader {
+    /// The providers: the one of `GATEHOUSE_*`, or each of `GATEHOUSE_PROVIDERS` with its own
+    /// prefix (the names, nil without `GATEHOUSE_PROVIDERS`; nil settings for a provider with problems).
+    mutating func providers() -> (named: [String]?, settings: [ProviderSettings?]) {
+        let named = providerNames()
+        guard let named else { return (nil, [providerSettings(name: ProviderSettings.defaultName)]) }
+        for variable in Self.perProviderOnly where value(variable) != nil {
+            fail(variable, "cannot be used with GATEHOUSE_PROVIDERS: set \(ProviderSettings.variablePrefix(for: "NAME"))\(variable.dropFirst(10)) for each provider")
+        }
+        return (named, named.map { name in inProviderScope(name) { $0.providerSettings(name: name) } })
+    }
+
+    /// `GATEHOUSE_SECURITY_PROFILE=fapi2`: what it forbids reported under each provider's variables,
+    /// and what it implies set (PAR `on`, the profile's ID-token algorithms unless narrowed).
+    mutating func applyFAPI2(_ profile: SecurityProfile, to providers: inout [ProviderSettings], named: Bool,
+                             publicURL: PublicURL?) {
+        for (index, provider) in providers.enumerated() {
+            let problems = profile.problems(of: provider, publicURL: publicURL)
+            inProviderScope(named ? provider.name : nil) { reader in
+                for problem in problems where problem.variable != "GATEHOUSE_PUBLIC_URL" {
+                    reader.fail(problem.variable, problem.message)
+                }
+            }
+            if index == 0, let url = problems.first(where: { $0.variable == "GATEHOUSE_PUBLIC_URL" }) {
+                fail(url.variable, url.message)
+            }
+            // FAPI 2.0 requires PAR: `auto` becomes `on`, so a provider without it stops `serve`.
+            providers[index].pushedAuthorization = .on
+            if providers[index].idTokenAlgorithms == nil {
+                providers[index].idTokenAlgorithms = profile.idTokenAlgorithmsDefault
+            }
+        }
     }
 }

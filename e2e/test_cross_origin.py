@@ -78,7 +78,8 @@ def test_answers_to_a_listed_origin_carry_origin_and_credentials(gw, provider, a
         assert r.headers["Access-Control-Allow-Origin"] == app_origin
         assert r.headers["Access-Control-Allow-Credentials"] == "true"
         assert "Origin" in r.headers["Vary"]
-    # the upstream's own Access-Control-Allow-Origin gives way: exactly one, the gateway's
+    # exactly one Access-Control-Allow-Origin on a relayed answer (an upstream's own gives way:
+    # CrossOriginAnswersTests)
     r = gw.get(s, "/api/echo", headers={"Origin": app_origin})
     assert r.raw.headers.getlist("Access-Control-Allow-Origin") == [app_origin]
     # refusals carry them too, so the page can read the 401

@@ -76,11 +76,8 @@ public final class GatewayContext: Sendable {
         let now: @Sendable () -> Int64 = { clock.unixSeconds() }
         self.now = now
         cookie = SessionCookie(configuration: configuration)
-        forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
-                                     csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader,
-                                     forwardsUnderscoreHeaders: configuration.underscoreHeaders == .forward)
-        secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
-                                contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
+        forwarding = Self.forwarding(configuration)
+        secure = Self.secured(configuration)
         let speedLayer = SpeedLayer()
         self.speedLayer = speedLayer
         let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger,
@@ -125,11 +122,8 @@ public final class GatewayContext: Sendable {
         clock = previous.clock
         now = previous.now
         cookie = SessionCookie(configuration: configuration)
-        forwarding = ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
-                                     csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader,
-                                     forwardsUnderscoreHeaders: configuration.underscoreHeaders == .forward)
-        secure = SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
-                                contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
+        forwarding = Self.forwarding(configuration)
+        secure = Self.secured(configuration)
         speedLayer = previous.speedLayer
         let sessionCache = SessionCache(store: store, configuration: configuration, logger: previous.logger,
                                         executor: previous.sessions.executor, clock: previous.clock,
@@ -149,6 +143,19 @@ public final class GatewayContext: Sendable {
         sessionCache.onSessionEnded { idHash in apiTokens.sessionEnded(idHash: idHash) }
         let websockets = self.websockets
         sessionCache.onSessionEnded { idHash in websockets.sessionEnded(idHash: idHash) }
+    }
+
+    /// What the proxy tells upstreams about itself, from the configuration.
+    private static func forwarding(_ configuration: GatehouseConfiguration) -> ProxyForwarding {
+        ProxyForwarding(publicURL: configuration.publicURL, trustedProxies: configuration.trustedProxies,
+                        csrfHeader: configuration.csrfHeader, assertionHeader: configuration.assertionHeader,
+                        forwardsUnderscoreHeaders: configuration.underscoreHeaders == .forward)
+    }
+
+    /// The security headers of the configuration (HSTS, the CSP).
+    private static func secured(_ configuration: GatehouseConfiguration) -> SecuredAnswers {
+        SecuredAnswers(strictTransportSecurity: configuration.strictTransportSecurity,
+                       contentSecurityPolicy: configuration.contentSecurityPolicy.flatMap(SecurityHeaders.contentSecurityPolicyField))
     }
 
     /// The end board beside a SQLite database file, which every process on that file reads and

@@ -132,18 +132,16 @@ public final class GatewayRuntime: Sendable {
                                                logger: Logger) -> PostgresSessionEndListener? {
         guard let postgres = store as? PostgresSessionStore else { return nil }
         let sessions = sessionCaches
-        let barrierBox = BarrierBox()
         let listener = PostgresSessionEndListener(pool: postgres.pool, logger: logger) { payload in
             guard let payload else { return sessions.endedElsewhere(nil) }
             if payload.hasPrefix(SessionEndBarrier.markerPrefix) {
-                barrierBox.barrier?.heard(payload)
+                sessions.barrier?.heard(payload)
                 return
             }
             sessions.endedElsewhere(payload)
         }
         let barrier = SessionEndBarrier(announce: { marker throws(SessionStoreError) in try listener.announce(marker) },
                                         isListening: { listener.isListening }, executor: context.sessions.executor, logger: logger)
-        barrierBox.barrier = barrier
         sessionCaches.barrier = barrier
         context.sessions.attach(barrier)
         listener.start()
@@ -202,7 +200,8 @@ public final class GatewayRuntime: Sendable {
 }
 
 /// Every session cache the configurations made: sessions another instance ended (PostgreSQL's
-/// announcements) are forgotten by each, and each new one joins the end barrier.
+/// announcements) are forgotten by each, and each new one joins the end barrier (which the
+/// listener hands markers to, set once both exist: each needs the other).
 final class SessionCaches: Sendable {
     private let caches: Mutex<[SessionCache]>
     private let storedBarrier = Mutex<SessionEndBarrier?>(nil)
@@ -221,15 +220,5 @@ final class SessionCaches: Sendable {
 
     func endedElsewhere(_ idHash: String?) {
         for cache in caches.withLock({ $0 }) { cache.endedElsewhere(idHash) }
-    }
-}
-
-/// The barrier the listener hands markers to, set once both exist (each needs the other).
-private final class BarrierBox: Sendable {
-    private let stored = Mutex<SessionEndBarrier?>(nil)
-
-    var barrier: SessionEndBarrier? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
     }
 }

@@ -42,40 +42,11 @@ struct DemoCommand: AsyncParsableCommand {
         // stop the demo gracefully, not be lost or kill it.
         let signals = ShutdownSignals()
 
-        // 1. The development providers: one, or two for "sign in with either" (each its own
-        //    issuer, keys and client; the gateway's redirect URI for each is /callback/NAME).
+        // 1. The development providers: one, or two for "sign in with either".
         let publicURL = "http://127.0.0.1:\(port)"
-        let named = providers == 2
-        let demoProviders: [(name: String, display: String, port: Int)] = named
-            ? [("dev", "Development provider", providerPort), ("partner", "Partner company", secondProviderPort)]
-            : [(ProviderSettings.defaultName, "Development provider", providerPort)]
-        var providerServers: [HTTPServer] = []
-        var providerEnvironment: [String: String] = [:]
-        for provider in demoProviders {
-            let issuer = "http://127.0.0.1:\(provider.port)"
-            let clientSecret = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
-            let suffix = named ? "/" + provider.name : ""
-            let providerConfig = DevProviderConfiguration(
-                issuer: issuer,
-                clients: [DevClient(id: "gatehouse-demo", secret: clientSecret, redirectURIs: ["\(publicURL)/callback\(suffix)"],
-                                    postLogoutRedirectURIs: ["\(publicURL)/"],
-                                    backchannelLogoutURI: "\(publicURL)/backchannel-logout\(suffix)")])
-            do { try providerConfig.validate() } catch {
-                report("gatehouse demo: \(error)")
-                throw Exit.usage
-            }
-            providerServers.append(HTTPServer(configuration: loopback(port: provider.port),
-                                              handler: DevProvider(configuration: providerConfig, logger: logger), logger: logger))
-            let prefix = named ? ProviderSettings.variablePrefix(for: provider.name) : "GATEHOUSE_"
-            providerEnvironment[prefix + "ISSUER"] = issuer
-            providerEnvironment[prefix + "CLIENT_ID"] = "gatehouse-demo"
-            providerEnvironment[prefix + "CLIENT_SECRET"] = clientSecret
-            if named { providerEnvironment[prefix + "DISPLAY_NAME"] = provider.display }
-        }
-        if named { providerEnvironment["GATEHOUSE_PROVIDERS"] = demoProviders.map(\.name).joined(separator: ",") }
+        let (providerServers, providerEnvironment, issuers) = try developmentProviders(publicURL: publicURL, logger: logger)
 
         // 2. The sample API: asks whichever provider issued the bearer who the user is.
-        let issuers = demoProviders.map { "http://127.0.0.1:\($0.port)" }
         let apiServer = HTTPServer(configuration: loopback(port: apiPort), handler: SampleAPI(issuers: issuers), logger: logger)
         do {
             try apiServer.start()
@@ -133,6 +104,42 @@ struct DemoCommand: AsyncParsableCommand {
         await runtime.shutdown(grace: .seconds(5))
         for server in providerServers { await server.shutdown(graceNanoseconds: 1_000_000_000) }
         await apiServer.shutdown(graceNanoseconds: 1_000_000_000)
+    }
+
+    /// The development providers, each with its own issuer, keys and client (the gateway's redirect
+    /// URI for each is /callback/NAME with two), not started; the gateway's variables for them, and
+    /// their issuers.
+    private func developmentProviders(publicURL: String, logger: Logger) throws
+        -> (servers: [HTTPServer], environment: [String: String], issuers: [String]) {
+        let named = providers == 2
+        let demoProviders: [(name: String, display: String, port: Int)] = named
+            ? [("dev", "Development provider", providerPort), ("partner", "Partner company", secondProviderPort)]
+            : [(ProviderSettings.defaultName, "Development provider", providerPort)]
+        var providerServers: [HTTPServer] = []
+        var providerEnvironment: [String: String] = [:]
+        for provider in demoProviders {
+            let issuer = "http://127.0.0.1:\(provider.port)"
+            let clientSecret = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
+            let suffix = named ? "/" + provider.name : ""
+            let providerConfig = DevProviderConfiguration(
+                issuer: issuer,
+                clients: [DevClient(id: "gatehouse-demo", secret: clientSecret, redirectURIs: ["\(publicURL)/callback\(suffix)"],
+                                    postLogoutRedirectURIs: ["\(publicURL)/"],
+                                    backchannelLogoutURI: "\(publicURL)/backchannel-logout\(suffix)")])
+            do { try providerConfig.validate() } catch {
+                report("gatehouse demo: \(error)")
+                throw Exit.usage
+            }
+            providerServers.append(HTTPServer(configuration: loopback(port: provider.port),
+                                              handler: DevProvider(configuration: providerConfig, logger: logger), logger: logger))
+            let prefix = named ? ProviderSettings.variablePrefix(for: provider.name) : "GATEHOUSE_"
+            providerEnvironment[prefix + "ISSUER"] = issuer
+            providerEnvironment[prefix + "CLIENT_ID"] = "gatehouse-demo"
+            providerEnvironment[prefix + "CLIENT_SECRET"] = clientSecret
+            if named { providerEnvironment[prefix + "DISPLAY_NAME"] = provider.display }
+        }
+        if named { providerEnvironment["GATEHOUSE_PROVIDERS"] = demoProviders.map(\.name).joined(separator: ",") }
+        return (providerServers, providerEnvironment, demoProviders.map { "http://127.0.0.1:\($0.port)" })
     }
 
     private func loopback(port: Int) -> HTTPServerConfiguration {

@@ -19,7 +19,7 @@ struct FrontChannelLogoutEndpoint {
             return page(400, frameAncestor: nil)
         }
         let issuer = provider.configuration.issuer
-        let frameAncestor = AbsoluteURLOrigin.of(issuer)
+        let frameAncestor = (try? AbsoluteURL(parsing: issuer))?.origin
         let query = QueryParameters(request.head.query)
         guard let iss = query.single("iss"), let sid = query.single("sid"), !sid.isEmpty, sid.utf8.count <= 512 else {
             // §4: the RP ends the session named by `iss` and `sid`; without them there is nothing to match.
@@ -53,12 +53,5 @@ struct FrontChannelLogoutEndpoint {
         ]
         if let hsts = context.configuration.strictTransportSecurity { headers.add("Strict-Transport-Security", hsts) }
         return HTTPResponse(status: status, headers: headers, body: Array("<!doctype html><title>Signed out</title>".utf8))
-    }
-}
-
-/// The origin of an absolute URL as `frame-ancestors` takes it; nil when it is not one.
-enum AbsoluteURLOrigin {
-    static func of(_ url: String) -> String? {
-        (try? AbsoluteURL(parsing: url))?.origin
     }
 }

@@ -191,6 +191,13 @@ public final class TokenRefresher: Sendable {
                            metadata: ["session.id": "\(idHash.prefix(8))", "error": "\(error)"])
             claims = nil
         }
+        let tokens = Self.tokens(of: session, refreshedBy: response, now: now)
+        return await storeRefreshed(tokens, claims: claims, session: session, idHash: idHash, label: label, now: now)
+    }
+
+    /// The session's tokens with what the refresh returned: a refresh token, ID token or scope
+    /// the answer leaves out stays as it was (RFC 6749 §6).
+    static func tokens(of session: Session, refreshedBy response: TokenResponse, now: Int64) -> TokenSet {
         var tokens = session.tokens
         tokens.accessToken = response.accessToken
         tokens.tokenType = response.tokenType
@@ -199,6 +206,13 @@ public final class TokenRefresher: Sendable {
         if let scope = response.scope { tokens.scope = scope }
         tokens.accessTokenExpiresAt = response.expiresIn.map { now + Int64($0) }
         tokens.accessTokenLifetime = response.expiresIn.map { Int64($0) }
+        return tokens
+    }
+
+    /// The refreshed tokens stored against the version they replace, or held in memory when the
+    /// store does not answer (the provider has rotated the refresh token already).
+    private func storeRefreshed(_ tokens: TokenSet, claims: [UInt8]?, session: Session, idHash: String, label: String?,
+                                now: Int64) async -> Outcome {
         let stored: Bool
         do {
             stored = try await sessions.updateTokens(idHash: idHash, expectedVersion: session.version, tokens: tokens,

@@ -53,21 +53,8 @@ extension GatehouseConfiguration {
         let maxBody = r.byteSize("GATEHOUSE_MAX_BODY", default: 10 << 20)
         let trustedProxies = r.trustedProxies()
         let upstreamTimeout = r.duration("GATEHOUSE_UPSTREAM_TIMEOUT", default: 30, allowZero: false)
-        let websocketIdle = r.duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
-        let underscoreHeaders = r.choice("GATEHOUSE_FORWARD_UNDERSCORE_HEADERS", default: UnderscoreHeaderPolicy.drop,
-                                         expected: "true or false")
-        let assertionHeader = r.assertionHeader(csrfHeader: csrfHeader)
-        let assertionTTL = r.duration("GATEHOUSE_ASSERTION_TTL", default: 60, allowZero: false)
-        if let assertionTTL, !(5...3_600).contains(assertionTTL) {
-            r.fail("GATEHOUSE_ASSERTION_TTL", "\(assertionTTL)s is outside 5s…1h: a replayed assertion is good for its whole lifetime")
-        }
-        let cpuAffinity = r.choice("GATEHOUSE_CPU_AFFINITY", default: CPUAffinityPolicy.auto, expected: "auto or off")
 
-        // Bounds under overload: what waits beyond them is refused at once with 503.
-        let routeMaxInFlight = r.count("GATEHOUSE_ROUTE_MAX_IN_FLIGHT", default: 512, maximum: 1_000_000)
-        let providerMaxInFlight = r.count("GATEHOUSE_PROVIDER_MAX_IN_FLIGHT", default: 64, maximum: 100_000)
-        let storeQueue = r.count("GATEHOUSE_STORE_QUEUE", default: 4_096, maximum: 1_000_000)
-        let storeTimeout = r.duration("GATEHOUSE_STORE_TIMEOUT", default: 10, allowZero: false)
+        let tuning = r.tuning(csrfHeader: csrfHeader)
 
         // Logging
         let logLevel = r.logLevel()
@@ -85,9 +72,8 @@ extension GatehouseConfiguration {
         }
         guard r.issues.isEmpty, everyProvider.count == idps.count, let idp = everyProvider.first, let publicURL, let listen, let cookieName, let sameSite, let csrfHeader,
               let postLogout, let providerTimeout, let refreshMargin, let idle, let lifetime,
-              let maxBody, let upstreamTimeout, let logLevel, let logFormat,
-              let cpuAffinity, let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout,
-              let persistent, let assertionHeader, let assertionTTL, let underscoreHeaders, let cookieDomain, let cors
+              let maxBody, let upstreamTimeout, let logLevel, let logFormat, let tuning,
+              let persistent, let cookieDomain, let cors
         else {
             return .failure(ConfigurationErrors(issues: r.uniqueIssues))
         }
@@ -101,20 +87,12 @@ extension GatehouseConfiguration {
             trustedProxies: trustedProxies, upstreamTimeout: upstreamTimeout, logLevel: logLevel, logFormat: logFormat)
         configuration.namedProviderList = named == nil ? [] : everyProvider
         configuration.contentSecurityPolicy = contentSecurityPolicy
-        configuration.websocketIdle = websocketIdle ?? 600
-        configuration.underscoreHeaders = underscoreHeaders
-        configuration.cpuAffinity = cpuAffinity
         configuration.sessionCookiePersistence = persistent
         configuration.cookieDomain = cookieDomain
         configuration.cors = cors
         configuration.metricsListen = metricsListen
-        configuration.routeMaxInFlight = routeMaxInFlight
-        configuration.providerMaxInFlight = providerMaxInFlight
-        configuration.storeQueue = storeQueue
-        configuration.storeTimeout = storeTimeout
-        configuration.assertionHeader = assertionHeader
-        configuration.assertionTTL = assertionTTL
         configuration.securityProfile = securityProfile ?? .none
+        tuning(&configuration)
         return .success(configuration)
     }
 }
@@ -429,6 +407,41 @@ extension EnvironmentReader {
             if providers[index].idTokenAlgorithms == nil {
                 providers[index].idTokenAlgorithms = profile.idTokenAlgorithmsDefault
             }
+        }
+    }
+}
+
+extension EnvironmentReader {
+    /// The settings with defaults that the configuration takes after it is made: WebSocket idle,
+    /// underscore headers, the identity assertion's header and lifetime, CPU placement, and the
+    /// bounds under overload (what waits beyond them is refused at once with 503). Nil when one is
+    /// invalid (its issue noted).
+    mutating func tuning(csrfHeader: String?) -> (@Sendable (inout GatehouseConfiguration) -> Void)? {
+        let websocketIdle = duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
+        let underscoreHeaders = choice("GATEHOUSE_FORWARD_UNDERSCORE_HEADERS", default: UnderscoreHeaderPolicy.drop,
+                                       expected: "true or false")
+        let assertionHeader = self.assertionHeader(csrfHeader: csrfHeader)
+        let assertionTTL = duration("GATEHOUSE_ASSERTION_TTL", default: 60, allowZero: false)
+        if let assertionTTL, !(5...3_600).contains(assertionTTL) {
+            fail("GATEHOUSE_ASSERTION_TTL", "\(assertionTTL)s is outside 5s…1h: a replayed assertion is good for its whole lifetime")
+        }
+        let cpuAffinity = choice("GATEHOUSE_CPU_AFFINITY", default: CPUAffinityPolicy.auto, expected: "auto or off")
+        let routeMaxInFlight = count("GATEHOUSE_ROUTE_MAX_IN_FLIGHT", default: 512, maximum: 1_000_000)
+        let providerMaxInFlight = count("GATEHOUSE_PROVIDER_MAX_IN_FLIGHT", default: 64, maximum: 100_000)
+        let storeQueue = count("GATEHOUSE_STORE_QUEUE", default: 4_096, maximum: 1_000_000)
+        let storeTimeout = duration("GATEHOUSE_STORE_TIMEOUT", default: 10, allowZero: false)
+        guard let websocketIdle, let underscoreHeaders, let assertionHeader, let assertionTTL, let cpuAffinity,
+              let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout else { return nil }
+        return { configuration in
+            configuration.websocketIdle = websocketIdle
+            configuration.underscoreHeaders = underscoreHeaders
+            configuration.assertionHeader = assertionHeader
+            configuration.assertionTTL = assertionTTL
+            configuration.cpuAffinity = cpuAffinity
+            configuration.routeMaxInFlight = routeMaxInFlight
+            configuration.providerMaxInFlight = providerMaxInFlight
+            configuration.storeQueue = storeQueue
+            configuration.storeTimeout = storeTimeout
         }
     }
 }

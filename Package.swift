@@ -107,10 +107,16 @@ let package = Package(
         // The configuration file (`GATEHOUSE_CONFIG`): YAML read into the variables the loader
         // knows, each with its line; `${NAME}` and `*_file` secrets; the JSON Schema.
         .target(name: "GatehouseConfigFile", dependencies: ["CYAML", "GatehouseCore"], swiftSettings: settings),
+        // OpenTelemetry traces: the OTEL_* settings, span records, their OTLP/HTTP protobuf body,
+        // and the batching export thread (on the HTTP client; no SDK, no NIO).
+        .target(name: "GatehouseTelemetry",
+                dependencies: ["GatehouseEncoding", "GatehouseTime", "HTTP1", "EventLoops", "HTTPClient",
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: settings),
         // The product: endpoints, proxy, metrics, wiring.
         .target(name: "Gatehouse",
                 dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
-                               "GatehouseTime", "GatehouseConfigFile",
+                               "GatehouseTime", "GatehouseConfigFile", "GatehouseTelemetry",
                                "GatehouseSessions", "GatehouseStatic",
                                .product(name: "Logging", package: "swift-log"),
                                // SHA-1 for the WebSocket handshake's Sec-WebSocket-Accept (RFC 6455 §4.2.2).
@@ -128,7 +134,7 @@ let package = Package(
         // The `gatehouse` command line. Its folder is `GatehouseCLI`: `Sources/gatehouse` and
         // `Sources/Gatehouse` would be one folder on a case-insensitive file system.
         .executableTarget(name: "gatehouse",
-                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseConfigFile", "CLinux", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions", "GatehouseTime",
+                          dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseConfigFile", "CLinux", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions", "GatehouseTelemetry", "GatehouseTime",
                                          "HTTP1", "EventLoops", "HTTPServer",
                                          .product(name: "Crypto", package: "swift-crypto"),
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -147,7 +153,7 @@ let package = Package(
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseConfigFile", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions",
-                                   "GatehouseStatic", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
+                                   "GatehouseStatic", "GatehouseTelemetry", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
                                    "TestSupport", "GatehouseTime",
                                    .product(name: "JWTKit", package: "jwt-kit"),
                                    .product(name: "Crypto", package: "swift-crypto"),

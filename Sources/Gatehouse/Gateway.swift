@@ -60,6 +60,11 @@ public final class Gateway: HTTPHandler {
         RequestRoute(path: path, routes: routes, namedProviders: namedProviders).routeClass
     }
 
+    /// `http.route` of a request to `path` (`RequestRoute.template`).
+    public func routeTemplate(of path: Substring) -> String? {
+        RequestRoute(path: path, routes: routes, namedProviders: namedProviders).template(path: path)
+    }
+
     public func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
         let route = RequestRoute(path: head.path, routes: routes, namedProviders: namedProviders)
         connection.categorize(route.routeClass.rawValue)

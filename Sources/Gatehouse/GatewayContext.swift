@@ -4,6 +4,7 @@ import GatehouseEncoding
 import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
+import GatehouseTelemetry
 import GatehouseTime
 import HTTPClient
 import EventLoops
@@ -51,6 +52,8 @@ public final class GatewayContext: Sendable {
     /// The memos and per-loop copies, as one switch (on in production).
     public let speedLayer: SpeedLayer
     public let logger: Logger
+    /// Where spans go when traces are exported (`OTEL_EXPORTER_OTLP_ENDPOINT`), else nil.
+    let tracer: Tracer?
     /// The gateway's one clock (a manual one in tests); nothing else reads the time.
     public let clock: any GatewayClock
     /// Unix seconds from ``clock``.
@@ -60,8 +63,9 @@ public final class GatewayContext: Sendable {
     public init(configuration: GatehouseConfiguration, provider: ProviderConnection, providers: ProviderRegistry? = nil,
                 store: any SessionStore,
                 metrics: GatewayMetrics, upstream: any UpstreamTransport, httpsUpstream: (any UpstreamTransport)? = nil,
-                staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock()) {
+                staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock(), tracer: Tracer? = nil) {
         self.configuration = configuration
+        self.tracer = tracer
         let providers = providers ?? ProviderRegistry([RegisteredProvider(configuration: configuration, connection: provider)],
                                                       named: false)
         self.providers = providers
@@ -111,6 +115,7 @@ public final class GatewayContext: Sendable {
     init(reloading previous: GatewayContext, configuration: GatehouseConfiguration, providers: ProviderRegistry,
          store: any SessionStore, staticFiles: StaticFiles) {
         self.configuration = configuration
+        tracer = previous.tracer
         self.providers = providers
         metrics = previous.metrics
         upstream = previous.upstream
@@ -200,6 +205,7 @@ public final class GatewayContext: Sendable {
         logger = other.logger
         clock = other.clock
         now = other.now
+        tracer = other.tracer
     }
 }
 

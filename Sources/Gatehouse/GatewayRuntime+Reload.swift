@@ -79,7 +79,8 @@ extension GatewayRuntime {
             var providerLogger = logger
             if configuration.hasNamedProviders { providerLogger[metadataKey: "oauth.provider"] = "\(settings.name)" }
             let made = RegisteredProvider(configuration: view, connection: ProviderConnection(
-                configuration: view, http: providerHTTP, logger: providerLogger, clock: context.clock))
+                configuration: view, http: ProviderRegistry.traced(providerHTTP, provider: settings.name, tracer: context.tracer),
+                logger: providerLogger, clock: context.clock))
             made.connection.start()
             fresh.append(made)
             return made

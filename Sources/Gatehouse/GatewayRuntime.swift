@@ -3,6 +3,7 @@ import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import GatehouseStatic
+import GatehouseTelemetry
 import GatehouseTime
 import HTTPClient
 import HTTP1
@@ -59,7 +60,8 @@ public final class GatewayRuntime: Sendable {
     /// Opens the database (applying migrations), starts discovery and the server. Every time the
     /// gateway reads comes from `clock` (a manual clock in tests).
     public static func start(configuration: GatehouseConfiguration, logger: Logger,
-                             loopCount: Int? = nil, clock: any GatewayClock = SystemClock()) throws(GatewayStartError) -> GatewayRuntime {
+                             loopCount: Int? = nil, clock: any GatewayClock = SystemClock(),
+                             tracer: Tracer? = nil) throws(GatewayStartError) -> GatewayRuntime {
         for provider in configuration.providers {
             if let problem = ProviderConnection.clientCredentialProblem(configuration.speaking(for: provider)) {
                 throw .configuration(configuration.hasNamedProviders ? "\(provider.name): \(problem)" : problem)
@@ -85,13 +87,17 @@ public final class GatewayRuntime: Sendable {
             throw .database("\(target): \(error)")
         }
         let http = HTTPProviderClient(timeout: configuration.providerTimeout, maxInFlight: configuration.providerMaxInFlight)
-        let providers = ProviderRegistry(configuration: configuration, http: http, logger: logger, clock: clock)
+        let providers = ProviderRegistry(configuration: configuration, http: http, logger: logger, clock: clock, tracer: tracer)
         let metrics = GatewayMetrics()
+        if let tracer {
+            metrics.countDroppedSpans { tracer.droppedSpans }
+            (store as? any SessionOperationsObservable)?.operations.observe(with: StoreSpans(tracer: tracer))
+        }
         let context = GatewayContext(configuration: configuration, provider: providers.first.connection, providers: providers,
                                      store: store, metrics: metrics,
                                      upstream: UpstreamClients.plain(configuration),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
-                                     logger: logger, clock: clock)
+                                     logger: logger, clock: clock, tracer: tracer)
         let sessionCaches = SessionCaches(context.sessions)
         let endListener = listenForEndedSessions(store, context: context, sessionCaches: sessionCaches, logger: logger)
         let gateway = GatewaySwitch(Gateway(context: context))
@@ -101,7 +107,8 @@ public final class GatewayRuntime: Sendable {
         serverConfig.maxBodyBytes = configuration.maxBody
         if let loopCount { serverConfig.loopCount = loopCount }
         serverConfig.pinsLoopsToCPUs = configuration.cpuAffinity == .auto
-        let observer = GatewayObserver(metrics: metrics, logger: logger) { gateway.routeClass(of: $0) }
+        let observer = GatewayObserver(metrics: metrics, logger: logger, classify: { gateway.routeClass(of: $0) },
+                                       tracer: tracer, route: { gateway.routeTemplate(of: $0) })
         let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
                                 defaultHeaders: context.secure.serverDefaults, logger: logger)
         // The metrics listener first: a port it cannot have stops the start before the public one opens.
@@ -118,6 +125,7 @@ public final class GatewayRuntime: Sendable {
             throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")
         }
         providers.start()
+        tracer?.start()
         // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
         metrics.activeSessions.start { try store.countActiveSessions(now: context.now()) }
         let maintenance = purgeInBackground(store, context: context, logger: logger)
@@ -196,6 +204,8 @@ public final class GatewayRuntime: Sendable {
         do { try store.close() } catch {
             context.logger.error("database close failed", metadata: ["error": "\(error)"])
         }
+        // Last: the spans of the requests that just ended go out too.
+        await context.tracer?.shutdown()
     }
 }
 

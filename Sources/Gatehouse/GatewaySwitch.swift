@@ -62,6 +62,11 @@ public final class GatewaySwitch: HTTPHandler {
     public func routeClass(of path: Substring) -> RouteClass {
         current.routeClass(of: path)
     }
+
+    /// `Gateway.routeTemplate(of:)` of the current gateway.
+    public func routeTemplate(of path: Substring) -> String? {
+        current.routeTemplate(of: path)
+    }
 }
 
 /// One loop's gateway: read and replaced only on that loop's thread.

@@ -55,6 +55,16 @@ enum RequestRoute {
         }
     }
 
+    /// A trace span's `http.route`: an own endpoint's path, an API route's prefix; nil for the
+    /// static files (any path).
+    func template(path: Substring) -> String? {
+        switch self {
+        case .own: String(path)
+        case .api(.forward(let route, _)), .api(.refused(let route)): route.prefix
+        case .staticFile: nil
+        }
+    }
+
     /// The class the metrics and the access log count this request under.
     var routeClass: RouteClass {
         switch self {

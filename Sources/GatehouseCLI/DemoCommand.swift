@@ -86,8 +86,9 @@ struct DemoCommand: AsyncParsableCommand {
             report("gatehouse demo: \(errors)")
             throw Exit.usage
         }
+        let tracer = try TelemetryStart.tracer(command: "gatehouse demo", logger: logger)
         let runtime: GatewayRuntime
-        do { runtime = try GatewayRuntime.start(configuration: config, logger: logger) } catch {
+        do { runtime = try GatewayRuntime.start(configuration: config, logger: logger, tracer: tracer) } catch {
             report("gatehouse demo: \(error)")
             throw ExitCode(error.exitCode)
         }
@@ -192,7 +193,7 @@ struct SampleAPI: TaskHTTPHandler {
     private func userinfo(authorization: String) async -> String {
         for issuer in issuers {
             let userinfo = ProviderHTTPRequest(method: .get, url: issuer + "/userinfo",
-                                               headers: [ProviderHTTPHeader("Authorization", authorization)])
+                                               headers: [ProviderHTTPHeader("Authorization", authorization)], operation: .userinfo)
             if let response = try? await HTTPProviderClient(timeout: 5).send(userinfo), response.status == 200 {
                 return String(decoding: response.body, as: UTF8.self)
             }

@@ -25,9 +25,10 @@ struct ServeCommand: AsyncParsableCommand {
         // Before the listener opens (the signals are blocked since the process began: `ShutdownSignals`).
         let (reloads, reloadRequests) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let signals = ShutdownSignals(reloads: reloadRequests)
+        let tracer = try TelemetryStart.tracer(command: "gatehouse", logger: logger)
         let runtime: GatewayRuntime
         do {
-            runtime = try GatewayRuntime.start(configuration: config, logger: logger)
+            runtime = try GatewayRuntime.start(configuration: config, logger: logger, tracer: tracer)
         } catch {
             report("gatehouse: \(error)")
             throw ExitCode(error.exitCode)

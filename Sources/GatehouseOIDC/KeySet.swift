@@ -268,7 +268,7 @@ public actor KeySet {
         do {
             response = try await http.send(ProviderHTTPRequest(
                 method: .get, url: jwksURI,
-                headers: [ProviderHTTPHeader("Accept", "application/jwk-set+json, application/json")]))
+                headers: [ProviderHTTPHeader("Accept", "application/jwk-set+json, application/json")], operation: .jwks))
         } catch {
             return .failure(.transport(error))
         }

@@ -12,6 +12,21 @@ public struct ProviderHTTPHeader: Sendable, Equatable {
 /// A request to the OpenID provider (discovery, JWKS, token, revocation).
 ///
 /// Its description names only the method and URL: bodies carry codes, verifiers and secrets.
+/// What a call to the provider is for.
+public enum ProviderOperation: String, Sendable, CaseIterable {
+    case discovery, jwks, token, refresh, userinfo, par, revocation
+    case tokenExchange = "token_exchange"
+
+    /// The operation of a token-endpoint request with this `grant_type`.
+    public static func ofGrant(_ grantType: String?) -> ProviderOperation {
+        switch grantType {
+        case "refresh_token": .refresh
+        case "urn:ietf:params:oauth:grant-type:token-exchange": .tokenExchange
+        default: .token
+        }
+    }
+}
+
 public struct ProviderHTTPRequest: Sendable, Equatable, CustomStringConvertible {
     public enum Method: String, Sendable {
         case get = "GET"
@@ -22,12 +37,17 @@ public struct ProviderHTTPRequest: Sendable, Equatable, CustomStringConvertible 
     public var url: String
     public var headers: [ProviderHTTPHeader]
     public var body: [UInt8]
+    /// What the call is for (a trace span's `gatehouse.operation`); every caller in the gateway
+    /// says it, nil is left to tests of the transport alone.
+    public var operation: ProviderOperation?
 
-    public init(method: Method, url: String, headers: [ProviderHTTPHeader] = [], body: [UInt8] = []) {
+    public init(method: Method, url: String, headers: [ProviderHTTPHeader] = [], body: [UInt8] = [],
+                operation: ProviderOperation? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.operation = operation
     }
 
     /// The first value of `name`, compared without ASCII case.

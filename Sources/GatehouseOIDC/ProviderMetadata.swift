@@ -114,7 +114,8 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         while true {
             do {
                 response = try await http.send(ProviderHTTPRequest(method: .get, url: url,
-                                                                   headers: [ProviderHTTPHeader("Accept", "application/json")]))
+                                                                   headers: [ProviderHTTPHeader("Accept", "application/json")],
+                                                                   operation: .discovery))
             } catch {
                 throw .transport(error)
             }

@@ -137,11 +137,16 @@ public struct TokenClient: Sendable {
             parameters += [("client_id", clientID), ("client_assertion_type", ClientAssertion.type),
                            ("client_assertion", signedAssertion ?? "")]
         }
+        let operation: ProviderOperation = url == tokenEndpoint
+            ? .ofGrant(parameters.first { $0.0 == "grant_type" }?.1)
+            : url == revocationEndpoint ? .revocation : .par
         if tokenRequestMethod == .get && url == tokenEndpoint {
             headers.removeAll { $0.name == "Content-Type" }
-            return ProviderHTTPRequest(method: .get, url: PercentEncoding.appendingQuery(parameters, to: url), headers: headers)
+            return ProviderHTTPRequest(method: .get, url: PercentEncoding.appendingQuery(parameters, to: url), headers: headers,
+                                       operation: operation)
         }
-        return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters))
+        return ProviderHTTPRequest(method: .post, url: url, headers: headers, body: PercentEncoding.formBody(parameters),
+                                   operation: operation)
     }
 
     /// A fresh `private_key_jwt` assertion, or nil for the other methods (`client_secret_jwt`

@@ -78,7 +78,7 @@ public struct UserInfoClient: Sendable {
                     now: Int64(Date().timeIntervalSince1970))))
             }
             do {
-                response = try await http.send(ProviderHTTPRequest(method: .get, url: endpoint, headers: headers))
+                response = try await http.send(ProviderHTTPRequest(method: .get, url: endpoint, headers: headers, operation: .userinfo))
             } catch {
                 throw .transport(error)
             }

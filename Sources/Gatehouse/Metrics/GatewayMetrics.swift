@@ -48,6 +48,14 @@ public final class GatewayMetrics: Sendable {
         let numbers = Mutex(RequestNumbers())
     }
 
+    /// The tracer's count of spans not exported (0 without traces).
+    private let droppedSpans = Mutex<(@Sendable () -> UInt64)?>(nil)
+
+    /// `/metrics` reads the dropped-spans count from `read`.
+    public func countDroppedSpans(_ read: @escaping @Sendable () -> UInt64) {
+        droppedSpans.withLock { $0 = read }
+    }
+
     private static let shardCount = 16
     private let shards: [RequestShard] = (0..<GatewayMetrics.shardCount).map { _ in RequestShard() }
 
@@ -166,6 +174,10 @@ public final class GatewayMetrics: Sendable {
                labelled("kind", n.upstreamErrors))
         metric(&out, "gatehouse_config_reloads_total", "counter", "Configuration file reloads, by result.",
                labelled("result", n.configReloads))
+        let dropped = droppedSpans.withLock { $0 }?() ?? 0
+        metric(&out, "gatehouse_otel_spans_dropped_total", "counter",
+               "Trace spans not exported: the queue was full, or the collector failed or was unreachable.",
+               [("", Int(clamping: dropped))])
         metric(&out, "gatehouse_open_connections", "gauge", "Client connections currently open.",
                [("", n.openConnections)])
         metric(&out, "gatehouse_rejected_connections_total", "counter", "Connections closed at accept (connection limit).",

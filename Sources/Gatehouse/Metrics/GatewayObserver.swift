@@ -1,4 +1,6 @@
 import EventLoops
+import GatehouseTelemetry
+import HTTP1
 import HTTPServer
 import Logging
 
@@ -14,22 +16,33 @@ public final class GatewayObserver: HTTPServerObserver {
     let classify: @Sendable (Substring) -> RouteClass
     let logger: Logger
     let accessLog: Bool
+    /// Set when traces are exported: each recorded request's server span goes there, its
+    /// `http.route` from `route`.
+    let tracer: Tracer?
+    let route: @Sendable (Substring) -> String?
 
-    public init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass) {
+    public init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass,
+                tracer: Tracer? = nil, route: @escaping @Sendable (Substring) -> String? = { _ in nil }) {
         self.metrics = metrics
         self.logger = logger
         self.classify = classify
+        self.tracer = tracer
+        self.route = route
         accessLog = logger.logLevel <= .info
     }
 
     /// An observer object of the loop's own (the same metrics and log): each request retains
     /// the observer it reports to.
     public func loopObserver(for loop: EventLoop) -> any HTTPServerObserver {
-        GatewayObserver(metrics: metrics, logger: logger, classify: classify)
+        GatewayObserver(metrics: metrics, logger: logger, classify: classify, tracer: tracer, route: route)
     }
 
     public func requestCompleted(_ record: HTTPAccessRecord) {
         metrics.recordRequest(classify(record.path), status: record.status, durationNanoseconds: record.durationNanoseconds)
+        if let tracer, record.spanID != 0,
+           let span = GatewaySpans.server(record, route: route(record.path), now: Tracer.unixNanoseconds()) {
+            tracer.record(span)
+        }
         guard accessLog else { return }
         var metadata: Logger.Metadata = [
             "request.id": "\(record.requestID)",
@@ -44,8 +57,10 @@ public final class GatewayObserver: HTTPServerObserver {
         logger.info("request", metadata: metadata)
     }
 
-    /// Only the access log reads trace ids.
+    /// The access log reads trace ids (and the spans, when exported, their own ids).
     public var recordsTraceIDs: Bool { accessLog }
+
+    public var traceSampling: TraceSampling? { tracer?.sampling }
 
     public func connectionOpened() { metrics.connectionOpened() }
     public func connectionClosed() { metrics.connectionClosed() }

@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseOIDC
+import GatehouseTelemetry
 import GatehouseTime
 import Logging
 
@@ -23,15 +24,23 @@ public final class ProviderRegistry: Sendable {
     private let byName: [String: RegisteredProvider]
 
     /// A connection per provider of `configuration`, sharing `http`.
+    /// With `tracer`, each provider's calls made for a traced request are spans.
     public convenience init(configuration: GatehouseConfiguration, http: any ProviderHTTPClient, logger: Logger,
-                            clock: any GatewayClock = SystemClock()) {
+                            clock: any GatewayClock = SystemClock(), tracer: Tracer? = nil) {
         self.init(configuration.providers.map { settings in
             let view = configuration.speaking(for: settings)
             var providerLogger = logger
             if configuration.hasNamedProviders { providerLogger[metadataKey: "oauth.provider"] = "\(settings.name)" }
             return RegisteredProvider(configuration: view, connection: ProviderConnection(
-                configuration: view, http: http, logger: providerLogger, clock: clock))
+                configuration: view, http: ProviderRegistry.traced(http, provider: settings.name, tracer: tracer),
+                logger: providerLogger, clock: clock))
         }, named: configuration.hasNamedProviders)
+    }
+
+    /// `http` for one provider: with a span per call when traces are exported.
+    static func traced(_ http: any ProviderHTTPClient, provider: String, tracer: Tracer?) -> any ProviderHTTPClient {
+        guard let tracer else { return http }
+        return TracedProviderClient(base: http, provider: provider, tracer: tracer)
     }
 
     /// The providers as given (tests build their own connections).

@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
+import GatehouseTelemetry
 import HTTPClient
 import HTTP1
 import HTTPServer
@@ -52,36 +53,40 @@ struct ApiProxy {
                 case .refuse(let response):
                     await writer.respond(context.secure.response(response))
                 case .forward(let authorization, let identity, let dpop):
-                    let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request,
+                    let span = Self.upstreamSpan(target, method: request.head.method, trace: request.trace, context: context)
+                    let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, span: span,
                                                                      authorization: authorization, identity: identity,
                                                                      passing: passing, context: context)
-                    await Self.send(upstreamRequest, retry: retry, route: route, request: request, context: context, writer: writer)
+                    await Self.send(upstreamRequest, retry: retry, span: span, route: route, request: request,
+                                    context: context, writer: writer)
                 }
             }
         }
         // A DPoP session's call carries a proof signed here, for this method, URL and the upstream's
         // latest nonce; the retry builds another if the upstream asks for a new nonce.
-        let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, authorization: authorization,
+        let span = Self.upstreamSpan(target, method: head.method, trace: request.trace, context: context)
+        let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, span: span, authorization: authorization,
                                                          identity: identity, passing: passing, context: context)
         guard loopTransport, connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
             let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
-                await Self.send(upstreamRequest, retry: retry, route: route, request: request, context: context, writer: writer)
+                await Self.send(upstreamRequest, retry: retry, span: span, route: route, request: request,
+                                context: context, writer: writer)
             }
         }
         // Moved, not copied, into the call (a copy retained and released each of its references).
         switch client.sendOnLoop(consume upstreamRequest, loop: completion.loop) {
         case .sent(let call):
             LoopRelay(call: call, method: head.method, context: context, writer: writer, completion: completion,
-                      admittedOn: route.inFlight, client: caller, nonceRetry: retry).start()
+                      admittedOn: route.inFlight, client: caller, nonceRetry: retry, span: span).start()
             return .onLoop
         case .notSent(let unsent):
             // No idle pooled connection: the same upstream request, sent from the task.
             let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
-                await Self.send(unsent, retry: retry, route: route, request: request, context: context, writer: writer)
+                await Self.send(unsent, retry: retry, span: span, route: route, request: request, context: context, writer: writer)
             }
         }
     }
@@ -105,11 +110,16 @@ struct ApiProxy {
 
     /// The request the upstream gets: the route's target, the browser's fields as the header policy
     /// passes them, the bearer, the user's identity fields and the forwarding fields.
-    private static func upstreamRequest(_ target: ForwardTarget, request: HTTPRequest, authorization: String?,
-                                        identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
-                                        context: GatewayContext) -> UpstreamRequest {
-        upstreamRequest(target, method: request.head.method, trace: request.trace, authorization: authorization,
-                        identity: identity, passing: passing, context: context)
+    /// The span of the call to the upstream when the request's spans are recorded (its
+    /// `traceparent` then names this span as the upstream's parent).
+    private static func upstreamSpan(_ target: ForwardTarget, method: String, trace: TraceParent,
+                                     context: GatewayContext) -> CallSpan? {
+        guard trace.recordsSpans, let tracer = context.tracer else { return nil }
+        let route = target.route
+        let url = route.scheme + "://" + route.hostHeader + target.target
+        return CallSpan(tracer: tracer, parent: trace, name: method,
+                        attributes: GatewaySpans.clientAttributes(method: method, url: url)
+                            + [SpanAttribute("gatehouse.route", route.prefix)])
     }
 
     private static func upstreamRequest(_ target: ForwardTarget, method: String, trace: TraceParent, authorization: String?,
@@ -122,27 +132,28 @@ struct ApiProxy {
     }
 
     /// The upstream request, and for a DPoP session's call how to send it again with another nonce.
-    private static func upstreamCall(_ target: ForwardTarget, dpop: UpstreamDPoP?, request: HTTPRequest, authorization: String?,
-                                     identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
+    private static func upstreamCall(_ target: ForwardTarget, dpop: UpstreamDPoP?, request: HTTPRequest, span: CallSpan?,
+                                     authorization: String?, identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
                                      context: GatewayContext) -> (UpstreamRequest, DPoPNonceRetry?) {
+        let trace = span?.trace ?? request.trace
         guard let dpop else {
-            return (upstreamRequest(target, request: request, authorization: authorization, identity: identity,
-                                    passing: passing, context: context), nil)
+            return (upstreamRequest(target, method: request.head.method, trace: trace, authorization: authorization,
+                                    identity: identity, passing: passing, context: context), nil)
         }
-        let proven = provenCall(target, dpop: dpop, request: request, authorization: authorization, identity: identity,
-                                passing: passing, context: context)
+        let proven = provenCall(target, dpop: dpop, request: request, trace: trace, authorization: authorization,
+                                identity: identity, passing: passing, context: context)
         return (proven.first, proven.retry)
     }
 
     /// A call with a DPoP-bound token (RFC 9449 §7): the request with a proof for its method and
     /// URL and the upstream's latest nonce, and how to send it again with another nonce.
-    private static func provenCall(_ target: ForwardTarget, dpop: UpstreamDPoP, request: HTTPRequest, authorization: String?,
-                                   identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
+    private static func provenCall(_ target: ForwardTarget, dpop: UpstreamDPoP, request: HTTPRequest, trace: TraceParent,
+                                   authorization: String?, identity: [HTTPField.Checked], passing: UpstreamFieldPassing,
                                    context: GatewayContext) -> (first: UpstreamRequest, retry: DPoPNonceRetry) {
         let route = target.route
         let origin = route.scheme + "://" + route.hostHeader
         let url = origin + target.target
-        let (method, trace) = (request.head.method, request.trace)
+        let method = request.head.method
         let built: @Sendable (String?) -> UpstreamRequest = { nonce in
             let proof = dpop.proofField(method: method, url: url, nonce: nonce, now: context.now())
             return upstreamRequest(target, method: method, trace: trace, authorization: authorization,
@@ -157,26 +168,30 @@ struct ApiProxy {
     /// call (`retry`) whose upstream asks for another nonce (`401`, `use_dpop_nonce`) is sent once
     /// more with it when bodiless (a streamed body cannot be sent again: that answer goes to the
     /// browser, and the next call carries the nonce).
-    private static func send(_ upstreamRequest: UpstreamRequest, retry: DPoPNonceRetry? = nil, route: UpstreamRoute,
-                             request: HTTPRequest, context: GatewayContext, writer: any HTTPResponseWriter) async {
+    private static func send(_ upstreamRequest: UpstreamRequest, retry: DPoPNonceRetry? = nil, span: CallSpan?,
+                             route: UpstreamRoute, request: HTTPRequest, context: GatewayContext,
+                             writer: any HTTPResponseWriter) async {
         guard let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient else {
             let transport = route.usesTLS ? context.httpsUpstream : context.upstream
-            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, context: context, writer: writer)
+            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, span: span,
+                                               context: context, writer: writer)
         }
         guard let retry else {
-            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, context: context, writer: writer)
+            return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: client, span: span,
+                                               context: context, writer: writer)
         }
         var response: UpstreamResponse
         do { response = try await client.exchangeDirectly(upstreamRequest, body: request.body) } catch {
-            return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+            return await UpstreamRelay.answerFailure(error, span: span, context: context, writer: writer)
         }
         if let again = retry.retry(after: response.head) {
             response.discard()
             do { response = try await client.exchangeDirectly(again, body: request.body) } catch {
-                return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+                return await UpstreamRelay.answerFailure(error, span: span, context: context, writer: writer)
             }
             retry.remembered(from: response.head)
         }
+        span?.end(status: response.head.status)
         await UpstreamRelay.relay(response, method: request.head.method, context: context, writer: writer)
     }
 }

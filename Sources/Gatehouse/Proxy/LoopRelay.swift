@@ -19,10 +19,14 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     private let client: UInt64
     /// A DPoP call's second chance when the upstream asks for a new nonce (`ApiProxy`).
     private let nonceRetry: DPoPNonceRetry?
+    /// The call's span, when the request's spans are recorded: ended when the upstream's head is in.
+    private let span: CallSpan?
 
     init(call: consuming UpstreamCall, method: String, context: GatewayContext, writer: any HTTPResponseWriter,
-         completion: HandlerCompletion, admittedOn: InFlightCount, client: UInt64, nonceRetry: DPoPNonceRetry? = nil) {
+         completion: HandlerCompletion, admittedOn: InFlightCount, client: UInt64, nonceRetry: DPoPNonceRetry? = nil,
+         span: CallSpan? = nil) {
         self.call = call
+        self.span = span
         (self.method, self.context, self.writer) = (method, context, writer)
         (self.completion, self.admittedOn, self.client, self.nonceRetry) = (completion, admittedOn, client, nonceRetry)
     }
@@ -35,19 +39,20 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     }
 
     func upstreamAnswered() {
-        let (method, context, writer, relay, nonceRetry) = (self.method, self.context, self.writer, self, self.nonceRetry)
+        let (method, context, writer, relay, nonceRetry, span) = (self.method, self.context, self.writer, self, self.nonceRetry, self.span)
         guard let answer = call.headIfArrived() else {
             let call = self.call
             return completion.continueInTask {
                 defer { withExtendedLifetime(relay) {} }
                 let answer: UpstreamResponse
                 do throws(UpstreamError) { answer = try await call.finish() } catch {
-                    return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+                    return await UpstreamRelay.answerFailure(error, span: span, context: context, writer: writer)
                 }
                 if let nonceRetry, let again = nonceRetry.retry(after: answer.head) {
                     answer.discard()
-                    return await Self.relayResent(again, retry: nonceRetry, method: method, context: context, writer: writer)
+                    return await Self.relayResent(again, retry: nonceRetry, method: method, span: span, context: context, writer: writer)
                 }
+                span?.end(status: answer.head.status)
                 await UpstreamRelay.relay(answer, method: method, context: context, writer: writer)
             }
         }
@@ -55,9 +60,10 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
             answer.discard()
             return completion.continueInTask {
                 defer { withExtendedLifetime(relay) {} }
-                await Self.relayResent(again, retry: nonceRetry, method: method, context: context, writer: writer)
+                await Self.relayResent(again, retry: nonceRetry, method: method, span: span, context: context, writer: writer)
             }
         }
+        span?.end(status: answer.head.status)
         switch UpstreamRelay.prepare(answer, method: method, context: context) {
         case .whole(let response):
             if writer.respondImmediately(response) { return completion.handlerReturned() }
@@ -72,15 +78,16 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
 
     /// The DPoP call sent once more with the nonce the upstream asked for (bodiless, plain TCP: what
     /// the loop sends), its answer relayed; a nonce in that answer is remembered too.
-    private static func relayResent(_ request: UpstreamRequest, retry: DPoPNonceRetry, method: String,
+    private static func relayResent(_ request: UpstreamRequest, retry: DPoPNonceRetry, method: String, span: CallSpan?,
                                     context: GatewayContext, writer: any HTTPResponseWriter) async {
         guard let client = context.upstreamClient else {
-            return await UpstreamRelay.answerFailure(.connectFailed("no upstream client"), context: context, writer: writer)
+            return await UpstreamRelay.answerFailure(.connectFailed("no upstream client"), span: span, context: context, writer: writer)
         }
         let answer: UpstreamResponse
         do throws(UpstreamError) { answer = try await client.send(request, body: nil) } catch {
-            return await UpstreamRelay.answerFailure(error, context: context, writer: writer)
+            return await UpstreamRelay.answerFailure(error, span: span, context: context, writer: writer)
         }
+        span?.end(status: answer.head.status)
         retry.remembered(from: answer.head)
         await UpstreamRelay.relay(answer, method: method, context: context, writer: writer)
     }

@@ -10,33 +10,38 @@ enum UpstreamRelay {
     /// Sends `request` through `transport` and relays the answer to `writer`, every answer with the
     /// security headers (the caller's writer need not add them).
     static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, via transport: any UpstreamTransport,
-                        context: GatewayContext, writer: any HTTPResponseWriter) async {
+                        span: CallSpan? = nil, context: GatewayContext, writer: any HTTPResponseWriter) async {
         // The production transport, called directly (see `UpstreamClient.exchangeDirectly`).
         if let client = transport as? UpstreamClient {
-            return await forward(request, body: body, via: client, context: context, writer: writer)
+            return await forward(request, body: body, via: client, span: span, context: context, writer: writer)
         }
         let answer: any UpstreamAnswer
         do {
             answer = try await transport.exchange(request, body: body)
         } catch {
-            return await answerFailure(error, context: context, writer: writer)
+            return await answerFailure(error, span: span, context: context, writer: writer)
         }
+        span?.end(status: answer.head.status)
         await relay(answer, method: request.method, context: context, writer: writer)
     }
 
     /// As above through the pooled client itself (no existential, no cast).
     static func forward(_ request: UpstreamRequest, body: any HTTPRequestBody, via client: UpstreamClient,
-                        context: GatewayContext, writer: any HTTPResponseWriter) async {
+                        span: CallSpan? = nil, context: GatewayContext, writer: any HTTPResponseWriter) async {
         let response: UpstreamResponse
         do {
             response = try await client.exchangeDirectly(request, body: body)
         } catch {
-            return await answerFailure(error, context: context, writer: writer)
+            return await answerFailure(error, span: span, context: context, writer: writer)
         }
+        span?.end(status: response.head.status)
         await relay(response, method: request.method, context: context, writer: writer)
     }
 
-    static func answerFailure(_ error: UpstreamError, context: GatewayContext, writer: any HTTPResponseWriter) async {
+    /// The answer for a failed exchange; its span, if any, ends failed (at the time the failure was known).
+    static func answerFailure(_ error: UpstreamError, span: CallSpan? = nil, context: GatewayContext,
+                              writer: any HTTPResponseWriter) async {
+        span?.end(status: nil, failed: true)
         await writer.respond(context.secure.response(failure(error, context: context)))
     }
 

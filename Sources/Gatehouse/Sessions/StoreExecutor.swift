@@ -1,5 +1,6 @@
 import EventLoops
 import GatehouseSessions
+import HTTP1
 import Synchronization
 
 /// Runs session-store calls on a few threads of their own, so that no event loop ever waits on a
@@ -50,11 +51,16 @@ public final class StoreExecutor: Sendable {
         _ body: @escaping @Sendable () throws(SessionStoreError) -> Value
     ) async throws(SessionStoreError) -> Value {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        // The request's trace goes with the call to the store thread: its operation is that span's child.
+        let trace = TraceContext.current
         let result: Result<Value, SessionStoreError> = await withUnsafeContinuation { continuation in
             let pending = PendingStoreCall(continuation)
             let accepted = jobs.submit {
                 guard !pending.isFinished else { return }  // timed out while queued
-                pending.finish(StoreCommitGate.$permit.withValue(pending) { Result(catching: body) })
+                pending.finish(StoreCommitGate.$permit.withValue(pending) {
+                    guard let trace else { return Result(catching: body) }
+                    return TraceContext.$current.withValue(trace) { Result(catching: body) }
+                })
             }
             guard accepted else {
                 pending.finish(.failure(.overloaded(queued: jobs.limit)))

@@ -40,7 +40,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
 
     public func createSession(_ new: NewSession, replacing oldIdHash: String?) throws(SessionStoreError) -> Session {
         let sealed = try SessionSecrets.sealed(tokens: new.tokens, claims: new.claims, idHash: new.idHash, sealer: sealer)
-        try sessionDatabase.write { (tx: Connection) throws(Failure) in
+        try observedWrite { (tx: Connection) throws(Failure) in
             if let oldIdHash {
                 try tx.run(.deleteSession, [.text(oldIdHash)])
             }
@@ -56,7 +56,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     }
 
     public func listSessions(sub: String, provider: String, now: Int64) throws(SessionStoreError) -> [UserSession] {
-        try sessionDatabase.read { (tx: Connection) throws(Failure) -> [UserSession] in
+        try observedRead { (tx: Connection) throws(Failure) -> [UserSession] in
             try tx.query(.listUserSessions, [.text(sub), .text(provider), .integer(now)]) { (row: Connection.Row) throws(Failure) in
                 UserSession(handle: try row.requiredString(0), createdAt: row.int64(1), lastSeenAt: row.int64(2),
                             userAgent: row.string(3), idHash: try row.requiredString(4))
@@ -65,7 +65,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     }
 
     public func deleteSession(handle: String, sub: String, provider: String) throws(SessionStoreError) -> String? {
-        try sessionDatabase.write { (tx: Connection) throws(Failure) -> String? in
+        try observedWrite { (tx: Connection) throws(Failure) -> String? in
             try tx.queryFirst(.deleteByHandle, [.text(handle), .text(sub), .text(provider)]) { (row: Connection.Row) throws(Failure) in
                 try row.requiredString(0)
             }
@@ -73,7 +73,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     }
 
     public func loadSession(idHash: String, now: Int64) throws(SessionStoreError) -> Session? {
-        let found = try sessionDatabase.read { (tx: Connection) throws(Failure) -> StoredSessionRow? in
+        let found = try observedRead { (tx: Connection) throws(Failure) -> StoredSessionRow? in
             try tx.queryFirst(.selectSession, [.text(idHash)]) { (row: Connection.Row) throws(Failure) in
                 try StoredSessionRow(row)
             }
@@ -81,7 +81,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
         guard let row = found else { return nil }
         guard row.isActive(at: now) else {
             // Only delete it if it is still expired: another process or instance may have just slid it.
-            try sessionDatabase.write { (tx: Connection) throws(Failure) in
+            try observedWrite { (tx: Connection) throws(Failure) in
                 try tx.run(.deleteExpiredSession, [.text(idHash), .integer(now)])
             }
             return nil
@@ -91,7 +91,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
 
     @discardableResult
     public func touch(idHash: String, lastSeen: Int64, idleExpiresAt: Int64) throws(SessionStoreError) -> Bool {
-        try sessionDatabase.write { (tx: Connection) throws(Failure) -> Bool in
+        try observedWrite { (tx: Connection) throws(Failure) -> Bool in
             try tx.run(.touchSession, [.integer(lastSeen), .integer(idleExpiresAt), .text(idHash)]) == 1
         }
     }
@@ -100,7 +100,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
                              claims: [UInt8]?) throws(SessionStoreError) -> Bool {
         let resealed = try SessionSecrets.resealed(tokens: tokens, claims: claims, idHash: idHash,
                                                    expectedVersion: expectedVersion, sealer: sealer) { () throws(SessionStoreError) in
-            try sessionDatabase.read { (tx: Connection) throws(Failure) -> SealedVersion? in
+            try observedRead { (tx: Connection) throws(Failure) -> SealedVersion? in
                 try tx.queryFirst(.selectSealed, [.text(idHash)]) { (row: Connection.Row) throws(Failure) in
                     try SealedVersion(row)
                 }
@@ -109,7 +109,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
         guard let sealed = resealed else { return false }
         // The version check in the UPDATE is the compare-and-swap: whatever happened since the read
         // above, only one writer of `expectedVersion` wins (see `SessionStatement.updateTokens`).
-        return try sessionDatabase.write { (tx: Connection) throws(Failure) -> Bool in
+        return try observedWrite { (tx: Connection) throws(Failure) -> Bool in
             try tx.run(.updateTokens, [
                 .bytes(sealed), .integer(tokens.accessTokenExpiresAt), .text(idHash), .integer(expectedVersion),
             ]) == 1
@@ -119,13 +119,13 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     public func acquireRefreshLease(idHash: String, owner: String, now: Int64,
                                     duration: Int64) throws(SessionStoreError) -> Bool {
         let until = saturatingAdd(now, max(0, duration))
-        return try sessionDatabase.write { (tx: Connection) throws(Failure) -> Bool in
+        return try observedWrite { (tx: Connection) throws(Failure) -> Bool in
             try tx.run(.acquireLease, [.text(owner), .integer(until), .text(idHash), .integer(now)]) == 1
         }
     }
 
     public func releaseRefreshLease(idHash: String, owner: String) throws(SessionStoreError) {
-        try sessionDatabase.write { (tx: Connection) throws(Failure) in
+        try observedWrite { (tx: Connection) throws(Failure) in
             try tx.run(.releaseLease, [.text(idHash), .text(owner)])
         }
     }
@@ -135,7 +135,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     public func savePendingLogin(_ login: PendingLogin) throws(SessionStoreError) {
         let sealed = try PendingLoginSecrets.sealed(login, sealer: sealer)
         let limits = pendingLoginLimits
-        try sessionDatabase.write { (tx: Connection) throws(Failure) in
+        try observedWrite { (tx: Connection) throws(Failure) in
             try tx.run(.insertPending, [
                 .text(login.stateHash), .text(login.bindingHash), .bytes(sealed),
                 .integer(login.createdAt), .integer(login.expiresAt),
@@ -148,7 +148,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     }
 
     public func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
-        let taken = try sessionDatabase.write { (tx: Connection) throws(Failure) -> StoredPendingRow? in
+        let taken = try observedWrite { (tx: Connection) throws(Failure) -> StoredPendingRow? in
             try tx.queryFirst(.takePending, [.text(stateHash)]) { (row: Connection.Row) throws(Failure) in
                 try StoredPendingRow(taken: row)
             }
@@ -163,7 +163,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
         let jtiHash = LogoutJTI.hash(jti, provider: match.provider)
         // One transaction: the `jti` is recorded only if the sessions it names are deleted too, so a
         // failed deletion leaves the provider's retry of the same token free to succeed.
-        return try sessionDatabase.write { (tx: Connection) throws(Failure) -> Int? in
+        return try observedWrite { (tx: Connection) throws(Failure) -> Int? in
             guard try tx.run(.insertJTI, [.text(jtiHash), .integer(expiresAt)]) == 1 else { return nil }
             return try tx.deleteSessions(match)
         }

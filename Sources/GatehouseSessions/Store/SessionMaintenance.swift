@@ -23,6 +23,8 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
     /// The engine the sessions live in.
     public let sessionDatabase: Database
     let logger: Logger
+    /// Who is told of each operation (traces): set by the gateway when it exports them.
+    public let operations = StoreOperations()
 
     public init(_ database: Database, logger: Logger) {
         self.sessionDatabase = database
@@ -56,7 +58,7 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
     /// See `SessionRecordStore.deleteSession(idHash:)`.
     @discardableResult
     public func deleteSession(idHash: String) throws(SessionStoreError) -> Bool {
-        try sessionDatabase.write { (tx: Connection) throws(Failure) -> Bool in
+        try observedWrite { (tx: Connection) throws(Failure) -> Bool in
             try tx.run(.deleteSession, [.text(idHash)]) == 1
         }
     }
@@ -74,7 +76,7 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
     }
 
     private func deleteSessions(_ match: LogoutTokenMatch) throws(SessionStoreError) -> Int {
-        try sessionDatabase.write { (tx: Connection) throws(Failure) -> Int in try tx.deleteSessions(match) }
+        try observedWrite { (tx: Connection) throws(Failure) -> Int in try tx.deleteSessions(match) }
     }
 
     /// See `SessionAdministration.deleteSessions(idPrefix:)`.
@@ -84,7 +86,7 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
         // Hashes are lowercase hex: every hash starting with the prefix sorts in [prefix, prefix + "g").
         let range: [SessionValue] = [.text(prefix), .text(prefix + "g")]
         // Counted and deleted in one transaction, so an ambiguous prefix deletes nothing.
-        let outcome = try sessionDatabase.write { (tx: Connection) throws(Failure) -> PrefixDeletion in
+        let outcome = try observedWrite { (tx: Connection) throws(Failure) -> PrefixDeletion in
             let matches = try tx.query(.lockByPrefix, range) { _ in }.count
             guard matches <= 1 else { return PrefixDeletion(matches: matches, deleted: 0) }
             return PrefixDeletion(matches: matches, deleted: try tx.run(.deleteByPrefix, range))
@@ -97,25 +99,25 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
 
     /// See `SessionAdministration.listSessions(now:)`.
     public func listSessions(now: Int64) throws(SessionStoreError) -> [SessionSummary] {
-        try sessionDatabase.read { (tx: Connection) throws(Failure) -> [SessionSummary] in
+        try observedRead { (tx: Connection) throws(Failure) -> [SessionSummary] in
             try tx.query(.listActive, [.integer(now)]) { (row: Connection.Row) throws(Failure) in try SessionSummary(row) }
         }
     }
 
     /// See `SessionAdministration.countActiveSessions(now:)`.
     public func countActiveSessions(now: Int64) throws(SessionStoreError) -> Int {
-        try sessionDatabase.read { (tx: Connection) throws(Failure) -> Int in try tx.count(.countActive, [.integer(now)]) }
+        try observedRead { (tx: Connection) throws(Failure) -> Int in try tx.count(.countActive, [.integer(now)]) }
     }
 
     /// Pending-login rows stored, expired or not (tests and operators checking the caps).
     public func pendingLoginCount() throws(SessionStoreError) -> Int {
-        try sessionDatabase.read { (tx: Connection) throws(Failure) -> Int in try tx.count(.countPending) }
+        try observedRead { (tx: Connection) throws(Failure) -> Int in try tx.count(.countPending) }
     }
 
     /// See `SessionAdministration.purgeExpired(now:)`.
     @discardableResult
     public func purgeExpired(now: Int64) throws(SessionStoreError) -> PurgeCounts {
-        try sessionDatabase.write { (tx: Connection) throws(Failure) -> PurgeCounts in
+        try observedWrite { (tx: Connection) throws(Failure) -> PurgeCounts in
             PurgeCounts(sessions: try tx.run(.purgeSessions, [.integer(now)]),
                         pendingLogins: try tx.run(.purgePending, [.integer(now)]),
                         logoutJTIs: try tx.run(.purgeJTI, [.integer(now)]))
@@ -124,7 +126,7 @@ public class SessionMaintenance<Database: SessionDatabase>: SessionAdministratio
 
     /// Throws unless the database answers and has the sessions schema (readiness probe).
     public func ping() throws(SessionStoreError) {
-        try sessionDatabase.read { (tx: Connection) throws(Failure) in _ = try tx.query(.ping) { _ in } }
+        try observedRead { (tx: Connection) throws(Failure) in _ = try tx.query(.ping) { _ in } }
     }
 }
 

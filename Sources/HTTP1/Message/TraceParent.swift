@@ -31,8 +31,11 @@ public struct TraceParent: Sendable, Equatable {
     public var parentID: UInt64
     public var flags: UInt8
     /// The client's header value when it was valid: forwarded byte for byte (a later version's
-    /// extra fields included, §3.2.4).
+    /// extra fields included, §3.2.4) unless this hop has a span of its own (`span`).
     public var received: String?
+    /// This hop's own span id when spans are recorded (`TraceSampling`), else 0: then it, not the
+    /// client's `parentID`, is the parent the upstream is told of.
+    public var span: UInt64 = 0
 
     /// The header name (§3.2): lowercase, as it is sent.
     public static let headerName = "traceparent"
@@ -52,9 +55,13 @@ public struct TraceParent: Sendable, Equatable {
     /// True when this trace came from the client (so its `tracestate` is passed on).
     public var isReceived: Bool { received != nil }
 
-    /// The value to send: the client's own when valid, else the version-00 form of this trace.
+    /// True when this hop's span is recorded and exported (a span id, and sampled).
+    public var recordsSpans: Bool { span != 0 && flags & 0x01 != 0 }
+
+    /// The value to send: the client's own when valid and this hop has no span of its own, else
+    /// the version-00 form of this trace with this hop's span as the parent.
     public var headerValue: String {
-        if let received { return received }
+        if span == 0, let received { return received }
         return String(unsafeUninitializedCapacity: 55) { buffer in
             writeVersion00(into: buffer.baseAddress!)
             return 55
@@ -64,7 +71,7 @@ public struct TraceParent: Sendable, Equatable {
     /// Calls `body` with `headerValue`'s bytes (valid only during the call): a fresh trace's value
     /// is written on the stack, no String made for a header sent once.
     func withHeaderValue<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if var received { return received.withUTF8(body) }
+        if span == 0, var received { return received.withUTF8(body) }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 55) { buffer in
             writeVersion00(into: buffer.baseAddress!)
             return body(UnsafeBufferPointer(buffer))
@@ -80,7 +87,7 @@ public struct TraceParent: Sendable, Equatable {
         Self.writeHex(traceID.high, into: buffer, at: 3)
         Self.writeHex(traceID.low, into: buffer, at: 19)
         buffer[35] = UInt8(ascii: "-")
-        Self.writeHex(parentID, into: buffer, at: 36)
+        Self.writeHex(span != 0 ? span : parentID, into: buffer, at: 36)
         buffer[52] = UInt8(ascii: "-")
         buffer[53] = Self.hexDigit(flags >> 4)
         buffer[54] = Self.hexDigit(flags & 0x0f)
@@ -129,6 +136,36 @@ public struct TraceParent: Sendable, Equatable {
               high | low != 0, parent != 0
         else { return nil }
         return (TraceID(high: high, low: low), parent, flags)
+    }
+
+    /// The trace as this hop continues it when its spans may be recorded: a span id of its own,
+    /// a child of the client's span (or the root of a fresh trace, `parentID` 0 then), and the
+    /// sampled flag as `sampling` decides.
+    public static func continuing(_ headers: HTTPHeaders, sampling: TraceSampling) -> TraceParent {
+        var trace = continuing(headers)
+        if trace.isReceived {
+            trace.span = freshID()
+        } else {
+            (trace.span, trace.parentID) = (trace.parentID, 0)
+        }
+        let sampled = sampling.samples(trace)
+        trace.flags = sampled ? trace.flags | 0x01 : trace.flags & ~0x01
+        return trace
+    }
+
+    /// A child of this hop's span for a call it makes (an upstream, a provider): the header that
+    /// call carries names `child` as its parent.
+    public func child(_ child: UInt64) -> TraceParent {
+        var trace = TraceParent(traceID: traceID, parentID: span, flags: flags)
+        trace.span = child
+        return trace
+    }
+
+    /// One new span id (never zero).
+    public static func freshID() -> UInt64 {
+        var (a, b, c): (UInt64, UInt64, UInt64) = (0, 0, 0)
+        if gatehouse_trace_next3(&a, &b, &c) == 0 { (a, b, c) = generator.next3() }
+        return a
     }
 
     // MARK: Fresh traces

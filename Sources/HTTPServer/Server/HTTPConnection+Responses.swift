@@ -218,7 +218,12 @@ extension HTTPConnection {
         var record = HTTPAccessRecord(method: method, path: path, status: status, bytesSent: bytesSent,
                                       durationNanoseconds: EventLoop.monotonicNow() &- startTime,
                                       requestID: requestID, peer: peer)
-        record.traceID = trace?.traceID
+        if let trace {
+            record.traceID = trace.traceID
+            if trace.recordsSpans {
+                (record.spanID, record.parentSpanID) = (trace.span, trace.parentID)
+            }
+        }
         record.category = category
         observer?.requestCompleted(record)
         current = nil

@@ -341,7 +341,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         deadlines.clear()
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
-            if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
+            if server.recordsTraceIDs { trace = server.trace(head.headers) }
             keepAlive = false
             writeServerError(status: 413, error: "payload_too_large",
                              description: "The request body is larger than the limit of \(config.maxBodyBytes) bytes.")
@@ -357,7 +357,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 exchange.handlerReturnedSoon()
                 return
             }
-            if server.recordsTraceIDs { trace = TraceParent.continuing(head.headers) }
+            if server.recordsTraceIDs { trace = server.trace(head.headers) }
             writeComplete(response)
         case .onLoop:
             break
@@ -379,7 +379,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         if let current, let trace {
             (exchange, requestTrace) = (current, trace)
         } else {
-            requestTrace = TraceParent.continuing(head.headers)
+            requestTrace = server.trace(head.headers)
             trace = requestTrace
             exchange = Exchange(connection: self)
             current = exchange

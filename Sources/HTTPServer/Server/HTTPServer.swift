@@ -21,6 +21,8 @@ public final class HTTPServer: @unchecked Sendable {
     let observer: (any HTTPServerObserver)?
     /// `observer?.recordsTraceIDs`, read once.
     let recordsTraceIDs: Bool
+    /// `observer?.traceSampling`, read once: set, each request's trace gets a span of its own.
+    let traceSampling: TraceSampling?
     let logger: Logger
     /// Headers added to the answers the server itself writes (parse errors, timeouts).
     let defaultHeaders: HTTPHeaders
@@ -36,9 +38,18 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.handler = handler
         self.observer = observer
-        recordsTraceIDs = observer?.recordsTraceIDs ?? false
+        traceSampling = observer?.traceSampling
+        recordsTraceIDs = (observer?.recordsTraceIDs ?? false) || traceSampling != nil
         self.defaultHeaders = defaultHeaders
         self.logger = logger
+    }
+
+    /// The trace of a request with this head: continued, with a span of this hop's own when spans
+    /// are recorded.
+    @inline(__always)
+    func trace(_ headers: HTTPHeaders) -> TraceParent {
+        guard let traceSampling else { return TraceParent.continuing(headers) }
+        return TraceParent.continuing(headers, sampling: traceSampling)
     }
 
     /// Binds the listeners and starts the loops. Throws `SocketError` when the address cannot be bound.

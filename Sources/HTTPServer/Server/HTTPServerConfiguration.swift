@@ -65,6 +65,10 @@ public struct HTTPAccessRecord: Sendable {
     public var peer: PeerAddress
     /// The request's W3C trace id (received or fresh); nil for requests refused before parsing.
     public var traceID: TraceID? = nil
+    /// The request's own span when it is recorded (`TraceParent.recordsSpans`), else 0.
+    public var spanID: UInt64 = 0
+    /// Its parent: the client's span, 0 for the root of a fresh trace.
+    public var parentSpanID: UInt64 = 0
     /// What the handler said the request is (`RequestConnection.categorize`); nil for requests the
     /// server answered without asking the handler (malformed, too large).
     public var category: Int? = nil
@@ -85,6 +89,9 @@ public protocol HTTPServerObserver: AnyObject, Sendable {
     /// Whether `requestCompleted` reads `traceID` (an access log): when not, a request answered
     /// without a task (`HandlerAnswer.now`) gets no trace at all, and makes no fresh one.
     var recordsTraceIDs: Bool { get }
+    /// Set when the observer records spans: each request's trace then gets a span of its own,
+    /// sampled as this says, and its record carries it. Default: nil.
+    var traceSampling: TraceSampling? { get }
     /// The observer the connections of `loop` call (as `HTTPHandler.loopHandler(for:)`, and for
     /// the same reason: a request copies its observer). Default: `self`.
     func loopObserver(for loop: EventLoop) -> any HTTPServerObserver
@@ -96,5 +103,6 @@ extension HTTPServerObserver {
     public func connectionRejected() {}
     public func endOfBatch(loop: Int) {}
     public var recordsTraceIDs: Bool { true }
+    public var traceSampling: TraceSampling? { nil }
     public func loopObserver(for loop: EventLoop) -> any HTTPServerObserver { self }
 }

@@ -1,4 +1,5 @@
 import EventLoops
+import HTTP1
 
 /// The one task that runs the handler for a connection's requests, one request after another.
 ///
@@ -41,7 +42,12 @@ final class HandlerRunner: @unchecked Sendable {
     /// task's executor preference under its status lock (two per request).
     private func run() async {
         while let work = await next() {
-            await work.run(work.request, work.exchange)
+            if work.request.trace.recordsSpans {
+                // What the handler calls for this request (a provider, the store) is its span's child.
+                await TraceContext.$current.withValue(work.request.trace) { await work.run(work.request, work.exchange) }
+            } else {
+                await work.run(work.request, work.exchange)
+            }
             if !work.exchange.handlerReturnedImmediately() { await work.exchange.handlerReturned() }
         }
     }

@@ -47,11 +47,22 @@ public final class Tracer: Sendable {
     /// Wall-clock time for span timestamps.
     public static func unixNanoseconds() -> UInt64 { UInt64(max(0, SystemClock().unixNanoseconds())) }
 
-    /// Starts the export thread.
+    /// Starts the export thread and the loop its exports run on: a loop of its own, so that an
+    /// export needs no thread of the cooperative pool (busy or blocked, it would hold spans back).
     public func start() {
-        let started = DetachedThread.start(name: "gatehouse-otlp") { [self] in exportUntilStopped() }
+        let loop: EventLoop
+        do { loop = try EventLoop(index: 0, threadName: "gatehouse-otlp-io") } catch {
+            logger.error("the OpenTelemetry export loop could not start: no span will be exported", metadata: ["error": "\(error)"])
+            return batcher.markFinished()
+        }
+        loop.start()
+        let started = DetachedThread.start(name: "gatehouse-otlp") { [self] in
+            exportUntilStopped(on: loop)
+            loop.stopAndJoin()
+        }
         if !started {
             logger.error("the OpenTelemetry export thread could not start: no span will be exported")
+            loop.stopAndJoin()
             batcher.markFinished()
         }
     }
@@ -65,12 +76,12 @@ public final class Tracer: Sendable {
         }
     }
 
-    private func exportUntilStopped() {
+    private func exportUntilStopped(on loop: EventLoop) {
         var backOff: UInt64 = 0
         while let batch = batcher.nextBatch() {
             guard !batch.isEmpty else { continue }
             let body = OTLPEncoding.exportRequest(batch, resource: settings.resource)
-            switch Self.waitFor({ [post] in await post(body) }) {
+            switch Self.waitFor(on: loop, { [post] in await post(body) }) {
             case .accepted:
                 backOff = 0
             case let failure:
@@ -86,11 +97,12 @@ public final class Tracer: Sendable {
         batcher.markFinished()
     }
 
-    /// Runs `body` as a task and blocks this (export) thread until it has finished.
-    private static func waitFor(_ body: @escaping @Sendable () async -> ExportOutcome) -> ExportOutcome {
+    /// Runs `body` as a task on `loop` and blocks this (export) thread until it has finished.
+    private static func waitFor(on loop: EventLoop, _ body: @escaping @Sendable () async -> ExportOutcome) -> ExportOutcome {
         let done = ThreadCondition()
         let result = Mutex<ExportOutcome?>(nil)
-        Task.detached {
+        Task(executorPreference: loop) {
+            await loop.hop()
             let outcome = await body()
             done.lock()
             result.withLock { $0 = outcome }

@@ -94,6 +94,11 @@ public struct ClientSigningKey: Sendable, CustomStringConvertible {
             "iss": .string(clientID), "sub": .string(clientID), "aud": .string(audience),
             "jti": .string(RandomToken.make()), "iat": .number(issuedAt), "exp": .number(issuedAt + ClientAssertion.lifetime),
         ])
+        return try await sign(claims)
+    }
+
+    /// `claims` signed with this key, its `kid` in the header.
+    func sign(_ claims: RawClaims) async throws(TokenEndpointError) -> String {
         do {
             return try await signers.sign(claims, kid: keyID.map { JWKIdentifier(string: $0) })
         } catch {

@@ -17,6 +17,8 @@ public struct TokenClient: Sendable {
     private let now: @Sendable () -> Date
     /// The client's key for `private_key_jwt`.
     private let signingKey: ClientSigningKey?
+    /// A client secret signed anew when it nears its end (Sign in with Apple) instead of `clientSecret`.
+    private let generatedSecret: AppleClientSecret?
     /// `GATEHOUSE_TOKEN_REQUEST`: `.get` sends the token-endpoint parameters in the query, as
     /// Facebook's Graph API `/oauth/access_token` takes them. Revocation stays a `POST`. The
     /// configuration allows a client secret in that query only for the `facebook` profile; the
@@ -35,14 +37,16 @@ public struct TokenClient: Sendable {
     ///   and none is given.
     public init(tokenEndpoint: String, revocationEndpoint: String?, clientID: String, clientSecret: String?,
                 authMethod: ClientAuthMethod, http: any ProviderHTTPClient, signingKey: ClientSigningKey? = nil,
+                generatedSecret: AppleClientSecret? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws(TokenEndpointError) {
-        if authMethod.requiresSecret && (clientSecret ?? "").isEmpty {
+        if authMethod.requiresSecret && (clientSecret ?? "").isEmpty && generatedSecret == nil {
             throw .invalidConfiguration("\(authMethod.rawValue) needs GATEHOUSE_CLIENT_SECRET")
         }
         if authMethod == .privateKeyJWT && signingKey == nil {
             throw .invalidConfiguration("private_key_jwt needs GATEHOUSE_CLIENT_PRIVATE_KEY")
         }
         self.signingKey = signingKey
+        self.generatedSecret = generatedSecret
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
         self.clientID = clientID
@@ -54,11 +58,11 @@ public struct TokenClient: Sendable {
 
     /// Takes the token and revocation endpoints from validated provider metadata.
     public init(metadata: ProviderMetadata, clientID: String, clientSecret: String?, authMethod: ClientAuthMethod,
-                http: any ProviderHTTPClient, signingKey: ClientSigningKey? = nil,
+                http: any ProviderHTTPClient, signingKey: ClientSigningKey? = nil, generatedSecret: AppleClientSecret? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws(TokenEndpointError) {
         try self.init(tokenEndpoint: metadata.tokenEndpoint, revocationEndpoint: metadata.revocationEndpoint,
                       clientID: clientID, clientSecret: clientSecret, authMethod: authMethod, http: http,
-                      signingKey: signingKey, now: now)
+                      signingKey: signingKey, generatedSecret: generatedSecret, now: now)
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3 with RFC 7636 §4.5 `code_verifier`).
@@ -114,8 +118,10 @@ public struct TokenClient: Sendable {
     }
 
     /// The request as sent, with client authentication applied (exposed for tests of request shape).
-    func request(to url: String, _ parameters: [(String, String)], signedAssertion: String? = nil) -> ProviderHTTPRequest {
+    func request(to url: String, _ parameters: [(String, String)], signedAssertion: String? = nil,
+                 secret generated: String? = nil) -> ProviderHTTPRequest {
         var parameters = parameters
+        let clientSecret = generated ?? self.clientSecret
         var headers = [ProviderHTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
                        ProviderHTTPHeader("Accept", "application/json")]
         switch authMethod {
@@ -157,7 +163,8 @@ public struct TokenClient: Sendable {
     }
 
     func post(to url: String, _ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> ProviderHTTPResponse {
-        var outgoing = request(to: url, parameters, signedAssertion: try await signedAssertion())
+        let secret = try await generatedSecret?.secret(now: now())
+        var outgoing = request(to: url, parameters, signedAssertion: try await signedAssertion(), secret: secret)
         guard let dpop else {
             do { return try await http.send(outgoing) } catch { throw .transport(error) }
         }
@@ -166,7 +173,7 @@ public struct TokenClient: Sendable {
         for attempt in 0..<2 {
             if attempt > 0, authMethod.usesAssertion {
                 // The first assertion's jti is spent at a provider that remembers them (RFC 7523 §3).
-                outgoing = request(to: url, parameters, signedAssertion: try await signedAssertion())
+                outgoing = request(to: url, parameters, signedAssertion: try await signedAssertion(), secret: secret)
             }
             let proof = dpop.proof(method: outgoing.method == .get ? "GET" : "POST", url: url,
                                    nonce: dpopNonces.nonce(for: url), accessToken: nil,

@@ -111,7 +111,7 @@ struct CallbackEndpoint {
     /// The authorization response as this callback's provider sends it: in the query of a `GET`, or
     /// (`GATEHOUSE_RESPONSE_MODE=form_post`) in the form body of a `POST`. The other method is
     /// refused before any state is looked up: a response is taken only in the mode the login asked for.
-    private func authorizationResponse(_ request: HTTPRequest) async -> Result<AuthorizationResponse, Failure> {
+    private func authorizationResponse(_ request: HTTPRequest) async -> Result<(AuthorizationResponse, user: String?), Failure> {
         let mode = context.providers.provider(named: callbackProvider)?.configuration.idp.responseMode ?? .query
         guard request.head.method == mode.callbackMethod else {
             return .failure(.responseMode("\(request.head.method) at a callback whose provider uses response_mode=\(mode.rawValue)"))
@@ -125,13 +125,15 @@ struct CallbackEndpoint {
         } else {
             pairs = QueryParameters(request.head.query).pairs
         }
-        do { return .success(try AuthorizationResponse(parameters: pairs)) } catch { return .failure(Failure(error)) }
+        // Sign in with Apple's first authorization posts the user's name beside the code (`user`).
+        let user = mode == .formPost ? pairs.first { $0.name == "user" }?.value : nil
+        do { return .success((try AuthorizationResponse(parameters: pairs), user)) } catch { return .failure(Failure(error)) }
     }
 
     private func complete(_ request: HTTPRequest) async -> Result<HTTPResponse, Failure> {
-        let response: AuthorizationResponse
+        let response: AuthorizationResponse, userField: String?
         switch await authorizationResponse(request) {
-        case .success(let parsed): response = parsed
+        case .success(let parsed): (response, userField) = parsed
         case .failure(let failure): return .failure(failure)
         }
         let now = context.now()
@@ -180,7 +182,7 @@ struct CallbackEndpoint {
         case .failure(let failure): return .failure(failure)
         }
         let sessionClaims: [String: JSONValue]
-        switch await claimsOfSession(redeemed, provider: provider, clients: clients) {
+        switch await claimsOfSession(redeemed, userField: userField, provider: provider, clients: clients) {
         case .success(let found): sessionClaims = found
         case .failure(let failure): return .failure(failure)
         }
@@ -260,7 +262,7 @@ struct CallbackEndpoint {
 
     /// The claims the session keeps: the ID token's, merged with UserInfo's (OIDC Core §5.3: its
     /// `sub` must be the ID token's or the login fails), and the login gates checked on them.
-    private func claimsOfSession(_ redeemed: Redeemed, provider: RegisteredProvider,
+    private func claimsOfSession(_ redeemed: Redeemed, userField: String?, provider: RegisteredProvider,
                                  clients: ProviderClients) async -> Result<[String: JSONValue], Failure> {
         let configuration = provider.configuration
         var sessionClaims = redeemed.claims.all
@@ -274,6 +276,9 @@ struct CallbackEndpoint {
                 if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
                 return .failure(.userinfo("\(error)"))
             }
+        }
+        if configuration.idp.profile.name == .apple {
+            sessionClaims = AppleIdentity.sessionClaims(sessionClaims, userField: userField)
         }
         // Login gates on the claims the session would have: a verified email, the provider's groups.
         let gate = configuration.idp.loginGate

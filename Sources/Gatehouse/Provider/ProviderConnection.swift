@@ -13,6 +13,8 @@ public struct ProviderClients: Sendable {
     public let logoutTokens: LogoutTokenValidator
     /// Set when UserInfo is to be called after login and refresh (`GATEHOUSE_USERINFO`).
     public let userinfo: UserInfoClient?
+    /// Sign in with Apple: its claims are read as `AppleIdentity` says, at login and at refresh.
+    public var appleIdentity = false
 }
 
 /// The provider's discovery document and keys, loaded in the background.
@@ -189,7 +191,8 @@ public final class ProviderConnection: Sendable {
             }
             tokens = try TokenClient(metadata: metadata, clientID: configuration.clientID,
                                      clientSecret: configuration.clientSecret, authMethod: method, http: http,
-                                     signingKey: signingKey, now: now)
+                                     signingKey: signingKey, generatedSecret: try await Self.appleClientSecret(configuration),
+                                     now: now)
         } catch {
             throw .malformedDocument("token client: \(error)")
         }
@@ -213,20 +216,37 @@ public final class ProviderConnection: Sendable {
         do { try await keys.refresh() } catch {
             throw .malformedDocument("jwks_uri: \(error)")
         }
-        return ProviderClients(
+        var clients = ProviderClients(
             metadata: metadata, tokens: tokens,
             idTokens: IDTokenValidator(issuer: tokenIssuer, clientID: configuration.clientID, keySet: keys,
                                        issuerPolicy: configuration.issuerPolicy),
             logoutTokens: LogoutTokenValidator(issuer: tokenIssuer, clientID: configuration.clientID, keySet: keys),
             userinfo: userinfo)
+        clients.appleIdentity = configuration.idp.profile.name == .apple
+        return clients
     }
 
     /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`
     /// key), for `serve` and `check` to refuse at start; nil when none.
     public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
+        if configuration.idp.profile.signsClientSecret {
+            guard let pem = configuration.clientPrivateKeyPEM, ClientSigningKey.keyType(pem: pem) == .p256 else {
+                return "GATEHOUSE_CLIENT_PRIVATE_KEY: Sign in with Apple signs its client secret with a P-256 key (the .p8 file of the key GATEHOUSE_APPLE_KEY_ID names)"
+            }
+            return nil
+        }
         guard configuration.clientAuthMethod == .privateKeyJWT, let pem = configuration.clientPrivateKeyPEM else { return nil }
         return ClientSigningKey.problem(pem: pem, requested: ClientSigningKey.Algorithm(rawValue: configuration.idp.clientKeyAlgorithm.rawValue),
                                         fapi2: configuration.securityProfile == .fapi2)
+    }
+
+    /// Sign in with Apple's signed client secret (`AppleClientSecret`), nil for other profiles.
+    static func appleClientSecret(_ configuration: GatehouseConfiguration) async throws(TokenEndpointError) -> AppleClientSecret? {
+        let idp = configuration.idp
+        guard idp.profile.signsClientSecret, let pem = idp.clientPrivateKeyPEM, let teamID = idp.appleTeamID,
+              let keyID = idp.appleKeyID else { return nil }
+        let key = try await ClientSigningKey(pem: pem, keyID: keyID, algorithm: .es256)
+        return AppleClientSecret(teamID: teamID, clientID: configuration.clientID, key: key)
     }
 
     /// What the client key signs assertions with (`GATEHOUSE_CLIENT_KEY_ALG`, or chosen for the key

@@ -24,6 +24,9 @@ enum RefreshedClaims {
                 let refreshed = try await clients.idTokens.validateRefreshed(
                     idToken, original: stored, now: Date(timeIntervalSince1970: TimeInterval(now)))
                 base = refreshed.all
+                // Apple's refreshed token has the same strings for booleans, and never the name
+                // the first authorization posted.
+                if clients.appleIdentity { base = AppleIdentity.refreshedClaims(base, stored: stored) }
                 changed = true
             } catch {
                 return .failure(.invalidIDToken(error))

@@ -141,9 +141,10 @@ struct EnvironmentReader {
         return v
     }
 
-    mutating func issuer() -> String? {
+    /// `ISSUER`, or the profile's `fallback` when unset (Apple has one issuer for every client).
+    mutating func issuer(default fallback: String? = nil) -> String? {
         let name = "GATEHOUSE_ISSUER"
-        guard let text = required(name) else { return nil }
+        guard let text = fallback.map({ value(name) ?? $0 }) ?? required(name) else { return nil }
         let url: AbsoluteURL
         do { url = try AbsoluteURL(parsing: text) } catch {
             fail(name, "\(ConfigurationIssue.quote(text)) \(error.description)")

@@ -62,11 +62,14 @@ extension EnvironmentReader {
     /// `GATEHOUSE_CLIENT_PRIVATE_KEY` (PEM text, or a file holding it) and `GATEHOUSE_CLIENT_KEY_ID`:
     /// required with `private_key_jwt`. The key is parsed when the token client is built; here
     /// only its presence and PEM shape are checked, and the value is never echoed.
-    mutating func clientPrivateKey(method: ClientAuthMethod?) -> (pem: String, keyID: String?)? {
+    /// `CLIENT_PRIVATE_KEY` (PEM text or a file) and `CLIENT_KEY_ID`; required with
+    /// `private_key_jwt`, or with what `requiredFor` names (the Apple profile's `.p8` key).
+    mutating func clientPrivateKey(method: ClientAuthMethod?, requiredFor: String? = nil) -> (pem: String, keyID: String?)? {
         let name = "GATEHOUSE_CLIENT_PRIVATE_KEY"
         let keyID = value("GATEHOUSE_CLIENT_KEY_ID")
         guard let text = value(name) else {
             if method == .privateKeyJWT { fail(name, "is required with GATEHOUSE_CLIENT_AUTH_METHOD=private_key_jwt") }
+            if let requiredFor { fail(name, "is required with \(requiredFor): the .p8 key the client secret is signed with") }
             return nil
         }
         var pem = text
@@ -82,6 +85,36 @@ extension EnvironmentReader {
             return nil
         }
         return (pem, keyID)
+    }
+
+    /// `APPLE_TEAM_ID` and `APPLE_KEY_ID`: both required by the Apple profile (which signs its
+    /// client secret and so takes no `CLIENT_SECRET`, and only `client_secret_post`), refused
+    /// with any other profile.
+    mutating func appleClientSecret(profile: ProviderProfile, clientSecret: String?) -> (teamID: String, keyID: String)? {
+        let names = ["GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID"]
+        guard profile.signsClientSecret else {
+            for name in names where value(name) != nil { fail(name, "is used only with GATEHOUSE_PROVIDER=apple") }
+            return nil
+        }
+        if clientSecret != nil {
+            fail("GATEHOUSE_CLIENT_SECRET", "is not used with GATEHOUSE_PROVIDER=apple: the client secret is signed from GATEHOUSE_CLIENT_PRIVATE_KEY")
+        }
+        if let method = value("GATEHOUSE_CLIENT_AUTH_METHOD"), method != ClientAuthMethod.clientSecretPost.rawValue {
+            fail("GATEHOUSE_CLIENT_AUTH_METHOD", "is \(ConfigurationIssue.quote(method)), but Apple takes client_secret_post only")
+        }
+        var found: [String] = []
+        for name in names {
+            guard let text = value(name) else {
+                fail(name, "is required with GATEHOUSE_PROVIDER=apple (Apple Developer: \(name.hasSuffix("TEAM_ID") ? "the team id, 10 characters" : "the Sign in with Apple key's id"))")
+                continue
+            }
+            guard text.count == 10, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                fail(name, "\(ConfigurationIssue.quote(text)) is not 10 letters and digits (Apple's form of it)")
+                continue
+            }
+            found.append(text)
+        }
+        return found.count == 2 ? (found[0], found[1]) : nil
     }
 
     /// Refuses the authorization parameters Gatehouse would otherwise have to drop silently.

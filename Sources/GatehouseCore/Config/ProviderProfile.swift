@@ -13,7 +13,7 @@ public enum TokenRequestMethod: String, Sendable, Equatable, CaseIterable {
 /// For example: `ProviderProfile.named(.google).defaultScopes` is `openid profile email`.
 public struct ProviderProfile: Sendable, Equatable {
     public enum Name: String, Sendable, Equatable, CaseIterable {
-        case generic, auth0, google, facebook, keycloak, entra, okta
+        case generic, auth0, google, facebook, keycloak, entra, okta, apple
     }
 
     /// How a token's `iss` is matched (the raw values are `GatehouseOIDC.IssuerPolicy`'s).
@@ -43,6 +43,13 @@ public struct ProviderProfile: Sendable, Equatable {
     /// Whether the discovery document's documented URL ends in `/` (Facebook: "Facebook Login for
     /// the Web with the JavaScript SDK… OIDC": `https://www.facebook.com/.well-known/openid-configuration/`).
     public var discoveryPathEndsWithSlash = false
+    /// `GATEHOUSE_ISSUER` when unset (a provider with one issuer for every client).
+    public var defaultIssuer: String?
+    /// `GATEHOUSE_RESPONSE_MODE` when unset.
+    public var defaultResponseMode = ResponseMode.query
+    /// Whether the client secret is a JWT Gatehouse signs (`AppleClientSecret`) from the client key
+    /// and `GATEHOUSE_APPLE_TEAM_ID` / `GATEHOUSE_APPLE_KEY_ID`, never a configured string.
+    public var signsClientSecret = false
 
     public init(name: Name) { self.name = name }
 
@@ -56,6 +63,7 @@ public struct ProviderProfile: Sendable, Equatable {
         case .keycloak: "Keycloak"
         case .entra: "Microsoft"
         case .okta: "Okta"
+        case .apple: "Apple"
         }
     }
 
@@ -91,6 +99,17 @@ public struct ProviderProfile: Sendable, Equatable {
             profile.discoveryPathEndsWithSlash = true
         case .entra:
             profile.issuerForms = .tenantTemplate
+        case .apple:
+            // Sign in with Apple ("Request an authorization to the Sign in with Apple server"):
+            // scopes `name email`; `response_mode=form_post` is required when either is asked for;
+            // the client secret is an ES256 JWT signed with the `.p8` key ("Creating a client
+            // secret"), sent in the body. No refresh beyond the session: Apple's refresh tokens
+            // only revalidate the user (at most once a day).
+            profile.defaultIssuer = "https://appleid.apple.com"
+            profile.defaultScopes = "openid name email"
+            profile.defaultResponseMode = .formPost
+            profile.clientAuthMethodWithSecret = .clientSecretPost
+            profile.signsClientSecret = true
         }
         return profile
     }

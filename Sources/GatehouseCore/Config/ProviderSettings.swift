@@ -48,6 +48,10 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var pushedAuthorization: PushedAuthorizationMode = .auto
     /// `DPOP`: sender-constrained tokens (RFC 9449).
     public var dpop: DPoPMode = .off
+    /// `APPLE_TEAM_ID` and `APPLE_KEY_ID` (`GATEHOUSE_PROVIDER=apple`): the client secret's `iss`
+    /// and the `.p8` key's id; the key is `clientPrivateKeyPEM`.
+    public var appleTeamID: String? = nil
+    public var appleKeyID: String? = nil
     /// `GATEHOUSE_RESPONSE_MODE`: `query` or `form_post`.
     public var responseMode: ResponseMode = .query
     /// `GROUPS_CLAIM`: where this provider puts the user's groups (a claim name, else a dotted path).

@@ -9,6 +9,7 @@ extension EnvironmentReader {
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
         "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP", "GATEHOUSE_RESPONSE_MODE",
         "GATEHOUSE_GROUPS_CLAIM", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS", "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS",
+        "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -65,14 +66,15 @@ extension EnvironmentReader {
     mutating func providerSettings(name: String) -> ProviderSettings? {
         let before = issues.count
         let profile = providerProfile()
-        let issuer = self.issuer()
+        let issuer = self.issuer(default: profile.defaultIssuer)
         let clientID = required("GATEHOUSE_CLIENT_ID") ?? ""
         if clientID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             fail("GATEHOUSE_CLIENT_ID", "contains control characters")
         }
         let clientSecret = value("GATEHOUSE_CLIENT_SECRET")
-        let clientAuthMethod = profileAuthMethod(clientAuthMethod(hasSecret: clientSecret != nil), profile: profile,
-                                                 hasSecret: clientSecret != nil)
+        let apple = appleClientSecret(profile: profile, clientSecret: clientSecret)
+        let clientAuthMethod = profile.signsClientSecret ? .clientSecretPost
+            : profileAuthMethod(clientAuthMethod(hasSecret: clientSecret != nil), profile: profile, hasSecret: clientSecret != nil)
         let scopes = self.scopes(default: profile.defaultScopes)
         let authParams = refuseUnsupportedAuthParams(self.authParams(default: profile.defaultAuthParams))
         let endpointOverrides = self.endpointOverrides(profile: profile)
@@ -83,14 +85,14 @@ extension EnvironmentReader {
         let logoutURL = self.logoutURL(profile: profile, issuer: issuer)
         let userinfo = userinfoPolicy()
         let idTokenAlgorithms = self.idTokenAlgorithms()
-        let clientKey = clientPrivateKey(method: clientAuthMethod)
+        let clientKey = clientPrivateKey(method: clientAuthMethod, requiredFor: profile.signsClientSecret ? "GATEHOUSE_PROVIDER=apple" : nil)
         let clientKeyAlgorithm = self.clientKeyAlgorithm()
         let longLived = choice("GATEHOUSE_LONG_LIVED_TOKEN", default: profile.name == .facebook ? Toggle.on : .off,
                                expected: "true or false")
         let displayName = self.displayName(name: name, profile: profile)
         let par = choice("GATEHOUSE_PAR", default: PushedAuthorizationMode.auto, expected: "auto, on or off")
         let dpop = choice("GATEHOUSE_DPOP", default: DPoPMode.off, expected: "on or off")
-        let responseMode = choice("GATEHOUSE_RESPONSE_MODE", default: ResponseMode.query, expected: "query or form_post")
+        let responseMode = choice("GATEHOUSE_RESPONSE_MODE", default: profile.defaultResponseMode, expected: "query or form_post")
         let groupsClaim = self.groupsClaim()
         let loginGate = self.loginGate()
         guard issues.count == before, let issuer, let clientAuthMethod, let tokenRequest, let userinfo, let longLived,
@@ -114,6 +116,7 @@ extension EnvironmentReader {
         settings.pushedAuthorization = par
         settings.dpop = dpop
         settings.responseMode = responseMode
+        (settings.appleTeamID, settings.appleKeyID) = (apple?.teamID, apple?.keyID)
         settings.groupsClaim = groupsClaim
         settings.loginGate = loginGate
         return settings

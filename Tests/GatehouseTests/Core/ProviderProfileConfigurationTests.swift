@@ -115,4 +115,49 @@ struct ProviderProfileConfigurationTests {
             #expect(names.contains(name), "\(name)")
         }
     }
+
+    // MARK: Sign in with Apple
+
+    private static let appleKey = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg
+        -----END PRIVATE KEY-----
+        """
+
+    private func apple(_ extra: [String: String]) -> [String: String] {
+        ["GATEHOUSE_PROVIDER": "apple", "GATEHOUSE_APPLE_TEAM_ID": "TEAM123456", "GATEHOUSE_APPLE_KEY_ID": "KEY1234567",
+         "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey].merging(extra) { $1 }
+    }
+
+    @Test("apple: Apple's issuer unless set, name and email scopes, form_post, client_secret_post with a signed secret")
+    func appleDefaults() throws {
+        let environment = apple(["GATEHOUSE_CLIENT_ID": "com.example.web"]).merging(["GATEHOUSE_ISSUER": ""]) { $1 }
+        let configuration = try GatehouseConfiguration.load(environment: environment, requireSecretKey: false).get()
+        #expect(configuration.issuer == "https://appleid.apple.com")
+        #expect(configuration.scopes == ["openid", "name", "email"])
+        #expect(configuration.idp.responseMode == .formPost)
+        #expect(configuration.clientAuthMethod == .clientSecretPost)
+        #expect(configuration.idp.appleTeamID == "TEAM123456" && configuration.idp.appleKeyID == "KEY1234567")
+        #expect(configuration.clientSecret == nil && configuration.idp.profile.signsClientSecret)
+        #expect(try load(apple(["GATEHOUSE_RESPONSE_MODE": "query"])).get().idp.responseMode == .query)
+    }
+
+    @Test("apple: the team id, the key id and the key are required, each named", arguments: [
+        "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID", "GATEHOUSE_CLIENT_PRIVATE_KEY",
+    ])
+    func appleRequired(missing: String) {
+        var environment = apple([:])
+        environment[missing] = nil
+        #expect(issues(environment).map(\.variable) == [missing])
+    }
+
+    @Test("apple: a configured secret, another auth method or a malformed id is refused; the Apple variables elsewhere too")
+    func appleRefusals() {
+        #expect(issues(apple(["GATEHOUSE_CLIENT_SECRET": "s"])).map(\.variable) == ["GATEHOUSE_CLIENT_SECRET"])
+        #expect(issues(apple(["GATEHOUSE_CLIENT_AUTH_METHOD": "client_secret_basic"])).map(\.variable) == ["GATEHOUSE_CLIENT_AUTH_METHOD"])
+        #expect(issues(apple(["GATEHOUSE_APPLE_TEAM_ID": "team"])).map(\.variable) == ["GATEHOUSE_APPLE_TEAM_ID"])
+        #expect(issues(["GATEHOUSE_APPLE_TEAM_ID": "TEAM123456"]).map(\.variable) == ["GATEHOUSE_APPLE_TEAM_ID"])
+        #expect(issues(["GATEHOUSE_PROVIDER": "google", "GATEHOUSE_APPLE_KEY_ID": "KEY1234567"]).map(\.variable)
+                == ["GATEHOUSE_APPLE_KEY_ID"])
+    }
 }

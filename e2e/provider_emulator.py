@@ -1,4 +1,4 @@
-"""An emulator of six real OpenID providers for the end-to-end suite (issue 13).
+"""An emulator of seven real OpenID providers for the end-to-end suite (issue 13).
 
 ``provider_server.py`` is a by-the-book provider. Real providers are not: each profile
 here reproduces, on 127.0.0.1, the shape of one provider's discovery document, its
@@ -6,14 +6,20 @@ issuer forms, its token-request method, its refresh behaviour, its logout endpoi
 and its characteristic claims. Every quirk carries a comment naming the public
 document it comes from, so that a change at the provider can be checked against it.
 
-Profiles (``--profile``): auth0, google, facebook, keycloak, entra, okta.
+Profiles (``--profile``): auth0, google, facebook, keycloak, entra, okta, apple.
+
+``apple`` (Sign in with Apple) differs most: its authorization endpoint answers an
+auto-posting HTML form (``response_mode=form_post``) instead of a redirect, and its client
+secret is an ES256 JWT the client signs, checked here against the public key given with
+``--apple-team-id``, ``--apple-key-id`` and ``--apple-public-key``.
 
 The authorization endpoint signs the user in at once (no form): the tests drive a
 browser-level flow with ``requests`` following redirects. Test-only endpoints under
 ``/_test/`` set the user's claims and lifetimes and expose what the gateway sent.
 
 Run: ``python provider_emulator.py --profile google --port 0 --port-file F
---client-id ID --client-secret S``.
+--client-id ID --client-secret S`` (apple: ``--client-id SERVICES_ID --apple-team-id T
+--apple-key-id K --apple-public-key KEY.pem``, no ``--client-secret``).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import html
+import json
 import logging
 import secrets
 import threading
@@ -31,7 +39,9 @@ from urllib.parse import urlencode
 import flask
 import werkzeug.serving
 from joserfc import jwt
-from joserfc.jwk import KeySet, RSAKey
+from joserfc import jws
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, KeySet, RSAKey
 
 log = logging.getLogger("emulator")
 
@@ -96,6 +106,14 @@ class Profile:
 
     def access_token(self, login: dict, client_id: str) -> str:
         return "at-" + secrets.token_urlsafe(24)
+
+    # Hooks of the test-only API (the apple profile uses them; the others keep the defaults).
+    def reset_state(self, state: "State"):
+        pass
+
+    def test_config(self, key: str, value) -> bool:
+        """True when the profile handled this /_test/config key itself."""
+        return False
 
 
 class Auth0(Profile):
@@ -270,7 +288,76 @@ class Okta(Profile):
         return {"groups": login["user"].get("groups", ["Everyone"])}
 
 
-PROFILES = {cls.name: cls for cls in (Auth0, Google, Facebook, Keycloak, Entra, Okta)}
+# Sign in with Apple: the audience of its client secrets, and the longest lifetime one may have.
+APPLE_AUDIENCE = "https://appleid.apple.com"
+APPLE_SECRET_MAX_LIFETIME = 15_777_000  # six months, in seconds
+
+
+class Apple(Profile):
+    """Sign in with Apple ("Sign in with Apple REST API"; "Authenticating users with Sign in with
+    Apple"; "Incorporating Sign in with Apple into other platforms"). Its handlers are the
+    ``apple_*`` functions below (APPLE_HANDLERS)."""
+
+    name = "apple"
+    # https://appleid.apple.com/.well-known/openid-configuration: issuer https://appleid.apple.com.
+    # "Generate and validate tokens": a refresh answers a new access token and ID token, and no
+    # new refresh token (the first one keeps working).
+    rotates_refresh_tokens = False
+
+    def paths(self) -> dict:
+        # The same document: /auth/authorize, /auth/token, /auth/revoke, /auth/keys; no userinfo
+        # endpoint (the claims are in the ID token only) and no end_session_endpoint.
+        return {"authorization_endpoint": "/auth/authorize", "token_endpoint": "/auth/token",
+                "userinfo_endpoint": None, "revocation_endpoint": "/auth/revoke",
+                "jwks_uri": "/auth/keys", "end_session_endpoint": None}
+
+    def discovery(self) -> dict:
+        doc = super().discovery()
+        # The published document, field for field: form_post among the response modes, the `name`
+        # scope, pairwise subjects (a user's `sub` differs per developer team), client_secret_post
+        # only, and no code_challenge_methods_supported.
+        doc.pop("code_challenge_methods_supported", None)
+        doc.update({"response_modes_supported": ["query", "fragment", "form_post"],
+                    "scopes_supported": ["openid", "email", "name"],
+                    "subject_types_supported": ["pairwise"],
+                    "id_token_signing_alg_values_supported": ["RS256"],
+                    "token_endpoint_auth_methods_supported": ["client_secret_post"],
+                    "claims_supported": ["aud", "email", "email_verified", "exp", "iat", "is_private_email",
+                                         "iss", "nonce", "nonce_supported", "real_user_status", "sub",
+                                         "transfer_sub"]})
+        return doc
+
+    def reset_state(self, state: "State"):
+        # "Authenticating users with Sign in with Apple", "Retrieve the user's information from
+        # Apple ID servers": `sub` is an opaque team-scoped identifier (e.g. 001234.5f8e….0123);
+        # the email may be a private relay address (…@privaterelay.appleid.com).
+        state.config["user"] = {"sub": "001234.5f8e1b9c2a7d4e6f80a1b2c3d4e5f607.0123",
+                                "email": "ada@privaterelay.appleid.com", "is_private_email": True,
+                                "first_name": "Ada", "last_name": "Lovelace"}
+        # `user_override`: a raw string sent as the `user` field of a first authorization instead
+        # of the JSON built from the user (tests of malformed values). `cancel`: the user cancels.
+        state.config.update({"user_override": None, "cancel": False})
+        state.stats["client_secrets"] = []
+        state.apple_authorized = set()
+
+    def test_config(self, key: str, value) -> bool:
+        # `first_authorization: true` forgets that the user authorized this client (as revoking the
+        # app in the Apple ID settings does), so the next login posts `user` again; false records it.
+        if key != "first_authorization":
+            return False
+        who = (STATE.client_id, STATE.config["user"]["sub"])
+        if value:
+            STATE.apple_authorized.discard(who)
+        else:
+            STATE.apple_authorized.add(who)
+        return True
+
+    def access_token(self, login: dict, client_id: str) -> str:
+        # Apple's access tokens are opaque ("TokenResponse": access_token, a string).
+        return "a" + secrets.token_hex(16) + ".0.m" + secrets.token_hex(4) + "." + secrets.token_urlsafe(16)
+
+
+PROFILES = {cls.name: cls for cls in (Auth0, Google, Facebook, Keycloak, Entra, Okta, Apple)}
 
 
 class State:
@@ -284,6 +371,12 @@ class State:
         self.codes: dict[str, dict] = {}
         self.refresh_tokens: dict[str, dict] = {}
         self.access_tokens: dict[str, dict] = {}
+        # apple: the developer team, the client-secret signing key's id and public key, and the
+        # (client, user) pairs that have authorized already (reset_state).
+        self.apple_team_id = ""
+        self.apple_key_id = ""
+        self.apple_public_key: ECKey | None = None
+        self.apple_authorized: set[tuple[str, str]] = set()
         self.reset()
 
     def reset(self):
@@ -292,6 +385,8 @@ class State:
                        "user": {"sub": "user-1", "email": "ada@example.com", "email_verified": True,
                                 "name": "Ada Lovelace"}}
         self.stats = {"authorize": [], "token": [], "logout": [], "revocations": [], "userinfo": 0}
+        if self.profile is not None:
+            self.profile.reset_state(self)
 
 
 STATE = State()
@@ -326,9 +421,10 @@ def route_profile_paths():
         return None
     if path == profile.discovery_path or path == profile.discovery_path + "/":
         return flask.jsonify(profile.discovery())
+    own_handlers = APPLE_HANDLERS if profile.name == "apple" else {}
     for field, own in profile.paths().items():
         if own is not None and path == own:
-            return HANDLERS[field]()
+            return own_handlers.get(field, HANDLERS[field])()
     # Facebook's Graph API token endpoint is not in its discovery document.
     if profile.name == "facebook" and path.endswith("/oauth/access_token"):
         return token()
@@ -560,6 +656,254 @@ def jwks():
     return flask.jsonify(KeySet([STATE.key]).as_dict(private=False))
 
 
+# ---------------------------------------------------------------------------
+# Sign in with Apple
+# ---------------------------------------------------------------------------
+
+def apple_page_error(error: str, description: str, status=400):
+    # Apple shows its errors to the user on appleid.apple.com rather than redirecting them
+    # (e.g. "invalid_request: response_mode must be form_post when name or email scope is requested").
+    return (f"<!doctype html><title>Sign in with Apple</title><h1>{html.escape(error)}</h1>"
+            f"<p>{html.escape(description)}</p>", status, {"Content-Type": "text/html; charset=utf-8"})
+
+
+def apple_form_post(redirect_uri: str, fields: dict) -> flask.Response:
+    """OAuth 2.0 Form Post Response Mode, as appleid.apple.com answers it: a page whose only form
+    posts the response to the redirect_uri and submits itself on load."""
+    inputs = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}"/>'
+                     for k, v in fields.items() if v is not None)
+    body = ('<!doctype html><html><head><title>Sign in with Apple</title></head>'
+            '<body onload="javascript:document.forms[0].submit()">'
+            f'<form method="post" action="{html.escape(redirect_uri)}">{inputs}'
+            '<noscript><button type="submit">Continue</button></noscript></form></body></html>')
+    return flask.Response(body, 200, {"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"})
+
+
+def apple_authorize():
+    q = flask.request.args.to_dict()
+    with STATE.lock:
+        STATE.stats["authorize"].append(q)
+        config = STATE.config
+        user = dict(config["user"])
+    if q.get("client_id") != STATE.client_id:
+        return apple_page_error("invalid_client", "unknown client_id")
+    redirect_uri = q.get("redirect_uri", "")
+    if redirect_uri not in STATE.redirect_uris:
+        # The redirect URI must be one of the Services ID's "Return URLs".
+        return apple_page_error("invalid_request", "Invalid web redirect url.")
+    # "Request an authorization to the Sign in with Apple server": response_type `code` or
+    # `code id_token`; response_mode query, fragment or form_post, and "if you requested any
+    # scopes, the value must be form_post".
+    if q.get("response_type") not in ("code", "code id_token"):
+        return apple_page_error("unsupported_response_type", "response_type must be code")
+    scopes = q.get("scope", "").split()
+    mode = q.get("response_mode", "query")
+    if mode not in ("query", "fragment", "form_post"):
+        return apple_page_error("invalid_request", "Invalid response_mode")
+    if ("name" in scopes or "email" in scopes) and mode != "form_post":
+        return apple_page_error("invalid_request", "response_mode must be form_post when name or email scope is requested.")
+    state = q.get("state")
+
+    def answer(fields: dict):
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if mode == "form_post":
+            return apple_form_post(redirect_uri, fields)
+        sep = "#" if mode == "fragment" else ("&" if "?" in redirect_uri else "?")
+        return flask.redirect(redirect_uri + sep + urlencode(fields), 302)
+
+    if config.get("cancel"):
+        # "Incorporating Sign in with Apple into other platforms", "Handle the response":
+        # error=user_cancelled_authorize when the user cancels.
+        return answer({"error": "user_cancelled_authorize", "state": state})
+    challenge = q.get("code_challenge")
+    if challenge and q.get("code_challenge_method", "plain") not in ("S256", "plain"):
+        return answer({"error": "invalid_request", "state": state})
+    code = "c" + secrets.token_hex(16) + ".0.m" + secrets.token_urlsafe(16)
+    now = int(time.time())
+    who = (STATE.client_id, user["sub"])
+    with STATE.lock:
+        first = who not in STATE.apple_authorized
+        STATE.apple_authorized.add(who)
+        STATE.codes[code] = {"redirect_uri": redirect_uri, "challenge": challenge,
+                             "challenge_method": q.get("code_challenge_method", "plain"),
+                             "nonce": q.get("nonce"), "scope": q.get("scope", ""), "params": q,
+                             "user": user, "auth_time": now, "acr": None, "issued": time.time()}
+    fields = {"state": state, "code": code}
+    if first:
+        # "Incorporating Sign in with Apple into other platforms", "Handle the response": `user`,
+        # a JSON string with name {firstName, lastName} and email, "returned only the first time
+        # the user authorizes the app" (and only for the scopes asked for). Apple also posts an
+        # `id_token` here when response_type includes it; this emulation leaves it out.
+        if config.get("user_override") is not None:
+            fields["user"] = config["user_override"]
+        elif "name" in scopes or "email" in scopes:
+            info = {}
+            if "name" in scopes:
+                info["name"] = {"firstName": user.get("first_name"), "lastName": user.get("last_name")}
+            if "email" in scopes:
+                info["email"] = user.get("email")
+            fields["user"] = json.dumps(info, ensure_ascii=False)
+    return answer(fields)
+
+
+def apple_client_secret(endpoint: str) -> str | None:
+    """Checks client_secret_post with Apple's client secret, a JWT the developer signs
+    ("Creating a client secret"): header alg ES256 and kid (the Sign in with Apple private key's
+    id); iss the team id, iat, exp (no more than 15777000 s, six months, after iat), aud
+    https://appleid.apple.com, sub the Services ID. Records what it got in stats["client_secrets"].
+    Returns None when the client authenticates, else why not."""
+    req = flask.request
+    form = req.form
+    record = {"endpoint": endpoint, "header": None, "claims": None, "jwt": form.get("client_secret"),
+              "valid": False, "reason": None}
+
+    def refuse(reason: str) -> str:
+        record["reason"] = reason
+        with STATE.lock:
+            STATE.stats["client_secrets"].append(record)
+        log.info("apple %s: client secret refused: %s", endpoint, reason)
+        return reason
+
+    # "token_endpoint_auth_methods_supported": ["client_secret_post"] only.
+    if req.authorization is not None:
+        return refuse("client authentication in an Authorization header")
+    if form.get("client_id") != STATE.client_id:
+        return refuse(f"client_id {form.get('client_id')!r}")
+    secret = form.get("client_secret")
+    if not secret:
+        return refuse("no client_secret")
+    try:
+        compact = jws.extract_compact(secret.encode())
+        header = compact.headers()
+        claims = json.loads(compact.payload)
+    except (JoseError, ValueError) as e:
+        return refuse(f"not a JWT: {e}")
+    record["header"], record["claims"] = header, claims
+    if header.get("alg") != "ES256":
+        return refuse(f"alg {header.get('alg')!r}")
+    if header.get("kid") != STATE.apple_key_id:
+        return refuse(f"kid {header.get('kid')!r}")
+    try:
+        jws.deserialize_compact(secret, STATE.apple_public_key, algorithms=["ES256"])
+    except JoseError as e:
+        return refuse(f"signature: {e}")
+    if not isinstance(claims, dict):
+        return refuse("claims are not an object")
+    now = time.time()
+    iat, exp = claims.get("iat"), claims.get("exp")
+    if claims.get("iss") != STATE.apple_team_id:
+        return refuse(f"iss {claims.get('iss')!r}")
+    if claims.get("sub") != STATE.client_id:
+        return refuse(f"sub {claims.get('sub')!r}")
+    if claims.get("aud") != APPLE_AUDIENCE:
+        return refuse(f"aud {claims.get('aud')!r}")
+    if not isinstance(iat, int) or isinstance(iat, bool) or not isinstance(exp, int) or isinstance(exp, bool):
+        return refuse("iat and exp must be integers")
+    if iat > now + 1:  # one second for the rounding of a clock shared with the gateway
+        return refuse("iat in the future")
+    if exp <= now:
+        return refuse("expired")
+    if exp - iat > APPLE_SECRET_MAX_LIFETIME:
+        return refuse(f"lifetime {exp - iat} s exceeds {APPLE_SECRET_MAX_LIFETIME} s")
+    record["valid"] = True
+    with STATE.lock:
+        STATE.stats["client_secrets"].append(record)
+    return None
+
+
+def apple_error(error: str, status=400):
+    # "ErrorResponse": {"error": "invalid_client"}, status 400 (invalid_client too).
+    return flask.jsonify({"error": error}), status
+
+
+def apple_id_token(login: dict, nonce: str | None) -> str:
+    """"Authenticating users with Sign in with Apple", "Retrieve the user's information from Apple ID
+    servers": iss, aud, exp, iat, sub, nonce, nonce_supported, email, email_verified and
+    is_private_email, the last two as the strings "true"/"false". Never the user's name."""
+    now = int(time.time())
+    user = login["user"]
+    claims = {"iss": STATE.profile.issuer, "aud": STATE.client_id, "exp": now + 3600, "iat": now,
+              "sub": user["sub"], "auth_time": login["auth_time"], "nonce_supported": True}
+    if nonce:
+        claims["nonce"] = nonce
+    if "email" in login["scope"].split() and user.get("email"):
+        claims["email"] = user["email"]
+        claims["email_verified"] = "true"
+        claims["is_private_email"] = "true" if user.get("is_private_email") else "false"
+    return sign(claims)
+
+
+def apple_tokens(login: dict, refreshed: bool) -> flask.Response:
+    # "TokenResponse": access_token, expires_in, id_token, refresh_token, token_type "Bearer";
+    # no `scope`. A refresh answers no refresh_token ("Generate and validate tokens").
+    access = STATE.profile.access_token(login, STATE.client_id)
+    body = {"access_token": access, "token_type": "Bearer", "expires_in": STATE.config["access_ttl"],
+            "id_token": apple_id_token(login, None if refreshed else login["nonce"])}
+    with STATE.lock:
+        STATE.access_tokens[access] = login
+        if not refreshed:
+            refresh_token = "r" + secrets.token_hex(16) + ".0.m" + secrets.token_urlsafe(16)
+            body["refresh_token"] = refresh_token
+            STATE.refresh_tokens[refresh_token] = login
+    return flask.jsonify(body)
+
+
+def apple_token():
+    req = flask.request
+    form = req.form
+    with STATE.lock:
+        STATE.stats["token"].append({"method": req.method, "grant_type": form.get("grant_type"),
+                                     "in_query": sorted(req.args.keys()), "in_body": sorted(form.keys()),
+                                     "authorization_header": req.headers.get("Authorization") is not None,
+                                     "content_type": req.headers.get("Content-Type", "")})
+    if req.method != "POST":
+        return apple_error("invalid_request")
+    if apple_client_secret("token") is not None:
+        return apple_error("invalid_client")
+    grant = form.get("grant_type")
+    if grant == "authorization_code":
+        with STATE.lock:
+            login = STATE.codes.pop(form.get("code", ""), None)
+        # "Generate and validate tokens": an authorization code is single-use and valid for five minutes.
+        if login is None or time.time() - login["issued"] > 300:
+            return apple_error("invalid_grant")
+        if form.get("redirect_uri") != login["redirect_uri"]:
+            return apple_error("invalid_grant")
+        if login["challenge"]:
+            verifier = form.get("code_verifier", "")
+            expected = b64url_sha256(verifier) if login["challenge_method"] == "S256" else verifier
+            if not verifier or expected != login["challenge"]:
+                return apple_error("invalid_grant")
+        return apple_tokens(login, refreshed=False)
+    if grant == "refresh_token":
+        with STATE.lock:
+            login = STATE.refresh_tokens.get(form.get("refresh_token", ""))
+        if login is None:
+            return apple_error("invalid_grant")
+        return apple_tokens(login, refreshed=True)
+    return apple_error("unsupported_grant_type")
+
+
+def apple_revoke():
+    """"Revoke tokens": POST client_id, client_secret, token, token_type_hint; 200 when done."""
+    form = flask.request.form
+    refused = apple_client_secret("revoke")
+    with STATE.lock:
+        STATE.stats["revocations"].append({"token_type_hint": form.get("token_type_hint"),
+                                           "token": form.get("token"), "client_id": form.get("client_id"),
+                                           "client_secret_valid": refused is None})
+    if refused is not None:
+        return apple_error("invalid_client")
+    with STATE.lock:
+        STATE.refresh_tokens.pop(form.get("token", ""), None)
+        STATE.access_tokens.pop(form.get("token", ""), None)
+    return "", 200
+
+
+APPLE_HANDLERS = {"authorization_endpoint": apple_authorize, "token_endpoint": apple_token,
+                  "revocation_endpoint": apple_revoke}
+
+
 HANDLERS = {"authorization_endpoint": authorize, "token_endpoint": token, "userinfo_endpoint": userinfo,
             "revocation_endpoint": revoke, "end_session_endpoint": end_session, "jwks_uri": jwks}
 # Flask must know the methods the before_request hook serves (it answers 405 for others first).
@@ -579,6 +923,8 @@ def test_config():
     body = flask.request.get_json(force=True)
     with STATE.lock:
         for key, value in body.items():
+            if STATE.profile.test_config(key, value):
+                continue
             if key == "user":
                 STATE.config["user"].update(value)
             else:
@@ -605,13 +951,28 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
     parser.add_argument("--client-id", required=True)
-    parser.add_argument("--client-secret", required=True)
+    parser.add_argument("--client-secret", help="required except with --profile apple")
+    parser.add_argument("--apple-team-id", help="apple: the developer team id, the client secret's iss")
+    parser.add_argument("--apple-key-id", help="apple: the signing key's id, the client secret's kid")
+    parser.add_argument("--apple-public-key", help="apple: a PEM file, the P-256 public key of the client secrets")
     args = parser.parse_args()
+    if args.profile == "apple":
+        if not (args.apple_team_id and args.apple_key_id and args.apple_public_key):
+            parser.error("--profile apple needs --apple-team-id, --apple-key-id and --apple-public-key")
+        with open(args.apple_public_key, "rb") as f:
+            STATE.apple_public_key = ECKey.import_key(f.read())
+        if STATE.apple_public_key.curve_name != "P-256":
+            parser.error("--apple-public-key must be a P-256 key")
+        STATE.apple_team_id, STATE.apple_key_id = args.apple_team_id, args.apple_key_id
+    elif args.client_secret is None:
+        parser.error("--client-secret is required")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     server = werkzeug.serving.make_server("127.0.0.1", args.port, app, threaded=True)
     port = server.socket.getsockname()[1]
     STATE.profile = PROFILES[args.profile](f"http://127.0.0.1:{port}")
-    STATE.client_id, STATE.client_secret = args.client_id, args.client_secret
+    STATE.client_id, STATE.client_secret = args.client_id, args.client_secret or ""
+    with STATE.lock:
+        STATE.reset()  # the profile's own state and defaults (reset_state)
     if args.port_file:
         with open(args.port_file + ".tmp", "w") as f:
             f.write(str(port))

@@ -46,6 +46,27 @@ struct ProviderCheck {
         return false
     }
 
+    /// Whether ID tokens can be verified: the algorithms accepted against those advertised and the keys.
+    private func idTokenChecks(_ metadata: ProviderMetadata, _ findings: inout CheckFindings) async {
+        let algorithms = SigningAlgorithm.allowList(configured: view.idTokenAlgorithms,
+                                                    advertised: metadata.idTokenSigningAlgValuesSupported)
+        print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
+        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: view.idTokenAlgorithms)
+        var keyAlgorithms: Set<SigningAlgorithm>?
+        do {
+            try await keys.refresh()
+            keyAlgorithms = await keys.keyAlgorithms
+        } catch {
+            print("FAIL \(named)jwks_uri \(metadata.jwksURI): \(error)")
+            findings.unavailable = true
+        }
+        if let problem = IDTokenAlgorithmFit.problem(accepted: algorithms, advertised: metadata.idTokenSigningAlgValuesSupported,
+                                                     keyAlgorithms: keyAlgorithms) {
+            print("FAIL \(named)every login would fail: \(problem)")
+            findings.misconfigured = true
+        }
+    }
+
     /// What the configuration asks of the provider, against its metadata.
     private func discovered(_ metadata: ProviderMetadata, _ findings: inout CheckFindings) async {
         let view = self.view
@@ -77,22 +98,10 @@ struct ProviderCheck {
                 findings.misconfigured = true
             }
         }
-        let algorithms = SigningAlgorithm.allowList(configured: view.idTokenAlgorithms,
-                                                    advertised: metadata.idTokenSigningAlgValuesSupported)
-        print("     ID token algorithms accepted: \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))")
-        let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: view.idTokenAlgorithms)
-        var keyAlgorithms: Set<SigningAlgorithm>?
-        do {
-            try await keys.refresh()
-            keyAlgorithms = await keys.keyAlgorithms
-        } catch {
-            print("FAIL \(named)jwks_uri \(metadata.jwksURI): \(error)")
-            findings.unavailable = true
-        }
-        if let problem = IDTokenAlgorithmFit.problem(accepted: algorithms, advertised: metadata.idTokenSigningAlgValuesSupported,
-                                                     keyAlgorithms: keyAlgorithms) {
-            print("FAIL \(named)every login would fail: \(problem)")
-            findings.misconfigured = true
+        if let api = view.idp.apiURL {
+            print("     identity:      the user API at \(api) (OAuth 2.0 without OpenID Connect: no ID token)")
+        } else {
+            await idTokenChecks(metadata, &findings)
         }
         let method = GatehouseOIDC.ClientAuthMethod(rawValue: view.clientAuthMethod.rawValue) ?? .none
         if let problem = ProviderConnection.authMethodProblem(metadata: metadata, method: method) {

@@ -67,15 +67,16 @@ public struct TokenClient: Sendable {
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3 with RFC 7636 §4.5 `code_verifier`).
     /// The response must carry an `id_token` (OIDC Core §3.1.3.3); validating it is the caller's job.
+    /// `requireIDToken`: false for a provider without OpenID Connect (GitHub).
     public func exchangeCode(code: String, codeVerifier: CodeVerifier, redirectURI: String,
-                             dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
+                             dpop: DPoPKey? = nil, requireIDToken: Bool = true) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await postForTokens([
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", redirectURI),
             ("code_verifier", codeVerifier.value),
         ], dpop: dpop)
-        guard response.idToken != nil else { throw .invalidResponse("no id_token in the code exchange response") }
+        guard response.idToken != nil || !requireIDToken else { throw .invalidResponse("no id_token in the code exchange response") }
         return response
     }
 
@@ -107,7 +108,8 @@ public struct TokenClient: Sendable {
 
     func postForTokens(_ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await post(to: tokenEndpoint, parameters, dpop: dpop)
-        guard response.status == 200 else { throw Self.failure(response) }
+        // GitHub answers its errors (`bad_verification_code`, …) with 200 and an error body.
+        guard response.status == 200, !Self.isErrorBody(response.body) else { throw Self.failure(response) }
         let tokens = try TokenResponse.decode(response.body)
         // RFC 9449 §5: asked with a proof, the token must be bound to it; a bearer token would work
         // for anyone who copies it, which is what DPoP is there to prevent.
@@ -188,6 +190,12 @@ public struct TokenClient: Sendable {
                                        wwwAuthenticate: response.header("WWW-Authenticate")) else { return response }
         }
         throw .unexpectedStatus(400)
+    }
+
+    /// Whether a body is an OAuth error (`{"error": "…"}`) rather than tokens.
+    static func isErrorBody(_ body: [UInt8]) -> Bool {
+        guard let object = (try? JSONValue.parse(body))?.objectValue, object["access_token"] == nil else { return false }
+        return object["error"]?.stringValue != nil
     }
 
     /// An OAuth error body (RFC 6749 §5.2) when there is one, else the bare status.

@@ -193,7 +193,8 @@ struct CallbackEndpoint {
     /// long-lived one), the validated ID token and its claims, and the session's DPoP key.
     private struct Redeemed {
         var tokens: TokenResponse
-        let idToken: String
+        /// Nil for a provider without OpenID Connect (its claims came from its user API).
+        let idToken: String?
         let claims: IDTokenClaims
         let dpop: DPoPKey?
     }
@@ -209,23 +210,21 @@ struct CallbackEndpoint {
         let dpop = configuration.idp.dpop == .on ? DPoPKey() : nil
         do {
             exchanged = try await clients.tokens.exchangeCode(code: code, codeVerifier: verifier,
-                                                           redirectURI: configuration.redirectURI, dpop: dpop)
+                                                           redirectURI: configuration.redirectURI, dpop: dpop,
+                                                           requireIDToken: clients.userAPI == nil)
         } catch {
             if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
             return .failure(.tokenEndpoint("\(error)"))
         }
-        guard let idToken = exchanged.idToken else { return .failure(.missingIDToken) }
         let claims: IDTokenClaims
-        do {
-            claims = try await clients.idTokens.validate(idToken, expectedNonce: pending.nonce,
-                                                         now: Date(timeIntervalSince1970: TimeInterval(now)))
-        } catch {
-            return .failure(.invalidIDToken("\(error)"))
+        switch await identity(exchanged, pending: pending, configuration: configuration, clients: clients, now: now) {
+        case .success(let found): claims = found
+        case .failure(let failure): return .failure(failure)
         }
         if let refusal = Self.loginConditionRefusal(claims, pending: pending, configuration: configuration, now: now) {
             return .failure(refusal)
         }
-        var redeemed = Redeemed(tokens: exchanged, idToken: idToken, claims: claims, dpop: dpop)
+        var redeemed = Redeemed(tokens: exchanged, idToken: exchanged.idToken, claims: claims, dpop: dpop)
         // Facebook: the one-to-two-hour user token traded for a long-lived one (no refresh tokens
         // exist there). A failed trade keeps the short token: the session then ends with it.
         if configuration.idp.longLivedToken {
@@ -240,6 +239,30 @@ struct CallbackEndpoint {
             }
         }
         return .success(redeemed)
+    }
+
+    /// Who signed in: the ID token validated (nonce, issuer, audience, signature), or for a provider
+    /// without OpenID Connect (GitHub) the user API's answer to the new access token, over TLS to
+    /// the configured API (no nonce exists there; state, PKCE and the binding cookie were checked).
+    private func identity(_ exchanged: TokenResponse, pending: PendingLogin, configuration: GatehouseConfiguration,
+                          clients: ProviderClients, now: Int64) async -> Result<IDTokenClaims, Failure> {
+        let instant = Date(timeIntervalSince1970: TimeInterval(now))
+        if let userAPI = clients.userAPI {
+            do {
+                let found = try await userAPI.claims(accessToken: exchanged.accessToken, issuer: configuration.issuer)
+                return .success(IDTokenClaims(userAPIClaims: found, issuer: configuration.issuer,
+                                              clientID: configuration.clientID, now: instant))
+            } catch {
+                if case .transport = error { return .failure(.providerUnreachable("\(error)")) }
+                return .failure(.userinfo("\(error)"))
+            }
+        }
+        guard let idToken = exchanged.idToken else { return .failure(.missingIDToken) }
+        do {
+            return .success(try await clients.idTokens.validate(idToken, expectedNonce: pending.nonce, now: instant))
+        } catch {
+            return .failure(.invalidIDToken("\(error)"))
+        }
     }
 
     /// The ID token against what this login required, without I/O: the configured and the login's

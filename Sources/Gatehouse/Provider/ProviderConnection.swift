@@ -15,6 +15,8 @@ public struct ProviderClients: Sendable {
     public let userinfo: UserInfoClient?
     /// Sign in with Apple: its claims are read as `AppleIdentity` says, at login and at refresh.
     public var appleIdentity = false
+    /// A provider without ID tokens (GitHub): the user's identity comes from its user API.
+    public var userAPI: GitHubUserAPI?
 }
 
 /// The provider's discovery document and keys, loaded in the background.
@@ -213,8 +215,14 @@ public final class ProviderConnection: Sendable {
         } else {
             userinfo = nil
         }
-        do { try await keys.refresh() } catch {
-            throw .malformedDocument("jwks_uri: \(error)")
+        let userAPI = configuration.idp.apiURL.map {
+            GitHubUserAPI(baseURL: $0, http: http, readsOrganizations: configuration.scopes.contains("read:org"))
+        }
+        // Without OpenID Connect there are no keys to fetch: no token is ever verified with them.
+        if userAPI == nil {
+            do { try await keys.refresh() } catch {
+                throw .malformedDocument("jwks_uri: \(error)")
+            }
         }
         var clients = ProviderClients(
             metadata: metadata, tokens: tokens,
@@ -223,6 +231,7 @@ public final class ProviderConnection: Sendable {
             logoutTokens: LogoutTokenValidator(issuer: tokenIssuer, clientID: configuration.clientID, keySet: keys),
             userinfo: userinfo)
         clients.appleIdentity = configuration.idp.profile.name == .apple
+        clients.userAPI = userAPI
         return clients
     }
 

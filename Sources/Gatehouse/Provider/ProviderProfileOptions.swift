@@ -20,8 +20,10 @@ extension GatehouseConfiguration {
     public var tokenRequestHTTPMethod: ProviderHTTPRequest.Method { tokenRequest == .get ? .get : .post }
 
     /// Discovery with this configuration's overrides and issuer rule (`serve` and `check` alike).
+    /// A provider without OpenID Connect (GitHub) has no discovery: its profile's endpoints.
     public func discoverProvider(http: any ProviderHTTPClient) async throws(DiscoveryError) -> ProviderMetadata {
-        try await ProviderMetadata.discover(issuer: issuer, http: http, overrides: discoveryOverrides,
+        if !provider.openIDConnect { return GitHubUserAPI.metadata(issuer: issuer) }
+        return try await ProviderMetadata.discover(issuer: issuer, http: http, overrides: discoveryOverrides,
                                             issuerPolicy: issuerPolicy, discoveryURL: discoveryURL)
     }
 }

@@ -174,7 +174,8 @@ struct EnvironmentReader {
         return method
     }
 
-    mutating func scopes(default defaultText: String = "openid profile email offline_access") -> [String] {
+    /// `SCOPES`, with `openid` first for an OpenID Connect provider (and never added for another).
+    mutating func scopes(default defaultText: String = "openid profile email offline_access", openIDConnect: Bool = true) -> [String] {
         let name = "GATEHOUSE_SCOPES"
         let text = raw(name).map { String($0.trimmingConfigurationWhitespace()) } ?? defaultText
         var scopes: [String] = []
@@ -185,7 +186,7 @@ struct EnvironmentReader {
             }
             if !scopes.contains(String(token)) { scopes.append(String(token)) }
         }
-        if !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+        if openIDConnect, !scopes.contains("openid") { scopes.insert("openid", at: 0) }
         return scopes
     }
 

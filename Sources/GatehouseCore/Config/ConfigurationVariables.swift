@@ -64,6 +64,8 @@ extension GatehouseConfiguration {
         ("GATEHOUSE_CLIENT_PRIVATE_KEY", "none",
          "private_key_jwt: the client's RSA or P-256 private key, PEM text or the path of a PEM file"),
         ("GATEHOUSE_CLIENT_KEY_ID", "none", "private_key_jwt: the kid of that key at the provider"),
+        ("GATEHOUSE_API_URL", "https://api.github.com",
+         "GATEHOUSE_PROVIDER=github: the REST API the user's identity is read from; GitHub Enterprise Server: https://HOST/api/v3"),
         ("GATEHOUSE_APPLE_TEAM_ID", "none",
          "GATEHOUSE_PROVIDER=apple: the Apple Developer team id (10 characters), the iss of the client secret Gatehouse signs"),
         ("GATEHOUSE_APPLE_KEY_ID", "none",

@@ -117,6 +117,23 @@ extension EnvironmentReader {
         return found.count == 2 ? (found[0], found[1]) : nil
     }
 
+    /// `API_URL`: the profile's user API (GitHub's, or an Enterprise Server's `https://HOST/api/v3`),
+    /// an https URL (http on loopback); refused for OpenID Connect providers.
+    mutating func apiURL(profile: ProviderProfile) -> String? {
+        let name = "GATEHOUSE_API_URL"
+        guard let fallback = profile.defaultAPIURL else {
+            if value(name) != nil { fail(name, "is used only with GATEHOUSE_PROVIDER=github (the user API it reads the identity from)") }
+            return nil
+        }
+        var text = value(name) ?? fallback
+        if let problem = providerURLProblem(text) {
+            fail(name, "\(ConfigurationIssue.quote(text)) \(problem)")
+            return nil
+        }
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
     /// Refuses the authorization parameters Gatehouse would otherwise have to drop silently.
     mutating func refuseUnsupportedAuthParams(_ params: [(String, String)]) -> [(String, String)] {
         params.filter { key, _ in

@@ -13,7 +13,7 @@ public enum TokenRequestMethod: String, Sendable, Equatable, CaseIterable {
 /// For example: `ProviderProfile.named(.google).defaultScopes` is `openid profile email`.
 public struct ProviderProfile: Sendable, Equatable {
     public enum Name: String, Sendable, Equatable, CaseIterable {
-        case generic, auth0, google, facebook, keycloak, entra, okta, apple
+        case generic, auth0, google, facebook, keycloak, entra, okta, apple, github
     }
 
     /// How a token's `iss` is matched (the raw values are `GatehouseOIDC.IssuerPolicy`'s).
@@ -50,6 +50,11 @@ public struct ProviderProfile: Sendable, Equatable {
     /// Whether the client secret is a JWT Gatehouse signs (`AppleClientSecret`) from the client key
     /// and `GATEHOUSE_APPLE_TEAM_ID` / `GATEHOUSE_APPLE_KEY_ID`, never a configured string.
     public var signsClientSecret = false
+    /// Whether the provider speaks OpenID Connect (discovery, an ID token, `openid` among the
+    /// scopes); without it the user's identity comes from the provider's user API (`apiURL`).
+    public var openIDConnect = true
+    /// `GATEHOUSE_API_URL` when unset: the REST API the identity is read from (GitHub).
+    public var defaultAPIURL: String?
 
     public init(name: Name) { self.name = name }
 
@@ -64,6 +69,7 @@ public struct ProviderProfile: Sendable, Equatable {
         case .entra: "Microsoft"
         case .okta: "Okta"
         case .apple: "Apple"
+        case .github: "GitHub"
         }
     }
 
@@ -110,6 +116,16 @@ public struct ProviderProfile: Sendable, Equatable {
             profile.defaultResponseMode = .formPost
             profile.clientAuthMethodWithSecret = .clientSecretPost
             profile.signsClientSecret = true
+        case .github:
+            // OAuth 2.0 without OpenID Connect ("Authorizing OAuth apps"): the authorization and
+            // token endpoints under the web host (GitHub Enterprise Server: its own host), the user
+            // from the REST API (`GET /user`, `/user/emails`, `/user/orgs`, `/user/teams`), which
+            // is `https://api.github.com`, or `https://HOST/api/v3` on Enterprise Server.
+            profile.defaultIssuer = "https://github.com"
+            profile.defaultScopes = "read:user user:email"
+            profile.clientAuthMethodWithSecret = .clientSecretPost
+            profile.openIDConnect = false
+            profile.defaultAPIURL = "https://api.github.com"
         }
         return profile
     }

@@ -50,6 +50,8 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var dpop: DPoPMode = .off
     /// `APPLE_TEAM_ID` and `APPLE_KEY_ID` (`GATEHOUSE_PROVIDER=apple`): the client secret's `iss`
     /// and the `.p8` key's id; the key is `clientPrivateKeyPEM`.
+    /// `API_URL` (`GATEHOUSE_PROVIDER=github`): the REST API the user's identity is read from.
+    public var apiURL: String? = nil
     public var appleTeamID: String? = nil
     public var appleKeyID: String? = nil
     /// `GATEHOUSE_RESPONSE_MODE`: `query` or `form_post`.

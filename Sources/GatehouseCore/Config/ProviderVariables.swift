@@ -9,7 +9,7 @@ extension EnvironmentReader {
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
         "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP", "GATEHOUSE_RESPONSE_MODE",
         "GATEHOUSE_GROUPS_CLAIM", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS", "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS",
-        "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID",
+        "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID", "GATEHOUSE_API_URL",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -75,7 +75,8 @@ extension EnvironmentReader {
         let apple = appleClientSecret(profile: profile, clientSecret: clientSecret)
         let clientAuthMethod = profile.signsClientSecret ? .clientSecretPost
             : profileAuthMethod(clientAuthMethod(hasSecret: clientSecret != nil), profile: profile, hasSecret: clientSecret != nil)
-        let scopes = self.scopes(default: profile.defaultScopes)
+        let scopes = self.scopes(default: profile.defaultScopes, openIDConnect: profile.openIDConnect)
+        let apiURL = self.apiURL(profile: profile)
         let authParams = refuseUnsupportedAuthParams(self.authParams(default: profile.defaultAuthParams))
         let endpointOverrides = self.endpointOverrides(profile: profile)
         let discoveryURL = discoveryURLOverride(profile: profile)
@@ -117,6 +118,7 @@ extension EnvironmentReader {
         settings.dpop = dpop
         settings.responseMode = responseMode
         (settings.appleTeamID, settings.appleKeyID) = (apple?.teamID, apple?.keyID)
+        settings.apiURL = apiURL
         settings.groupsClaim = groupsClaim
         settings.loginGate = loginGate
         return settings

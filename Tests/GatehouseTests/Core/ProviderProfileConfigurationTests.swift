@@ -27,7 +27,7 @@ struct ProviderProfileConfigurationTests {
 
     @Test("An unknown profile is refused, listing the known ones")
     func unknownProfile() {
-        let found = issues(["GATEHOUSE_PROVIDER": "github"])
+        let found = issues(["GATEHOUSE_PROVIDER": "gitlab"])
         #expect(found.count == 1 && found[0].variable == "GATEHOUSE_PROVIDER" && found[0].message.contains("facebook"))
     }
 
@@ -159,5 +159,29 @@ struct ProviderProfileConfigurationTests {
         #expect(issues(["GATEHOUSE_APPLE_TEAM_ID": "TEAM123456"]).map(\.variable) == ["GATEHOUSE_APPLE_TEAM_ID"])
         #expect(issues(["GATEHOUSE_PROVIDER": "google", "GATEHOUSE_APPLE_KEY_ID": "KEY1234567"]).map(\.variable)
                 == ["GATEHOUSE_APPLE_KEY_ID"])
+    }
+
+    // MARK: GitHub
+
+    @Test("github: github.com and its API unless set, no openid scope, client_secret_post")
+    func githubDefaults() throws {
+        let environment = ["GATEHOUSE_PROVIDER": "github", "GATEHOUSE_CLIENT_ID": "Iv1.abc", "GATEHOUSE_CLIENT_SECRET": "s"]
+        let configuration = try GatehouseConfiguration.load(environment: environment, requireSecretKey: false).get()
+        #expect(configuration.issuer == "https://github.com")
+        #expect(configuration.scopes == ["read:user", "user:email"])
+        #expect(configuration.idp.apiURL == "https://api.github.com")
+        #expect(configuration.clientAuthMethod == .clientSecretPost && !configuration.idp.profile.openIDConnect)
+        let enterprise = try load(["GATEHOUSE_PROVIDER": "github", "GATEHOUSE_CLIENT_SECRET": "s",
+                                   "GATEHOUSE_ISSUER": "https://ghe.example.com", "GATEHOUSE_API_URL": "https://ghe.example.com/api/v3/",
+                                   "GATEHOUSE_SCOPES": "read:user user:email read:org"]).get()
+        #expect(enterprise.idp.apiURL == "https://ghe.example.com/api/v3" && enterprise.scopes.contains("read:org"))
+        #expect(!enterprise.scopes.contains("openid"))
+    }
+
+    @Test("GATEHOUSE_API_URL: only with github, and an https URL")
+    func apiURL() {
+        #expect(issues(["GATEHOUSE_API_URL": "https://api.github.com"]).map(\.variable) == ["GATEHOUSE_API_URL"])
+        #expect(issues(["GATEHOUSE_PROVIDER": "github", "GATEHOUSE_CLIENT_SECRET": "s", "GATEHOUSE_API_URL": "http://api.example.com"])
+                    .map(\.variable) == ["GATEHOUSE_API_URL"])
     }
 }

@@ -40,8 +40,10 @@ public enum AuthorizationRequest {
 
     /// The request's parameters (what `make` puts in the URL, and what PAR pushes), with its secrets.
     /// - Parameter responseMode: `form_post` for the Form Post Response Mode; nil for the default (query).
+    /// - Parameter openIDConnect: false for a plain OAuth 2.0 provider (GitHub): no `openid` scope,
+    ///   no `nonce` (there is no ID token to carry it back).
     public static func parameters(clientID: String, redirectURI: String, scopes: [String], extraParameters: [(String, String)],
-                                  responseMode: String? = nil,
+                                  responseMode: String? = nil, openIDConnect: Bool = true,
                                   random: RandomBytes = .system) -> (parameters: [(String, String)], login: PendingLoginSecrets) {
         let login = PendingLoginSecrets(state: RandomToken.make(bytes: 32, random: random),
                                         nonce: RandomToken.make(bytes: 32, random: random),
@@ -51,12 +53,13 @@ public enum AuthorizationRequest {
             ("response_type", "code"),
             ("client_id", clientID),
             ("redirect_uri", redirectURI),
-            ("scope", scopeValue(scopes)),
+            ("scope", openIDConnect ? scopeValue(scopes) : scopes.joined(separator: " ")),
             ("state", login.state),
             ("nonce", login.nonce),
             ("code_challenge", challenge.value),
             ("code_challenge_method", challenge.method.rawValue),
         ]
+        if !openIDConnect { parameters.removeAll { $0.0 == "nonce" } }
         if let responseMode { parameters.append(("response_mode", responseMode)) }
         parameters += extraParameters.filter { !reservedParameterNames.contains($0.0) }
         return (parameters, login)

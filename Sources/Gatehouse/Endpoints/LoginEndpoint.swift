@@ -137,7 +137,8 @@ struct LoginEndpoint {
         let (parameters, secrets) = AuthorizationRequest.parameters(
             clientID: configuration.clientID, redirectURI: configuration.redirectURI, scopes: configuration.scopes,
             extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters),
-            responseMode: configuration.idp.responseMode == .formPost ? ResponseMode.formPost.rawValue : nil)
+            responseMode: configuration.idp.responseMode == .formPost ? ResponseMode.formPost.rawValue : nil,
+            openIDConnect: configuration.idp.profile.openIDConnect)
         let url: String
         var pendingLifetime = Self.pendingLifetime
         let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint

@@ -89,4 +89,14 @@ struct GitHubUserAPITests {
                                                    requireIDToken: false)
         #expect(tokens.accessToken == "gho_1" && tokens.idToken == nil)
     }
+
+    @Test("The authorization request to a plain OAuth 2.0 provider: its scopes only (no openid), state and PKCE, no nonce")
+    func authorizationRequest() {
+        let (parameters, _) = AuthorizationRequest.parameters(clientID: "c", redirectURI: "https://a/callback",
+                                                               scopes: ["read:user", "user:email"], extraParameters: [],
+                                                               openIDConnect: false)
+        let names = parameters.map(\.0)
+        #expect(parameters.first { $0.0 == "scope" }?.1 == "read:user user:email")
+        #expect(names.contains("state") && names.contains("code_challenge") && !names.contains("nonce"))
+    }
 }

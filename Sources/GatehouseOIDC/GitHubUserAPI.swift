@@ -17,9 +17,11 @@ public struct GitHubUserAPI: Sendable {
     /// Whether the scopes include `read:org` (then `groups` is read).
     public let readsOrganizations: Bool
 
-    /// Past this, a list answer is cut off: GitHub pages by 30, and a user in more than 100
-    /// organisations or teams is refused nothing, only their groups beyond the first page.
+    /// GitHub pages lists (30 by default, at most 100 a page, `Link: <…>; rel="next"`): pages of 100
+    /// are followed up to this many, so a user's groups are complete up to 1,000 organisations
+    /// and as many teams, and a hostile API cannot keep the login waiting page after page.
     static let perPage = 100
+    static let maximumPages = 10
 
     public init(baseURL: String, http: any ProviderHTTPClient, readsOrganizations: Bool) {
         self.baseURL = baseURL
@@ -27,8 +29,10 @@ public struct GitHubUserAPI: Sendable {
         self.readsOrganizations = readsOrganizations
     }
 
-    /// The claims of the user the access token belongs to.
-    public func claims(accessToken: String, issuer: String) async throws(UserInfoError) -> [String: JSONValue] {
+    /// The claims of the user the access token belongs to. `grantedScope`: the token answer's
+    /// `scope` (GitHub lists what the user granted, comma-separated): without `read:org` there,
+    /// the user unticked it, and the login goes on without groups rather than failing at `/user/teams`.
+    public func claims(accessToken: String, issuer: String, grantedScope: String? = nil) async throws(UserInfoError) -> [String: JSONValue] {
         let user = try await get("/user", accessToken: accessToken).objectValue ?? [:]
         guard let id = user["id"]?.numberValue, id >= 1, id == id.rounded(), id < 1e15 else {
             throw .malformed("GitHub /user has no numeric id")
@@ -41,12 +45,31 @@ public struct GitHubUserAPI: Sendable {
             claims["email"] = .string(email)
             claims["email_verified"] = .bool(true)
         }
-        if readsOrganizations {
-            let organisations = try await get("/user/orgs?per_page=\(Self.perPage)", accessToken: accessToken)
-            let teams = try await get("/user/teams?per_page=\(Self.perPage)", accessToken: accessToken)
+        if readsOrganizations, Self.granted("read:org", in: grantedScope) {
+            let organisations = try await pages("/user/orgs", accessToken: accessToken)
+            let teams = try await pages("/user/teams", accessToken: accessToken)
             claims["groups"] = .array(Self.groups(organisations: organisations, teams: teams).map(JSONValue.string))
         }
         return claims
+    }
+
+    /// Whether `scope` was granted: listed in the answer's scopes (by comma or space), or the
+    /// answer did not say (then the request's scopes stand).
+    static func granted(_ scope: String, in grantedScope: String?) -> Bool {
+        guard let grantedScope else { return true }
+        return grantedScope.split(whereSeparator: { $0 == "," || $0 == " " }).contains { $0 == scope }
+    }
+
+    /// Every page of a list (up to `maximumPages`), as one array.
+    private func pages(_ path: String, accessToken: String) async throws(UserInfoError) -> JSONValue {
+        var all: [JSONValue] = []
+        for page in 1...Self.maximumPages {
+            let (value, hasNext) = try await getPage(path + "?per_page=\(Self.perPage)&page=\(page)", accessToken: accessToken)
+            let items = value.arrayValue ?? []
+            all += items
+            guard hasNext, items.count == Self.perPage else { break }
+        }
+        return .array(all)
     }
 
     /// The primary address when GitHub has verified it.
@@ -76,6 +99,11 @@ public struct GitHubUserAPI: Sendable {
 
     /// One API call: `200` with JSON, else the status.
     private func get(_ path: String, accessToken: String) async throws(UserInfoError) -> JSONValue {
+        try await getPage(path, accessToken: accessToken).value
+    }
+
+    /// One API call, and whether its `Link` header names a next page.
+    private func getPage(_ path: String, accessToken: String) async throws(UserInfoError) -> (value: JSONValue, hasNext: Bool) {
         let request = ProviderHTTPRequest(method: .get, url: baseURL + path, headers: [
             ProviderHTTPHeader("Authorization", "Bearer " + accessToken),
             ProviderHTTPHeader("Accept", "application/vnd.github+json"),
@@ -84,7 +112,8 @@ public struct GitHubUserAPI: Sendable {
         let response: ProviderHTTPResponse
         do { response = try await http.send(request) } catch { throw .transport(error) }
         guard response.status == 200 else { throw .unexpectedStatus(response.status) }
-        do { return try JSONValue.parse(response.body) } catch {
+        let hasNext = response.header("Link")?.contains("rel=\"next\"") ?? false
+        do { return (try JSONValue.parse(response.body), hasNext) } catch {
             throw .malformed("GitHub \(ProviderHTTPRequest.withoutQuery(baseURL + path)): \(error)")
         }
     }

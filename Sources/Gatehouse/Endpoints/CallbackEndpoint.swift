@@ -249,7 +249,8 @@ struct CallbackEndpoint {
         let instant = Date(timeIntervalSince1970: TimeInterval(now))
         if let userAPI = clients.userAPI {
             do {
-                let found = try await userAPI.claims(accessToken: exchanged.accessToken, issuer: configuration.issuer)
+                let found = try await userAPI.claims(accessToken: exchanged.accessToken, issuer: configuration.issuer,
+                                                     grantedScope: exchanged.scope)
                 return .success(IDTokenClaims(userAPIClaims: found, issuer: configuration.issuer,
                                               clientID: configuration.clientID, now: instant))
             } catch {

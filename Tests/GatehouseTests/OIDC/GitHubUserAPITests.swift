@@ -11,8 +11,8 @@ struct GitHubUserAPITests {
         http.respond(to: Self.api + "/user",
                      json: #"{"login":"octocat","id":583231,"name":"The Octocat","avatar_url":"https://avatars.test/u/583231","email":"public@example.com"}"#)
         http.respond(to: Self.api + "/user/emails", json: emails)
-        http.respond(to: Self.api + "/user/orgs?per_page=100", json: #"[{"login":"octo-org"},{"login":"other"}]"#)
-        http.respond(to: Self.api + "/user/teams?per_page=100",
+        http.respond(to: Self.api + "/user/orgs?per_page=100&page=1", json: #"[{"login":"octo-org"},{"login":"other"}]"#)
+        http.respond(to: Self.api + "/user/teams?per_page=100&page=1",
                      json: #"[{"slug":"platform","organization":{"login":"octo-org"}},{"slug":"x"}]"#)
         return http
     }
@@ -98,5 +98,30 @@ struct GitHubUserAPITests {
         let names = parameters.map(\.0)
         #expect(parameters.first { $0.0 == "scope" }?.1 == "read:user user:email")
         #expect(names.contains("state") && names.contains("code_challenge") && !names.contains("nonce"))
+    }
+
+    @Test("read:org unticked by the user (not in the granted scope): no groups, and no call that would fail")
+    func untickedReadOrg() async throws {
+        let fake = http()
+        let claims = try await GitHubUserAPI(baseURL: Self.api, http: fake, readsOrganizations: true)
+            .claims(accessToken: "t", issuer: "https://github.com", grantedScope: "read:user,user:email")
+        #expect(claims["groups"] == nil && fake.requests.count == 2)
+        #expect(GitHubUserAPI.granted("read:org", in: "read:user,read:org") && GitHubUserAPI.granted("read:org", in: nil))
+    }
+
+    @Test("Lists are followed page by page (Link rel=next), at most ten pages")
+    func pagination() async throws {
+        let fake = http()
+        let page = (0..<100).map { #"{"login":"org\#($0)"}"# }.joined(separator: ",")
+        for n in 1...12 {
+            fake.respond(to: Self.api + "/user/orgs?per_page=100&page=\(n)", with: ProviderHTTPResponse(
+                status: 200, headers: [ProviderHTTPHeader("Link", #"<https://api.github.test/user/orgs?page=\#(n + 1)>; rel="next""#)],
+                body: Array("[\(page)]".utf8)))
+        }
+        fake.respond(to: Self.api + "/user/teams?per_page=100&page=1", json: "[]")
+        let claims = try await GitHubUserAPI(baseURL: Self.api, http: fake, readsOrganizations: true)
+            .claims(accessToken: "t", issuer: "https://github.com")
+        #expect(fake.requests.filter { $0.url.contains("/user/orgs") }.count == 10)
+        #expect(claims["groups"]?.arrayValue?.count == 100)  // the same hundred names on every page, each once
     }
 }

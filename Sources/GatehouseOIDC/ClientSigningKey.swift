@@ -97,10 +97,12 @@ public struct ClientSigningKey: Sendable, CustomStringConvertible {
         return try await sign(claims)
     }
 
-    /// `claims` signed with this key, its `kid` in the header.
-    func sign(_ claims: RawClaims) async throws(TokenEndpointError) -> String {
+    /// `claims` signed with this key, its `kid` (and `type` as `typ`) in the header.
+    func sign(_ claims: RawClaims, type: String? = nil) async throws(TokenEndpointError) -> String {
+        var header = JWTHeader()
+        header.typ = type
         do {
-            return try await signers.sign(claims, kid: keyID.map { JWKIdentifier(string: $0) })
+            return try await signers.sign(claims, kid: keyID.map { JWKIdentifier(string: $0) }, header: header)
         } catch {
             throw .invalidConfiguration("cannot sign the client assertion: \(error)")
         }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
@@ -134,11 +135,23 @@ struct LoginEndpoint {
                                  metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
             return ProviderErrorPage.page(for: error)
         }
-        let (parameters, secrets) = AuthorizationRequest.parameters(
+        var (parameters, secrets) = AuthorizationRequest.parameters(
             clientID: configuration.clientID, redirectURI: configuration.redirectURI, scopes: configuration.scopes,
             extraParameters: LoginParameters.merged(configured: configuration.authParams, login: loginParameters),
             responseMode: configuration.idp.responseMode == .formPost ? ResponseMode.formPost.rawValue : nil,
             openIDConnect: configuration.idp.profile.openIDConnect)
+        if let claims = clients.claimsRequest { parameters.append(("claims", claims)) }
+        if let key = clients.requestObjectKey {
+            do {
+                let object = try await RequestObject.signed(parameters, clientID: configuration.clientID,
+                                                            audience: clients.metadata.issuer, key: key, now: Date())
+                parameters = RequestObject.outerParameters(parameters, requestObject: object)
+            } catch {
+                context.logger.error("login: the request object could not be signed",
+                                     metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+                return HTMLPage.error(status: 500, title: "Sign-in unavailable", message: "The sign-in request could not be made.")
+            }
+        }
         let url: String
         var pendingLifetime = Self.pendingLifetime
         let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint

@@ -17,6 +17,10 @@ public struct ProviderClients: Sendable {
     public var appleIdentity = false
     /// A provider without ID tokens (GitHub): the user's identity comes from its user API.
     public var userAPI: GitHubUserAPI?
+    /// `GATEHOUSE_REQUEST_OBJECT=on`: the key the request objects are signed with.
+    public var requestObjectKey: ClientSigningKey?
+    /// `GATEHOUSE_CLAIMS_REQUEST`, compact JSON.
+    public var claimsRequest: String?
 }
 
 /// The provider's discovery document and keys, loaded in the background.
@@ -232,12 +236,29 @@ public final class ProviderConnection: Sendable {
             userinfo: userinfo)
         clients.appleIdentity = configuration.idp.profile.name == .apple
         clients.userAPI = userAPI
+        clients.claimsRequest = configuration.idp.claimsRequest.flatMap { try? ClaimsRequest.validated($0).get() }
+        if configuration.idp.requestObject == .on, let pem = configuration.clientPrivateKeyPEM {
+            do {
+                clients.requestObjectKey = try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID,
+                                                                      algorithm: Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata))
+            } catch {
+                throw .malformedDocument("request object key: \(error)")
+            }
+        }
         return clients
     }
 
     /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`
     /// key), for `serve` and `check` to refuse at start; nil when none.
     public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
+        if let text = configuration.idp.claimsRequest, case .failure(let problem) = ClaimsRequest.validated(text) {
+            return "GATEHOUSE_CLAIMS_REQUEST: \(problem)"
+        }
+        if configuration.idp.requestObject == .on, let pem = configuration.clientPrivateKeyPEM,
+           let problem = ClientSigningKey.problem(pem: pem, requested: ClientSigningKey.Algorithm(rawValue: configuration.idp.clientKeyAlgorithm.rawValue),
+                                                  fapi2: configuration.securityProfile == .fapi2) {
+            return problem
+        }
         if configuration.idp.profile.signsClientSecret {
             guard let pem = configuration.clientPrivateKeyPEM, ClientSigningKey.keyType(pem: pem) == .p256 else {
                 return "GATEHOUSE_CLIENT_PRIVATE_KEY: Sign in with Apple signs its client secret with a P-256 key (the .p8 file of the key GATEHOUSE_APPLE_KEY_ID names)"

@@ -134,11 +134,25 @@ extension EnvironmentReader {
         return text
     }
 
+    /// `REQUEST_OBJECT`: `on` needs the client key that signs the objects, and OpenID Connect.
+    mutating func requestObject(profile: ProviderProfile) -> RequestObjectMode? {
+        let name = "GATEHOUSE_REQUEST_OBJECT"
+        guard let mode = choice(name, default: RequestObjectMode.off, expected: "on or off") else { return nil }
+        guard mode == .on else { return mode }
+        if value("GATEHOUSE_CLIENT_PRIVATE_KEY") == nil {
+            fail(name, "is on but GATEHOUSE_CLIENT_PRIVATE_KEY is not set: request objects are signed with the client key")
+        }
+        if !profile.openIDConnect || profile.signsClientSecret {
+            fail(name, "is not supported by GATEHOUSE_PROVIDER=\(profile.name.rawValue)")
+        }
+        return mode
+    }
+
     /// Refuses the authorization parameters Gatehouse would otherwise have to drop silently.
     mutating func refuseUnsupportedAuthParams(_ params: [(String, String)]) -> [(String, String)] {
         params.filter { key, _ in
             guard Self.unsupportedAuthParams.contains(key) else { return true }
-            fail("GATEHOUSE_AUTH_PARAMS", "\(ConfigurationIssue.quote(key)) cannot be set here (the response mode is GATEHOUSE_RESPONSE_MODE, query or form_post; request objects are not used)")
+            fail("GATEHOUSE_AUTH_PARAMS", "\(ConfigurationIssue.quote(key)) cannot be set here (the response mode is GATEHOUSE_RESPONSE_MODE, query or form_post; request objects are GATEHOUSE_REQUEST_OBJECT)")
             return false
         }
     }

@@ -50,6 +50,11 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var dpop: DPoPMode = .off
     /// `APPLE_TEAM_ID` and `APPLE_KEY_ID` (`GATEHOUSE_PROVIDER=apple`): the client secret's `iss`
     /// and the `.p8` key's id; the key is `clientPrivateKeyPEM`.
+    /// `REQUEST_OBJECT`: the authorization request as a signed JWT (RFC 9101).
+    public var requestObject: RequestObjectMode = .off
+    /// `CLAIMS_REQUEST`: the `claims` parameter (OIDC Core §5.5), JSON as configured (checked where
+    /// JSON is read, `ProviderConnection.clientCredentialProblem`).
+    public var claimsRequest: String? = nil
     /// `API_URL` (`GATEHOUSE_PROVIDER=github`): the REST API the user's identity is read from.
     public var apiURL: String? = nil
     public var appleTeamID: String? = nil

@@ -9,7 +9,8 @@ extension EnvironmentReader {
         "GATEHOUSE_ID_TOKEN_ALGS", "GATEHOUSE_TOKEN_REQUEST", "GATEHOUSE_PROVIDER", "GATEHOUSE_DISPLAY_NAME",
         "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP", "GATEHOUSE_RESPONSE_MODE",
         "GATEHOUSE_GROUPS_CLAIM", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS", "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS",
-        "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID", "GATEHOUSE_API_URL",
+        "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID", "GATEHOUSE_API_URL", "GATEHOUSE_REQUEST_OBJECT",
+        "GATEHOUSE_CLAIMS_REQUEST",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -77,6 +78,7 @@ extension EnvironmentReader {
             : profileAuthMethod(clientAuthMethod(hasSecret: clientSecret != nil), profile: profile, hasSecret: clientSecret != nil)
         let scopes = self.scopes(default: profile.defaultScopes, openIDConnect: profile.openIDConnect)
         let apiURL = self.apiURL(profile: profile)
+        let requestObject = self.requestObject(profile: profile)
         let authParams = refuseUnsupportedAuthParams(self.authParams(default: profile.defaultAuthParams))
         let endpointOverrides = self.endpointOverrides(profile: profile)
         let discoveryURL = discoveryURLOverride(profile: profile)
@@ -119,6 +121,8 @@ extension EnvironmentReader {
         settings.responseMode = responseMode
         (settings.appleTeamID, settings.appleKeyID) = (apple?.teamID, apple?.keyID)
         settings.apiURL = apiURL
+        settings.requestObject = requestObject ?? .off
+        settings.claimsRequest = value("GATEHOUSE_CLAIMS_REQUEST")
         settings.groupsClaim = groupsClaim
         settings.loginGate = loginGate
         return settings

@@ -184,4 +184,14 @@ struct ProviderProfileConfigurationTests {
         #expect(issues(["GATEHOUSE_PROVIDER": "github", "GATEHOUSE_CLIENT_SECRET": "s", "GATEHOUSE_API_URL": "http://api.example.com"])
                     .map(\.variable) == ["GATEHOUSE_API_URL"])
     }
+
+    @Test("GATEHOUSE_REQUEST_OBJECT=on needs the client key, and OpenID Connect")
+    func requestObject() throws {
+        #expect(issues(["GATEHOUSE_REQUEST_OBJECT": "on"]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT"])
+        #expect(issues(["GATEHOUSE_REQUEST_OBJECT": "sometimes"]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT"])
+        let on = try load(["GATEHOUSE_REQUEST_OBJECT": "on", "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey]).get()
+        #expect(on.idp.requestObject == .on)
+        #expect(issues(["GATEHOUSE_PROVIDER": "github", "GATEHOUSE_CLIENT_SECRET": "s", "GATEHOUSE_REQUEST_OBJECT": "on",
+                        "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT"])
+    }
 }

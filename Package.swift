@@ -86,6 +86,8 @@ let package = Package(
         .target(name: "GatehouseOIDC",
                 dependencies: ["GatehouseEncoding",
                                .product(name: "Crypto", package: "swift-crypto"),
+                               // RSA-OAEP and AES-CBC for encrypted ID tokens and UserInfo (jwt-kit links it already).
+                               .product(name: "CryptoExtras", package: "swift-crypto"),
                                .product(name: "JWTKit", package: "jwt-kit")],
                 swiftSettings: settings),
         // Build time only: writes `EmbeddedMigrations` from Migrations/*.sql and Migrations/postgres/*.sql,

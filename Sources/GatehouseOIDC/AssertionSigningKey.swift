@@ -50,9 +50,12 @@ public struct AssertionSigningKey: Sendable {
 
     /// `{"keys":[…]}` for `/.well-known/jwks.json`: `current` first, then `previous` unless it is
     /// the same key.
-    public static func keySet(current: AssertionSigningKey, previous: AssertionSigningKey?) -> [UInt8] {
+    /// - Parameter encryption: the client encryption keys' public JWKs (`"use":"enc"`), published beside.
+    public static func keySet(current: AssertionSigningKey, previous: AssertionSigningKey?,
+                              encryption: [[String: JSONValue]] = []) -> [UInt8] {
         var keys: [JSONValue] = [.object(current.publicJWK)]
         if let previous, previous.keyID != current.keyID { keys.append(.object(previous.publicJWK)) }
+        keys += encryption.map(JSONValue.object)
         return JSONValueWriter.sortedKeys(["keys": .array(keys)]) ?? Array("{\"keys\":[]}".utf8)
     }
 }

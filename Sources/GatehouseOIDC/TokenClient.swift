@@ -30,6 +30,10 @@ public struct TokenClient: Sendable {
     /// cannot be replayed at another provider whose endpoint a hostile discovery document named
     /// (draft-ietf-oauth-rfc7523bis).
     public var assertionAudience: String?
+    /// Opens an encrypted `id_token` (`GATEHOUSE_CLIENT_ENCRYPTION_KEY`): the signed token inside
+    /// replaces it in the response, so it is what is validated, stored and sent as `id_token_hint`
+    /// (RP-Initiated Logout §2 asks for the signed one).
+    public var decrypter: JWEDecrypter?
     /// The provider's latest DPoP nonce (RFC 9449 §8), shared by every request of this client.
     public let dpopNonces = DPoPNonces()
 
@@ -110,7 +114,8 @@ public struct TokenClient: Sendable {
         let response = try await post(to: tokenEndpoint, parameters, dpop: dpop)
         // GitHub answers its errors (`bad_verification_code`, …) with 200 and an error body.
         guard response.status == 200, !Self.isErrorBody(response.body) else { throw Self.failure(response) }
-        let tokens = try TokenResponse.decode(response.body)
+        var tokens = try TokenResponse.decode(response.body)
+        if let idToken = tokens.idToken, JWEDecrypter.isJWE(idToken) { tokens.idToken = try signedIDToken(idToken) }
         // RFC 9449 §5: asked with a proof, the token must be bound to it; a bearer token would work
         // for anyone who copies it, which is what DPoP is there to prevent.
         if dpop != nil, tokens.tokenType.lowercased() != "dpop" {
@@ -190,6 +195,21 @@ public struct TokenClient: Sendable {
                                        wwwAuthenticate: response.header("WWW-Authenticate")) else { return response }
         }
         throw .unexpectedStatus(400)
+    }
+
+    /// The signed ID token inside an encrypted one (OIDC Core §10.2: signed, then encrypted).
+    func signedIDToken(_ encrypted: String) throws(TokenEndpointError) -> String {
+        guard let decrypter else {
+            throw .invalidResponse("an encrypted id_token, but no GATEHOUSE_CLIENT_ENCRYPTION_KEY is set")
+        }
+        let inner: String
+        do { inner = String(decoding: try decrypter.decrypt(encrypted), as: UTF8.self) } catch {
+            throw .invalidResponse("id_token: \(error)")
+        }
+        guard inner.utf8.reduce(0, { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }) == 2 else {
+            throw .invalidResponse("the encrypted id_token holds no signed JWT (an unsigned ID token is not accepted)")
+        }
+        return inner
     }
 
     /// Whether a body is an OAuth error (`{"error": "…"}`) rather than tokens.

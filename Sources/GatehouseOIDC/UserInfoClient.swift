@@ -53,6 +53,9 @@ public struct UserInfoClient: Sendable {
     public let endpoint: String
     private let http: any ProviderHTTPClient
     private let signed: SignedResponses?
+    /// Opens an encrypted answer (`GATEHOUSE_CLIENT_ENCRYPTION_KEY`): signed then encrypted, or
+    /// encrypted JSON (OIDC Core §5.3.2).
+    public var decrypter: JWEDecrypter?
 
     /// - Parameter signed: nil refuses signed answers.
     public init(endpoint: String, http: any ProviderHTTPClient, signed: SignedResponses? = nil) {
@@ -93,7 +96,13 @@ public struct UserInfoClient: Sendable {
         let mediaType = contentType[..<(contentType.utf8.firstIndex(of: UInt8(ascii: ";")) ?? contentType.endIndex)]
             .trimmingWhitespace().lowercased()
         if mediaType == "application/jwt" {
-            return try await signedClaims(response.body, expectedSubject: expectedSubject)
+            let token = String(decoding: response.body, as: UTF8.self).trimmingWhitespaceAndNewlines()
+            guard JWEDecrypter.isJWE(token) else { return try await signedClaims(response.body, expectedSubject: expectedSubject) }
+            guard let decrypter else { throw .signedResponseUnsupported }
+            let inner: [UInt8]
+            do { inner = try decrypter.decrypt(token) } catch { throw .malformed("encrypted answer: \(error)") }
+            if inner.first == UInt8(ascii: "{") { return try Self.claims(inner, expectedSubject: expectedSubject) }
+            return try await signedClaims(inner, expectedSubject: expectedSubject)
         }
         return try Self.claims(response.body, expectedSubject: expectedSubject)
     }

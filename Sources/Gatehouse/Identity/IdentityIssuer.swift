@@ -50,7 +50,10 @@ final class IdentityIssuer: Sendable {
                                                               salt: Array("gatehouse-assertion".utf8),
                                                               info: Array("gatehouse assertion sid v1".utf8),
                                                               outputByteCount: 32))
-        keySetDocument = AssertionSigningKey.keySet(current: signingKey, previous: previousKey)
+        keySetDocument = AssertionSigningKey.keySet(current: signingKey, previous: previousKey,
+                                                    encryption: configuration.clientEncryptionKeyPEMs.compactMap {
+                                                        try? ClientEncryptionKey(pem: $0).publicJWK
+                                                    })
     }
 
     /// The assertion's `aud` on `route`: its `audience=` option, else the upstream's origin. On

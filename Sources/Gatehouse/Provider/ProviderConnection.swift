@@ -204,6 +204,9 @@ public final class ProviderConnection: Sendable {
         }
         if configuration.securityProfile == .fapi2 { tokens.assertionAudience = metadata.issuer }
         tokens.tokenRequestMethod = configuration.tokenRequestHTTPMethod
+        let decrypter = configuration.clientEncryptionKeyPEMs.isEmpty ? nil
+            : JWEDecrypter(keys: configuration.clientEncryptionKeyPEMs.compactMap { try? ClientEncryptionKey(pem: $0) })
+        tokens.decrypter = decrypter
         let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms, now: now)
         // Entra's template document behind a one-tenant issuer: tokens must be that tenant's.
         let tokenIssuer = configuration.issuerPolicy.tokenIssuer(documentIssuer: metadata.issuer,
@@ -214,8 +217,10 @@ public final class ProviderConnection: Sendable {
                 throw .missingEndpoint(field: "userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)",
                                        variable: "GATEHOUSE_USERINFO_ENDPOINT")
             }
-            userinfo = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
+            var client = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
                 keySet: keys, issuer: tokenIssuer, clientID: configuration.clientID))
+            client.decrypter = decrypter
+            userinfo = client
         } else {
             userinfo = nil
         }
@@ -251,6 +256,12 @@ public final class ProviderConnection: Sendable {
     /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`
     /// key), for `serve` and `check` to refuse at start; nil when none.
     public static func clientCredentialProblem(_ configuration: GatehouseConfiguration) -> String? {
+        for (index, pem) in configuration.clientEncryptionKeyPEMs.enumerated() {
+            do { _ = try ClientEncryptionKey(pem: pem) } catch {
+                guard case .unusableKey(let why) = error else { return "\(error)" }
+                return "GATEHOUSE_CLIENT_ENCRYPTION_KEY\(index == 0 ? "" : "_PREVIOUS"): \(why)"
+            }
+        }
         if let text = configuration.idp.claimsRequest, case .failure(let problem) = ClaimsRequest.validated(text) {
             return "GATEHOUSE_CLAIMS_REQUEST: \(problem)"
         }

@@ -40,6 +40,7 @@ extension GatehouseConfiguration {
         if let problem = DatabaseSetting.problem(in: database) { r.fail("GATEHOUSE_DATABASE", problem) }
         let secretKey = r.secretKey("GATEHOUSE_SECRET_KEY", required: requireSecretKey)
         let previousKey = r.secretKey("GATEHOUSE_SECRET_KEY_PREVIOUS", required: false)
+        let encryptionKeys = r.clientEncryptionKeys()
         let idle = r.duration("GATEHOUSE_SESSION_IDLE", default: 3_600, allowZero: false)
         let lifetime = r.duration("GATEHOUSE_SESSION_LIFETIME", default: 86_400, allowZero: false)
         let persistent = r.choice("GATEHOUSE_SESSION_PERSISTENT", default: SessionCookiePersistence.browserSession,
@@ -92,6 +93,7 @@ extension GatehouseConfiguration {
         configuration.cors = cors
         configuration.metricsListen = metricsListen
         configuration.securityProfile = securityProfile ?? .none
+        configuration.clientEncryptionKeyPEMs = encryptionKeys
         tuning(&configuration)
         return .success(configuration)
     }

@@ -20,6 +20,7 @@ public enum ConfigurationReload {
         keep(\.databasePath, "GATEHOUSE_DATABASE")
         keep(\.secretKey, "GATEHOUSE_SECRET_KEY")
         keep(\.previousSecretKey, "GATEHOUSE_SECRET_KEY_PREVIOUS")
+        keep(\.clientEncryptionKeyPEMs, "GATEHOUSE_CLIENT_ENCRYPTION_KEY")
         // The server's and the pools' own settings, fixed when they were made.
         keep(\.maxBody, "GATEHOUSE_MAX_BODY")
         keep(\.cpuAffinity, "GATEHOUSE_CPU_AFFINITY")

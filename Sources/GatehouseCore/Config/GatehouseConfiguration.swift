@@ -77,6 +77,9 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     public var secretKey: [UInt8]?
     /// The previous key, still used to open sessions sealed before a rotation.
     public var previousSecretKey: [UInt8]?
+    /// `GATEHOUSE_CLIENT_ENCRYPTION_KEY` then `…_PREVIOUS` (PEM): the keys encrypted ID tokens and
+    /// UserInfo are opened with, the first published for encryption.
+    public var clientEncryptionKeyPEMs: [String] = []
     /// Sliding idle timeout, seconds.
     public var sessionIdle: Int
     /// Absolute session lifetime, seconds.

@@ -62,6 +62,33 @@ extension EnvironmentReader {
     /// `GATEHOUSE_CLIENT_PRIVATE_KEY` (PEM text, or a file holding it) and `GATEHOUSE_CLIENT_KEY_ID`:
     /// required with `private_key_jwt`. The key is parsed when the token client is built; here
     /// only its presence and PEM shape are checked, and the value is never echoed.
+    /// `CLIENT_ENCRYPTION_KEY` and `…_PREVIOUS`: PEM text or the path of a PEM file each (what
+    /// they hold is checked where keys are read, `ProviderConnection.clientCredentialProblem`).
+    mutating func clientEncryptionKeys() -> [String] {
+        var keys: [String] = []
+        for name in ["GATEHOUSE_CLIENT_ENCRYPTION_KEY", "GATEHOUSE_CLIENT_ENCRYPTION_KEY_PREVIOUS"] {
+            guard let text = value(name) else { continue }
+            if name.hasSuffix("PREVIOUS"), keys.isEmpty {
+                fail(name, "is set without GATEHOUSE_CLIENT_ENCRYPTION_KEY (the previous key serves beside a current one)")
+                continue
+            }
+            var pem = text
+            if !text.hasPrefix("-----BEGIN") {
+                guard let data = FileManager.default.contents(atPath: text) else {
+                    fail(name, "is neither a PEM private key nor a readable file")
+                    continue
+                }
+                pem = String(decoding: data, as: UTF8.self)
+            }
+            guard pem.contains("-----BEGIN") && pem.contains("PRIVATE KEY-----") else {
+                fail(name, "does not hold a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+                continue
+            }
+            keys.append(pem)
+        }
+        return keys
+    }
+
     /// `CLIENT_PRIVATE_KEY` (PEM text or a file) and `CLIENT_KEY_ID`; required with
     /// `private_key_jwt`, or with what `requiredFor` names (the Apple profile's `.p8` key).
     mutating func clientPrivateKey(method: ClientAuthMethod?, requiredFor: String? = nil) -> (pem: String, keyID: String?)? {

@@ -15,6 +15,7 @@ logs in a fixed test user without any page, and counts token requests.
         [--par] [--dpop [--dpop-rfc-ath]] [--refresh-resource] [--always-refresh] [--implicit-consent] \
         [--require-pkce] [--access-token-ttl 300] [--refresh-token-ttl 86400]
         [--client-jwks client-public.jwks.json] [--id-token-alg ES256]
+        [--request-object-jwks client-public.jwks.json] [--record-requests]
 
 Prints ``READY http://127.0.0.1:PORT`` once listening; exits 0 on SIGTERM/SIGINT.
 
@@ -67,6 +68,17 @@ Behaviour worth knowing (idpyoidc 5.0.0; e2e/idpyoidc_selfcheck.py shows each):
     §2: idpyoidc alone takes only the endpoint's own URL), and /_stats lists
     each assertion's alg and aud (client_assertions).
   * --id-token-alg signs the client's ID tokens with that algorithm.
+  * --request-object-jwks registers those public keys for the client's
+    request objects (RFC 9101 / OIDC Core §6.1) while client authentication
+    stays the secret: idpyoidc verifies a `request` parameter (at
+    /authorization and in a PAR body) with the client's keys and then uses
+    only what the object says; discovery then lists request_parameter_supported
+    true and request_object_signing_alg_values_supported. A `request` whose
+    signature does not verify is a 400 invalid_request page (no redirect).
+  * --record-requests lists each /authorization and /par request in /_stats
+    (`requests`): the parameters as received (client credentials left out)
+    and what idpyoidc made of them after verifying (a verified request
+    object, state, nonce, login_hint, code_challenge, claims), or its error.
   * Errors: 400 with {"error", "error_description"}; failed client
     authentication 401 invalid_client; bad/missing token at /userinfo 401.
 """
@@ -91,6 +103,7 @@ from urllib.parse import parse_qs, urlencode
 from flask import Flask, Response, redirect, request
 from werkzeug.serving import make_server
 
+from idpyoidc import verified_claim_name
 from idpyoidc.message.oauth2 import ResponseMessage
 from idpyoidc.server import Server
 from idpyoidc.server.configure import OPConfiguration
@@ -515,6 +528,15 @@ class Provider:
                     continue
                 endpoint = self.server.get_endpoint(name)
                 endpoint.allowed_targets = ["", "token"] + (["pushed_authorization"] if args.par else [])
+        if args.request_object_jwks:
+            # --request-object-jwks (default off): the client's public keys, under its client id,
+            # for idpyoidc to verify RFC 9101 request objects with (AuthorizationRequest.verify and
+            # PushedAuthorizationRequest.verify look the signer's keys up by client id); the client
+            # still authenticates with its secret. Discovery says so (the config above says false).
+            with open(args.request_object_jwks) as f:
+                self.server.keyjar.import_jwks(json.load(f), args.client_id)
+            self.context.provider_info["request_parameter_supported"] = True
+            self.context.provider_info["request_object_signing_alg_values_supported"] = ["RS256", "PS256", "ES256"]
         ResourceAwareRefreshHelper.allowed_resources = list(args.resource)
         self.reset_stats()
 
@@ -533,7 +555,42 @@ class Provider:
             "dpop_nonce_challenges": 0,
             "client_assertions": [],
         }
+        if self.args.record_requests:
+            # --record-requests (default off): see record_request()
+            self.stats["requests"] = []
         self.dpop_nonce = secrets.token_urlsafe(12)
+
+    # Client credentials never go into the record.
+    UNRECORDED = ("client_secret", "client_assertion")
+
+    def record_request(self, where, params):
+        """--record-requests: one entry in /_stats `requests` for an /authorization or /par
+        request, the parameters as received; record_parsed() adds idpyoidc's reading of them."""
+        if not self.args.record_requests:
+            return None
+        entry = {"at": where, "params": {k: v for k, v in params.items() if k not in self.UNRECORDED}}
+        self.stats["requests"].append(entry)
+        return entry
+
+    @staticmethod
+    def record_parsed(entry, req):
+        """What idpyoidc made of a request after parse_request (signature checked, the request
+        object's claims merged in, a PAR request_uri resolved), or its error."""
+        if entry is None:
+            return
+        if isinstance(req, Exception):
+            entry["error"] = f"{type(req).__name__}: {req}"
+            return
+        if isinstance(req, ResponseMessage) and "error" in req:
+            entry["error"] = req.get("error_description") or req["error"]
+            return
+        def plain(v):
+            return v.to_dict() if hasattr(v, "to_dict") else v
+        entry["verified_request_object"] = verified_claim_name("request") in req
+        entry["parsed"] = {k: plain(req[k]) for k in
+                           ("client_id", "response_type", "scope", "redirect_uri", "state", "nonce", "login_hint",
+                            "prompt", "max_age", "acr_values", "code_challenge", "code_challenge_method", "claims")
+                           if k in req}
 
     # -- HTTP plumbing -------------------------------------------------------
 
@@ -614,6 +671,7 @@ class Provider:
         self.stats["authorization"] += 1
         endpoint = self.server.get_endpoint("authorization")
         raw = self.request_args()
+        recorded = self.record_request("authorization", raw)
         par = self.context.par_db.get(raw.get("request_uri", "")) if self.args.par else None
         if par is not None:
             # RFC 9126 lets the client send only client_id + request_uri, but
@@ -640,7 +698,9 @@ class Provider:
             req = endpoint.parse_request(raw, http_info=http_info)
         except Exception as err:  # e.g. an unresolvable PAR request_uri
             LOG.info("authorization parse failed: %r", err)
+            self.record_parsed(recorded, err)
             return self.error("invalid_request", str(err))
+        self.record_parsed(recorded, req)
         if isinstance(req, ResponseMessage) and "error" in req:
             return self.authz_error(raw, req)
         try:
@@ -690,13 +750,17 @@ class Provider:
         self.stats["par"] += 1
         body = request.get_data(as_text=True)  # before .form, which would consume it
         self.note_assertion({k: v[0] for k, v in parse_qs(body).items()}, "par")
+        recorded = self.record_request("par", {k: v[0] if len(v) == 1 else v for k, v in parse_qs(body).items()})
         endpoint = self.server.get_endpoint("pushed_authorization")
         try:
             req = endpoint.parse_request(body, http_info=self.http_info())
         except (ClientAuthenticationError, UnAuthorizedClient, UnknownClient, InvalidClient) as err:
+            self.record_parsed(recorded, err)
             return self.error("invalid_client", str(err), 401)
         except Exception as err:
+            self.record_parsed(recorded, err)
             return self.error("invalid_request", str(err))
+        self.record_parsed(recorded, req)
         if isinstance(req, ResponseMessage) and "error" in req:
             return self.json_response(req, 400)
         try:
@@ -917,6 +981,13 @@ def parse_args(argv=None):
     p.add_argument("--refresh-token-ttl", type=int, default=86400)
     p.add_argument("--client-jwks", help="private_key_jwt: the client's public JWKS (a file)")
     p.add_argument("--id-token-alg", help="sign the client's ID tokens with this algorithm (e.g. ES256)")
+    # RFC 9101 request objects signed with a key while the client authenticates with its secret
+    # (default off: the client has no keys and discovery says request_parameter_supported false).
+    p.add_argument("--request-object-jwks",
+                   help="request objects: the client's public JWKS (a file) `request` parameters are verified with")
+    # Test visibility (default off: /_stats has no `requests` list).
+    p.add_argument("--record-requests", action="store_true",
+                   help="list each /authorization and /par request (and idpyoidc's parse of it) in /_stats")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args(argv)
     if args.audience is None:

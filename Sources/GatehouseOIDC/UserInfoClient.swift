@@ -95,6 +95,13 @@ public struct UserInfoClient: Sendable {
         let contentType = response.header("Content-Type") ?? ""
         let mediaType = contentType[..<(contentType.utf8.firstIndex(of: UInt8(ascii: ";")) ?? contentType.endIndex)]
             .trimmingWhitespace().lowercased()
+        return try await withExternalClaims(try await answerClaims(response, mediaType: mediaType, expectedSubject: expectedSubject),
+                                            accessToken: accessToken)
+    }
+
+    /// The answer's own claims, by its media type.
+    private func answerClaims(_ response: ProviderHTTPResponse, mediaType: String,
+                              expectedSubject: String) async throws(UserInfoError) -> [String: JSONValue] {
         if mediaType == "application/jwt" {
             let token = String(decoding: response.body, as: UTF8.self).trimmingWhitespaceAndNewlines()
             guard JWEDecrypter.isJWE(token) else { return try await signedClaims(response.body, expectedSubject: expectedSubject) }
@@ -105,6 +112,13 @@ public struct UserInfoClient: Sendable {
             return try await signedClaims(inner, expectedSubject: expectedSubject)
         }
         return try Self.claims(response.body, expectedSubject: expectedSubject)
+    }
+
+    /// Aggregated and distributed claims resolved (§5.6.2), when the answer has any.
+    private func withExternalClaims(_ claims: [String: JSONValue], accessToken: String) async throws(UserInfoError) -> [String: JSONValue] {
+        guard claims["_claim_names"] != nil || claims["_claim_sources"] != nil else { return claims }
+        let external = ExternalClaims(http: http, providerIssuer: signed?.issuer ?? "", providerKeys: signed?.keySet)
+        return await external.resolved(claims).claims
     }
 
     /// A signed answer (§5.3.2): signature against the provider's JWKS, `iss`, `aud`, then `sub`.

@@ -104,3 +104,52 @@ struct SignedUserInfoTests {
         }
     }
 }
+
+@Suite("Aggregated and distributed claims (OIDC Core 5.6.2)")
+struct ExternalClaimsTests {
+    let provider = TestProvider()
+
+    private func client(_ http: FakeProviderHTTP) -> UserInfoClient {
+        let keys = KeySet(jwksURI: TestProvider.jwksURI, http: http, allowedAlgorithms: [.rs256])
+        return UserInfoClient(endpoint: UserInfoClientTests.endpoint, http: http, signed: UserInfoClient.SignedResponses(
+            keySet: keys, issuer: TestProvider.issuer, clientID: TestProvider.clientID))
+    }
+
+    @Test("An aggregated JWT the provider signed gives exactly the claims mapped to it")
+    func aggregated() async throws {
+        let http = provider.http()
+        let jwt = try await provider.signRS256(["iss": .string(TestProvider.issuer), "address": .string("1 Main St"),
+                                                "phone_number": .string("+1 555"), "sub": .string("other")])
+        http.respond(to: UserInfoClientTests.endpoint, json: #"""
+            {"sub":"user-42","name":"Ada","_claim_names":{"address":"src1","name":"src1"},"_claim_sources":{"src1":{"JWT":"\#(jwt)"}}}
+            """#)
+        let claims = try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        #expect(claims["address"] == .string("1 Main St"))
+        #expect(claims["phone_number"] == nil)  // not mapped to the source
+        #expect(claims["name"] == .string("Ada"))  // the provider's own claim is not replaced
+        #expect(claims["sub"] == .string("user-42") && claims["_claim_names"] == nil && claims["_claim_sources"] == nil)
+    }
+
+    @Test("A distributed source is fetched with its access token and verified; a forged or plain-http one adds nothing")
+    func distributed() async throws {
+        let http = provider.http()
+        let jwt = try await provider.signRS256(["iss": .string(TestProvider.issuer), "credit_score": .number(650)])
+        http.respond(to: "https://claims.example.com/score", with: ProviderHTTPResponse(status: 200, body: Array(jwt.utf8)))
+        let forged = try await provider.signRS256(["credit_score": .number(900)], key: TestProvider.otherRSAKey)
+        http.respond(to: "https://claims.example.com/forged", with: ProviderHTTPResponse(status: 200, body: Array(forged.utf8)))
+        http.respond(to: UserInfoClientTests.endpoint, json: #"""
+            {"sub":"user-42","_claim_names":{"credit_score":"a","payment":"b","plain":"c"},
+             "_claim_sources":{"a":{"endpoint":"https://claims.example.com/score","access_token":"ksj3n283dke"},
+                               "b":{"endpoint":"https://claims.example.com/forged"},
+                               "c":{"endpoint":"http://claims.example.com/plain"}}}
+            """#)
+        let claims = try await client(http).fetch(accessToken: "at", expectedSubject: "user-42")
+        #expect(claims["credit_score"] == .number(650) && claims["payment"] == nil && claims["plain"] == nil)
+        let fetched = try #require(http.requests.first { $0.url == "https://claims.example.com/score" })
+        #expect(fetched.header("Authorization") == "Bearer ksj3n283dke")
+        #expect(!http.requests.contains { $0.url.hasPrefix("http://claims") })
+        #expect(ExternalClaims.isAllowed("http://127.0.0.1:9/x") && ExternalClaims.isAllowed("http://[::1]:9/x"))
+        #expect(!ExternalClaims.isAllowed("http://127.0.0.1.evil.com/x") && !ExternalClaims.isAllowed("http://127.0.0.1@evil.com/x"))
+        #expect(!ExternalClaims.isAllowed("ftp://claims.example.com/x") && ExternalClaims.isAllowed("https://claims.example.com/x"))
+    }
+}

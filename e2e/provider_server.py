@@ -13,6 +13,11 @@ added around it, all with Authlib's own building blocks:
 * a ``sid`` claim in ID tokens and signed back-channel ``logout_token``s;
 * the RFC 6749 §4.4 client-credentials grant for confidential clients (any scope,
   an optional ``audience``), counted per request.
+* (off unless asked for) encrypted ID tokens and UserInfo answers (OIDC Core §10.2):
+  ``--encrypt-id-token ALG:ENC``, ``--encrypt-userinfo ALG:ENC`` and ``--sign-userinfo``; the
+  JWEs are made with joserfc, a JOSE implementation independent of the gateway's, to the
+  client's ``use: enc`` key fetched from its JWKS (``--encryption-jwks-url`` or
+  ``POST /_test/encryption``).
 
 Test-only endpoints under ``/_test/`` expose counters and every issued token
 so that the tests can check what the gateway did without seeing its memory.
@@ -343,6 +348,11 @@ def build_app(args) -> flask.Flask:
     def issuer() -> str:
         return flask.request.host_url.rstrip("/")
 
+    # Encryption (options off by default): registered before `_after` so that it runs after it
+    # (Flask calls after_request hooks in reverse order) and encrypts the final answer.
+    if args.encrypt_id_token or args.encrypt_userinfo:
+        _install_encryption(app, args, storage, issuer)
+
     # ---- request hooks -------------------------------------------------
 
     @app.before_request
@@ -651,6 +661,118 @@ def _jwt_payload(token: str) -> dict:
     return json.loads(base64.urlsafe_b64decode(part))
 
 
+# --------------------------------------------------------------------------
+# Encrypted ID tokens and UserInfo (only with --encrypt-id-token / --encrypt-userinfo)
+# --------------------------------------------------------------------------
+
+# The JWE algorithms a client may ask for (OIDC Discovery id_token_encryption_*): those the suite
+# tests; the key type each needs.
+ENCRYPTION_ALGS = {"RSA-OAEP": "RSA", "RSA-OAEP-256": "RSA", "ECDH-ES": "EC",
+                   "ECDH-ES+A128KW": "EC", "ECDH-ES+A256KW": "EC"}
+ENCRYPTION_ENCS = ("A128CBC-HS256", "A256GCM")
+
+# Where the recipient key comes from, set by --encryption-jwks-url and POST /_test/encryption:
+# `jwks_url` (fetched at each encryption; `kid` picks one of its keys, else the first `use: enc`
+# key of the right kty), or `jwk` (the public JWK itself, e.g. a key the client no longer has).
+ENCRYPTION = {"jwks_url": None, "kid": None, "jwk": None}
+ENCRYPTED: list[dict] = []  # every JWE made: what, protected header, jwe, inner (the plaintext)
+
+
+def _alg_enc(text: str) -> tuple[str, str]:
+    alg, _, enc = text.rpartition(":")
+    if alg not in ENCRYPTION_ALGS or enc not in ENCRYPTION_ENCS:
+        raise argparse.ArgumentTypeError(f"{text!r}: ALG:ENC with ALG in {sorted(ENCRYPTION_ALGS)}, "
+                                         f"ENC in {list(ENCRYPTION_ENCS)}")
+    return alg, enc
+
+
+def _recipient_key(alg: str) -> dict:
+    """The client's public encryption JWK for `alg`."""
+    with LOCK:
+        conf = dict(ENCRYPTION)
+    if conf["jwk"]:
+        return conf["jwk"]
+    if not conf["jwks_url"]:
+        raise RuntimeError("no client encryption key: set --encryption-jwks-url or POST /_test/encryption")
+    import requests  # only here: the provider needs it for nothing else
+
+    keys = requests.get(conf["jwks_url"], timeout=5).json().get("keys", [])
+    kty = ENCRYPTION_ALGS[alg]
+    for k in keys:
+        if k.get("use") == "enc" and k.get("kty") == kty and (conf["kid"] is None or k.get("kid") == conf["kid"]):
+            return k
+    raise RuntimeError(f"no use=enc {kty} key{' ' + conf['kid'] if conf['kid'] else ''} in {conf['jwks_url']}")
+
+
+def _encrypt(what: str, plaintext: str, alg_enc: tuple[str, str], nested: bool) -> str:
+    """A compact JWE of `plaintext` (joserfc), `kid` the recipient's, `cty: JWT` when nested."""
+    from joserfc import jwe
+    from joserfc.jwk import import_key
+
+    alg, enc = alg_enc
+    public = _recipient_key(alg)
+    key = import_key({k: v for k, v in public.items() if k not in ("d", "p", "q", "dp", "dq", "qi")})
+    header = {"alg": alg, "enc": enc, "kid": public.get("kid") or key.thumbprint()}
+    if nested:
+        header["cty"] = "JWT"
+    token = jwe.encrypt_compact(header, plaintext, key, algorithms=[alg, enc])
+    with LOCK:
+        ENCRYPTED.append({"what": what, "header": header, "jwe": token, "inner": plaintext, "at": _now()})
+    log.info("encrypted %s: %s", what, header)
+    return token
+
+
+def _install_encryption(app: flask.Flask, args, storage, issuer):
+    ENCRYPTION["jwks_url"] = args.encryption_jwks_url
+
+    @app.after_request
+    def _encrypt_answers(resp: flask.Response):
+        req = flask.request
+        if resp.status_code != 200 or req.method not in ("GET", "POST"):
+            return resp
+        if req.path == "/oauth2/token" and args.encrypt_id_token:
+            body = json.loads(resp.get_data())
+            if body.get("id_token"):
+                body["id_token"] = _encrypt("id_token", body["id_token"], args.encrypt_id_token, nested=True)
+                resp.set_data(json.dumps(body))
+        elif req.path == "/userinfo" and args.encrypt_userinfo:
+            info = json.loads(resp.get_data())
+            if args.sign_userinfo:
+                from joserfc import jwt
+                from joserfc.jwk import RSAKey
+
+                key = RSAKey.import_key(storage.jwk.as_dict(is_private=True))
+                # `aud`: the client the bearer token was issued to (the mock's tokens do not say;
+                # the record of issued tokens does).
+                bearer = (req.headers.get("Authorization") or "").partition(" ")[2]
+                with LOCK:
+                    cid = next((t["client_id"] for t in TOKENS if t["token"] == bearer), None)
+                claims = {**info, "iss": issuer(), "aud": cid or args.client[0].split(":")[0]}
+                inner = jwt.encode({"alg": "RS256", "kid": storage.jwk.thumbprint(), "typ": "JWT"}, claims, key)
+                token = _encrypt("userinfo", inner, args.encrypt_userinfo, nested=True)
+            else:
+                token = _encrypt("userinfo", json.dumps(info), args.encrypt_userinfo, nested=False)
+            resp.set_data(token)
+            resp.headers["Content-Type"] = "application/jwt"
+        return resp
+
+    @app.route("/_test/encryption", methods=["GET", "POST"])
+    def t_encryption():
+        """POST {jwks_url?, kid?, jwk?} sets the recipient (a null clears it); GET shows it and
+        every JWE made (`encrypted`: what, header, jwe, inner)."""
+        if flask.request.method == "POST":
+            body = flask.request.get_json(force=True)
+            unknown = set(body) - set(ENCRYPTION)
+            if unknown:
+                return flask.jsonify({"error": f"unknown keys {sorted(unknown)}"}), 400
+            with LOCK:
+                ENCRYPTION.update(body)
+        with LOCK:
+            return flask.jsonify({**ENCRYPTION, "id_token": args.encrypt_id_token,
+                                  "userinfo": args.encrypt_userinfo, "sign_userinfo": args.sign_userinfo,
+                                  "encrypted": list(ENCRYPTED)})
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--host", default="127.0.0.1")
@@ -665,6 +787,26 @@ def main(argv=None):
     p.add_argument("--no-iss-param", action="store_true")
     p.add_argument("--no-rotate", action="store_true")
     p.add_argument("--no-kid", action="store_true", help="ID tokens without `kid` (the mock's own way)")
+    # Encrypted ID tokens and UserInfo (OIDC Core §10.2; e2e/test_encrypted_tokens.py). All off by
+    # default: without them nothing below changes and /_test/encryption does not exist.
+    # --encrypt-id-token: every ID token the token endpoint answers (code exchange, and refresh when
+    # `refresh_id_token` is configured) is signed as usual, then encrypted: a nested JWT (the signed
+    # token as the JWE payload, `cty: JWT`), to the client's encryption key.
+    p.add_argument("--encrypt-id-token", metavar="ALG:ENC", type=_alg_enc, default=None,
+                   help="encrypt ID tokens, e.g. RSA-OAEP:A256GCM or ECDH-ES+A128KW:A128CBC-HS256")
+    # --encrypt-userinfo: UserInfo answers as `Content-Type: application/jwt`, a JWE of the JSON
+    # claims (or, with --sign-userinfo, of a signed JWT of them, `cty: JWT`).
+    p.add_argument("--encrypt-userinfo", metavar="ALG:ENC", type=_alg_enc, default=None,
+                   help="encrypt UserInfo answers (application/jwt)")
+    # --sign-userinfo: with --encrypt-userinfo, the claims are first signed (RS256 with the
+    # provider's key, `iss` and `aud` added: OIDC Core §5.3.2), then encrypted.
+    p.add_argument("--sign-userinfo", action="store_true",
+                   help="with --encrypt-userinfo: sign the claims, then encrypt (nested JWT)")
+    # --encryption-jwks-url: the client's JWKS (e.g. the gateway's /.well-known/jwks.json), fetched
+    # at each encryption; the key with `use: enc` of the algorithm's kty is used. Can also be set
+    # (or replaced by an explicit JWK) at run time through POST /_test/encryption.
+    p.add_argument("--encryption-jwks-url", default=None,
+                   help="where the client's encryption key is fetched from (JWKS)")
     args = p.parse_args(argv)
 
     CONFIG["access_ttl"] = DEFAULTS["access_ttl"] = args.access_ttl

@@ -45,7 +45,7 @@ public struct ClientEncryptionKey: Sendable, CustomStringConvertible {
             publicJWK = ["kty": .string("RSA"), "n": .string(n), "e": .string(e), "use": .string("enc"), "kid": .string(keyID)]
             material = .rsa(RSAKey(key))
         } else {
-            throw .unusableKey("no RSA or P-256 private key in PEM")
+            throw .unusableKey("no RSA (2048 bits or more) or P-256 private key in PEM")
         }
     }
 

@@ -28,10 +28,17 @@ public enum JWEError: Error, Sendable, Equatable, CustomStringConvertible {
 /// keys are tried current first, then the previous one, so a rotation loses no login.
 public struct JWEDecrypter: Sendable {
     public let keys: [ClientEncryptionKey]
+    /// The client secret, for the symmetric key managements (A128KW, A256KW) a provider may use
+    /// with a confidential client (OIDC Core §10.2: the key is the left-most bits of SHA-256 of the
+    /// secret); nil without a secret.
+    public let clientSecret: String?
     /// An encrypted token larger than this is refused before any work.
     static let maximumSize = 64 * 1024
 
-    public init(keys: [ClientEncryptionKey]) { self.keys = keys }
+    public init(keys: [ClientEncryptionKey], clientSecret: String? = nil) {
+        self.keys = keys
+        self.clientSecret = clientSecret
+    }
 
     /// Whether `token` is a compact JWE (five parts) rather than a JWS (three).
     public static func isJWE(_ token: String) -> Bool {
@@ -53,6 +60,15 @@ public struct JWEDecrypter: Sendable {
         guard let content = ContentEncryption(rawValue: enc) else { throw .unsupported("enc \(enc)") }
         let aad = Array(parts[0].utf8)
         let kid = header["kid"]?.stringValue
+        if alg == "A128KW" || alg == "A256KW" {
+            guard let clientSecret else { throw .unsupported("alg \(alg) without a client secret") }
+            let kek = Array(SHA256.hash(data: Array(clientSecret.utf8))).prefix(alg == "A128KW" ? 16 : 32)
+            guard let cek = try? AES.KeyWrap.unwrap(encryptedKey, using: SymmetricKey(data: Array(kek))).withUnsafeBytes({ Array($0) }),
+                  let plaintext = try? content.open(ciphertext: ciphertext, iv: iv, tag: tag, aad: aad, key: cek) else {
+                throw .undecryptable
+            }
+            return plaintext
+        }
         for key in keys where kid == nil || kid == key.keyID {
             guard let cek = try? KeyManagement.contentKey(alg: alg, header: header, encryptedKey: encryptedKey,
                                                           content: content, key: key) else { continue }
@@ -68,9 +84,10 @@ public struct JWEDecrypter: Sendable {
 /// The content encryptions (RFC 7518 §5).
 enum ContentEncryption: String {
     case a128cbcHS256 = "A128CBC-HS256"
+    case a256cbcHS512 = "A256CBC-HS512"
     case a256GCM = "A256GCM"
 
-    var keyBytes: Int { 32 }
+    var keyBytes: Int { self == .a256cbcHS512 ? 64 : 32 }
 
     func open(ciphertext: [UInt8], iv: [UInt8], tag: [UInt8], aad: [UInt8], key: [UInt8]) throws -> [UInt8] {
         guard key.count == keyBytes else { throw JWEError.undecryptable }
@@ -78,14 +95,18 @@ enum ContentEncryption: String {
         case .a256GCM:
             let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: iv), ciphertext: ciphertext, tag: tag)
             return Array(try AES.GCM.open(box, using: SymmetricKey(data: key), authenticating: aad))
-        case .a128cbcHS256:
+        case .a128cbcHS256, .a256cbcHS512:
             // §5.2.2.1: MAC key the first half, encryption key the second; the tag the first half of
-            // HMAC-SHA-256 over AAD || IV || ciphertext || AL (the AAD's length in bits, 64-bit big-endian).
-            let macKey = SymmetricKey(data: key[0..<16]), encKey = SymmetricKey(data: key[16..<32])
+            // the HMAC (SHA-256 or SHA-512) over AAD || IV || ciphertext || AL (the AAD's length in
+            // bits, 64-bit big-endian), compared before anything is decrypted.
+            let half = keyBytes / 2
+            let macKey = SymmetricKey(data: key[0..<half]), encKey = SymmetricKey(data: key[half..<keyBytes])
             let bits = UInt64(aad.count) * 8
             let length = (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * UInt64($0))) }
-            let mac = Array(HMAC<SHA256>.authenticationCode(for: aad + iv + ciphertext + length, using: macKey))
-            guard tag.count == 16, ConstantTime.equals(Array(mac[0..<16]), tag) else { throw JWEError.undecryptable }
+            let input = aad + iv + ciphertext + length
+            let mac = self == .a128cbcHS256 ? Array(HMAC<SHA256>.authenticationCode(for: input, using: macKey))
+                : Array(HMAC<SHA512>.authenticationCode(for: input, using: macKey))
+            guard tag.count == half, ConstantTime.equals(Array(mac[0..<half]), tag) else { throw JWEError.undecryptable }
             return Array(try AES._CBC.decrypt(ciphertext, using: encKey, iv: AES._CBC.IV(ivBytes: iv)))
         }
     }
@@ -93,7 +114,8 @@ enum ContentEncryption: String {
 
 /// The key managements (RFC 7518 §4): the content key from the JWE's encrypted key and header.
 enum KeyManagement {
-    static let supported: Set<String> = ["RSA-OAEP", "RSA-OAEP-256", "ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A256KW"]
+    static let supported: Set<String> = ["RSA-OAEP", "RSA-OAEP-256", "ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A256KW",
+                                         "A128KW", "A256KW"]
 
     static func contentKey(alg: String, header: [String: JSONValue], encryptedKey: [UInt8],
                            content: ContentEncryption, key: ClientEncryptionKey) throws -> [UInt8] {

@@ -56,6 +56,8 @@ public struct UserInfoClient: Sendable {
     /// Opens an encrypted answer (`GATEHOUSE_CLIENT_ENCRYPTION_KEY`): signed then encrypted, or
     /// encrypted JSON (OIDC Core §5.3.2).
     public var decrypter: JWEDecrypter?
+    /// Told why an aggregated or distributed claims source added nothing (for the log).
+    public var onSkippedClaimsSource: (@Sendable (String) -> Void)?
 
     /// - Parameter signed: nil refuses signed answers.
     public init(endpoint: String, http: any ProviderHTTPClient, signed: SignedResponses? = nil) {
@@ -118,7 +120,9 @@ public struct UserInfoClient: Sendable {
     private func withExternalClaims(_ claims: [String: JSONValue], accessToken: String) async throws(UserInfoError) -> [String: JSONValue] {
         guard claims["_claim_names"] != nil || claims["_claim_sources"] != nil else { return claims }
         let external = ExternalClaims(http: http, providerIssuer: signed?.issuer ?? "", providerKeys: signed?.keySet)
-        return await external.resolved(claims).claims
+        let (resolved, skipped) = await external.resolved(claims)
+        for reason in skipped { onSkippedClaimsSource?(reason) }
+        return resolved
     }
 
     /// A signed answer (§5.3.2): signature against the provider's JWKS, `iss`, `aud`, then `sub`.

@@ -204,8 +204,10 @@ public final class ProviderConnection: Sendable {
         }
         if configuration.securityProfile == .fapi2 { tokens.assertionAudience = metadata.issuer }
         tokens.tokenRequestMethod = configuration.tokenRequestHTTPMethod
-        let decrypter = configuration.clientEncryptionKeyPEMs.isEmpty ? nil
-            : JWEDecrypter(keys: configuration.clientEncryptionKeyPEMs.compactMap { try? ClientEncryptionKey(pem: $0) })
+        // With a client secret the symmetric key managements (A128KW, A256KW) need no configured key.
+        let decrypter = configuration.clientEncryptionKeyPEMs.isEmpty && configuration.clientSecret == nil ? nil
+            : JWEDecrypter(keys: configuration.clientEncryptionKeyPEMs.compactMap { try? ClientEncryptionKey(pem: $0) },
+                           clientSecret: configuration.clientSecret)
         tokens.decrypter = decrypter
         let keys = KeySet(metadata: metadata, http: http, configuredAlgorithms: configuration.idTokenAlgorithms, now: now)
         // Entra's template document behind a one-tenant issuer: tokens must be that tenant's.
@@ -220,6 +222,10 @@ public final class ProviderConnection: Sendable {
             var client = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
                 keySet: keys, issuer: tokenIssuer, clientID: configuration.clientID))
             client.decrypter = decrypter
+            let logger = self.logger
+            client.onSkippedClaimsSource = { reason in
+                logger.warning("a UserInfo claims source was left out", metadata: ["reason": "\(reason)"])
+            }
             userinfo = client
         } else {
             userinfo = nil

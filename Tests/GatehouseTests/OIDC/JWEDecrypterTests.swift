@@ -9,12 +9,16 @@ import Testing
 enum TestJWE {
     static func encrypt(_ plaintext: [UInt8], alg: String, enc: String, to jwk: [String: JSONValue],
                         rsa: _RSA.Encryption.PublicKey? = nil, p256: P256.KeyAgreement.PublicKey? = nil,
-                        kid: String? = nil) throws -> String {
+                        kid: String? = nil, secret: String? = nil) throws -> String {
         var header: [String: JSONValue] = ["alg": .string(alg), "enc": .string(enc)]
         if let kid { header["kid"] = .string(kid) }
         var cek = Array(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+        if enc == "A256CBC-HS512" { cek += Array(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }) }
         var encryptedKey: [UInt8] = []
         switch alg {
+        case "A128KW", "A256KW":
+            let kek = Array(Array(SHA256.hash(data: Array(secret!.utf8))).prefix(alg == "A128KW" ? 16 : 32))
+            encryptedKey = Array(try AES.KeyWrap.wrap(SymmetricKey(data: cek), using: SymmetricKey(data: kek)))
         case "RSA-OAEP": encryptedKey = Array(try rsa!.encrypt(cek, padding: .PKCS1_OAEP))
         case "RSA-OAEP-256": encryptedKey = Array(try rsa!.encrypt(cek, padding: .PKCS1_OAEP_SHA256))
         default:
@@ -25,7 +29,7 @@ enum TestJWE {
             header["apu"] = .string(Base64URL.encode(Array("Alice".utf8)))
             let z = try ephemeral.sharedSecretFromKeyAgreement(with: p256!).withUnsafeBytes { Array($0) }
             if alg == "ECDH-ES" {
-                cek = KeyManagement.concatKDF(z: z, algorithmID: enc, apu: Array("Alice".utf8), apv: [], bits: 256)
+                cek = KeyManagement.concatKDF(z: z, algorithmID: enc, apu: Array("Alice".utf8), apv: [], bits: cek.count * 8)
             } else {
                 let bits = alg.hasSuffix("A128KW") ? 128 : 256
                 let kek = KeyManagement.concatKDF(z: z, algorithmID: alg, apu: Array("Alice".utf8), apv: [], bits: bits)
@@ -39,13 +43,16 @@ enum TestJWE {
             let box = try AES.GCM.seal(plaintext, using: SymmetricKey(data: cek), authenticating: aad)
             (iv, ciphertext, tag) = (Array(box.nonce), Array(box.ciphertext), Array(box.tag))
         } else {
+            let half = cek.count / 2
             let ivValue = AES._CBC.IV()
             iv = Array(ivValue)
-            ciphertext = Array(try AES._CBC.encrypt(plaintext, using: SymmetricKey(data: cek[16..<32]), iv: ivValue))
+            ciphertext = Array(try AES._CBC.encrypt(plaintext, using: SymmetricKey(data: cek[half...]), iv: ivValue))
             let bits = UInt64(aad.count) * 8
             let length = (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * UInt64($0))) }
-            tag = Array(Array(HMAC<SHA256>.authenticationCode(for: aad + iv + ciphertext + length,
-                                                               using: SymmetricKey(data: cek[0..<16])))[0..<16])
+            let input = aad + iv + ciphertext + length
+            let mac = enc == "A256CBC-HS512" ? Array(HMAC<SHA512>.authenticationCode(for: input, using: SymmetricKey(data: cek[0..<half])))
+                : Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: cek[0..<half])))
+            tag = Array(mac[0..<half])
         }
         return [protected, Base64URL.encode(encryptedKey), Base64URL.encode(iv), Base64URL.encode(ciphertext), Base64URL.encode(tag)]
             .joined(separator: ".")
@@ -155,5 +162,17 @@ struct JWEDecrypterTests {
         let claims = try await client.fetch(accessToken: "t", expectedSubject: "alice")
         #expect(claims["email"] == .string("a@example.com"))
         await #expect(throws: UserInfoError.subjectMismatch) { _ = try await client.fetch(accessToken: "t", expectedSubject: "bob") }
+    }
+
+    @Test("With the client secret: A128KW and A256KW (OIDC Core 10.2), and A256CBC-HS512, open; another secret does not",
+          arguments: [("A128KW", "A256CBC-HS512"), ("A256KW", "A128CBC-HS256"), ("A128KW", "A256GCM"), ("ECDH-ES", "A256CBC-HS512")])
+    func symmetric(alg: String, enc: String) throws {
+        let (_, ec) = try Self.keys()
+        let token = try TestJWE.encrypt(Self.plaintext, alg: alg, enc: enc, to: [:], p256: Self.ecPrivate.publicKey, secret: "s3cr3t")
+        #expect(try JWEDecrypter(keys: [ec], clientSecret: "s3cr3t").decrypt(token) == Self.plaintext)
+        if alg.hasSuffix("KW") {
+            #expect(throws: JWEError.undecryptable) { try JWEDecrypter(keys: [ec], clientSecret: "other").decrypt(token) }
+            #expect(throws: JWEError.self) { try JWEDecrypter(keys: [ec]).decrypt(token) }
+        }
     }
 }

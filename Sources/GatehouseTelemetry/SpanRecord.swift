@@ -3,6 +3,10 @@ import HTTP1
 /// One finished span, as it is exported: ids, name, kind, times and attributes (OpenTelemetry's
 /// trace data model). A value made when the operation ends; nothing in it is a secret (the
 /// callers name only methods, routes, hosts, paths without query, statuses and operation names).
+///
+/// Made on the request path, so it holds what the request already has: the name in two parts
+/// (`GET` and `/api`, joined by a space when written), attribute keys as static strings, values
+/// as the strings and substrings they already are.
 public struct SpanRecord: Sendable {
     public enum Kind: UInt8, Sendable {
         case internalOperation = 1
@@ -15,6 +19,8 @@ public struct SpanRecord: Sendable {
     /// 0 for a root span.
     public var parentSpanID: UInt64
     public var name: String
+    /// Written after `name` and a space, when set.
+    public var nameSuffix: String?
     public var kind: Kind
     public var startUnixNanoseconds: UInt64
     public var endUnixNanoseconds: UInt64
@@ -22,17 +28,25 @@ public struct SpanRecord: Sendable {
     /// The span's status is `ERROR` (a server span's 5xx, a call that failed).
     public var failed: Bool
 
-    public init(traceID: TraceID, spanID: UInt64, parentSpanID: UInt64, name: String, kind: Kind,
+    public init(traceID: TraceID, spanID: UInt64, parentSpanID: UInt64, name: String, nameSuffix: String? = nil, kind: Kind,
                 startUnixNanoseconds: UInt64, endUnixNanoseconds: UInt64, attributes: [SpanAttribute], failed: Bool = false) {
         self.traceID = traceID
         self.spanID = spanID
         self.parentSpanID = parentSpanID
         self.name = name
+        self.nameSuffix = nameSuffix
         self.kind = kind
         self.startUnixNanoseconds = startUnixNanoseconds
         self.endUnixNanoseconds = max(endUnixNanoseconds, startUnixNanoseconds)
         self.attributes = attributes
         self.failed = failed
+    }
+
+    /// The full name, as exported.
+    public var fullName: String { nameSuffix.map { name + " " + $0 } ?? name }
+
+    func forEachAttribute(_ body: (StaticString, SpanAttribute.Value) -> Void) {
+        for attribute in attributes { body(attribute.key, attribute.value) }
     }
 }
 
@@ -40,14 +54,35 @@ public struct SpanRecord: Sendable {
 public struct SpanAttribute: Sendable, Equatable {
     public enum Value: Sendable, Equatable {
         case string(String)
+        case substring(Substring)
         case int(Int64)
         case bool(Bool)
     }
 
-    public var key: String
+    public var key: StaticString
     public var value: Value
 
-    public init(_ key: String, _ value: String) { (self.key, self.value) = (key, .string(value)) }
-    public init(_ key: String, _ value: Int) { (self.key, self.value) = (key, .int(Int64(value))) }
-    public init(_ key: String, _ value: Bool) { (self.key, self.value) = (key, .bool(value)) }
+    public init(_ key: StaticString, _ value: String) { (self.key, self.value) = (key, .string(value)) }
+    public init(_ key: StaticString, _ value: Substring) { (self.key, self.value) = (key, .substring(value)) }
+    public init(_ key: StaticString, _ value: Int) { (self.key, self.value) = (key, .int(Int64(value))) }
+    public init(_ key: StaticString, _ value: Bool) { (self.key, self.value) = (key, .bool(value)) }
+
+    /// A string and a substring of the same text are equal (they are written alike).
+    public static func == (a: SpanAttribute, b: SpanAttribute) -> Bool {
+        guard a.key.description == b.key.description else { return false }
+        switch (a.value, b.value) {
+        case (.string, .string), (.string, .substring), (.substring, .string), (.substring, .substring): return a.text == b.text
+        default: return a.value == b.value
+        }
+    }
+
+    /// The value as text (tests and checks).
+    public var text: String {
+        switch value {
+        case .string(let s): s
+        case .substring(let s): String(s)
+        case .int(let i): String(i)
+        case .bool(let b): String(b)
+        }
+    }
 }

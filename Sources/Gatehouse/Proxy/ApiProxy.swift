@@ -116,10 +116,10 @@ struct ApiProxy {
                                      context: GatewayContext) -> CallSpan? {
         guard trace.recordsSpans, let tracer = context.tracer else { return nil }
         let route = target.route
-        let url = route.scheme + "://" + route.hostHeader + target.target
         return CallSpan(tracer: tracer, parent: trace, name: method,
-                        attributes: GatewaySpans.clientAttributes(method: method, url: url)
-                            + [SpanAttribute("gatehouse.route", route.prefix)])
+                        attributes: GatewaySpans.upstreamAttributes(method: method, scheme: route.scheme, host: route.host,
+                                                                    port: route.port, hostHeader: route.hostHeader,
+                                                                    target: target.target, route: route.prefix))
     }
 
     private static func upstreamRequest(_ target: ForwardTarget, method: String, trace: TraceParent, authorization: String?,

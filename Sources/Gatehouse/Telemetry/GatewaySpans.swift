@@ -12,15 +12,32 @@ enum GatewaySpans {
     /// endpoint's path), ended when its answer was complete; an error at 5xx.
     static func server(_ record: HTTPAccessRecord, route: String?, now: UInt64) -> SpanRecord? {
         guard record.spanID != 0, let traceID = record.traceID else { return nil }
-        var attributes = [SpanAttribute("http.request.method", record.method),
-                          SpanAttribute("url.path", String(record.path)),
-                          SpanAttribute("url.scheme", "http"),
-                          SpanAttribute("http.response.status_code", record.status)]
-        if let route { attributes.insert(SpanAttribute("http.route", route), at: 1) }
+        var attributes: [SpanAttribute] = []
+        attributes.reserveCapacity(5)
+        attributes.append(SpanAttribute("http.request.method", record.method))
+        if let route { attributes.append(SpanAttribute("http.route", route)) }
+        attributes.append(SpanAttribute("url.path", record.path))
+        attributes.append(SpanAttribute("url.scheme", "http"))
+        attributes.append(SpanAttribute("http.response.status_code", record.status))
         return SpanRecord(traceID: traceID, spanID: record.spanID, parentSpanID: record.parentSpanID,
-                          name: route.map { "\(record.method) \($0)" } ?? record.method, kind: .server,
+                          name: record.method, nameSuffix: route, kind: .server,
                           startUnixNanoseconds: now &- min(now, record.durationNanoseconds), endUnixNanoseconds: now,
                           attributes: attributes, failed: record.status >= 500)
+    }
+
+    /// The attributes of a call to an upstream route (its target's query left out): built from the
+    /// route's own strings, without parsing a URL back.
+    static func upstreamAttributes(method: String, scheme: String, host: String, port: Int, hostHeader: String,
+                                   target: String, route: String) -> [SpanAttribute] {
+        let path = target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }.map { target[..<$0] } ?? target[...]
+        var attributes: [SpanAttribute] = []
+        attributes.reserveCapacity(7)
+        attributes.append(SpanAttribute("http.request.method", method))
+        attributes.append(SpanAttribute("url.full", scheme + "://" + hostHeader + path))
+        attributes.append(SpanAttribute("server.address", host))
+        attributes.append(SpanAttribute("server.port", port))
+        attributes.append(SpanAttribute("gatehouse.route", route))
+        return attributes
     }
 
     /// The attributes of an outgoing HTTP call to `url` (its query left out).
@@ -50,15 +67,17 @@ final class CallSpan: Sendable {
     let tracer: Tracer
     let trace: TraceParent
     let name: String
+    let nameSuffix: String?
     let start: UInt64
     let attributes: [SpanAttribute]
 
     /// A child of `parent`'s span, or nil when the request's spans are not recorded.
-    init?(tracer: Tracer?, parent: TraceParent?, name: String, attributes: [SpanAttribute]) {
+    init?(tracer: Tracer?, parent: TraceParent?, name: String, nameSuffix: String? = nil, attributes: [SpanAttribute]) {
         guard let tracer, let parent, parent.recordsSpans else { return nil }
         self.tracer = tracer
         trace = parent.child(TraceParent.freshID())
         self.name = name
+        self.nameSuffix = nameSuffix
         self.attributes = attributes
         start = Tracer.unixNanoseconds()
     }
@@ -68,7 +87,7 @@ final class CallSpan: Sendable {
         var attributes = self.attributes
         if let status { attributes.append(SpanAttribute("http.response.status_code", status)) }
         tracer.record(SpanRecord(traceID: trace.traceID, spanID: trace.span, parentSpanID: trace.parentID, name: name,
-                                 kind: .client, startUnixNanoseconds: start, endUnixNanoseconds: Tracer.unixNanoseconds(),
+                                 nameSuffix: nameSuffix, kind: .client, startUnixNanoseconds: start, endUnixNanoseconds: Tracer.unixNanoseconds(),
                                  attributes: attributes, failed: failed || (status ?? 0) >= 500))
     }
 }
@@ -88,7 +107,7 @@ struct StoreSpans: StoreOperationObserver {
         let trace = parent.child(TraceParent.freshID())
         let system = engine == .postgres ? "postgresql" : "sqlite"
         tracer.record(SpanRecord(traceID: trace.traceID, spanID: trace.span, parentSpanID: trace.parentID,
-                                 name: "\(operation) \(system)", kind: .client, startUnixNanoseconds: mark,
+                                 name: operation, nameSuffix: system, kind: .client, startUnixNanoseconds: mark,
                                  endUnixNanoseconds: Tracer.unixNanoseconds(),
                                  attributes: [SpanAttribute("db.system.name", system),
                                               SpanAttribute("db.operation.name", operation)],

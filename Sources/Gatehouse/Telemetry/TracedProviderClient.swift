@@ -12,7 +12,7 @@ struct TracedProviderClient: ProviderHTTPClient {
 
     func send(_ request: ProviderHTTPRequest) async throws(ProviderTransportError) -> ProviderHTTPResponse {
         let operation = request.operation?.rawValue ?? "call"
-        guard let span = CallSpan(tracer: tracer, parent: TraceContext.current, name: "\(request.method.rawValue) \(operation)",
+        guard let span = CallSpan(tracer: tracer, parent: TraceContext.current, name: request.method.rawValue, nameSuffix: operation,
                                   attributes: [SpanAttribute("gatehouse.provider", provider),
                                                SpanAttribute("gatehouse.operation", operation)]
                                       + GatewaySpans.clientAttributes(method: request.method.rawValue, url: request.url))

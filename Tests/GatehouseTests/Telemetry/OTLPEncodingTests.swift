@@ -115,8 +115,19 @@ struct OTLPEncodingTests {
         var span = Self.span
         span.parentSpanID = 0
         span.failed = false
-        let encoded = try WireMessage(OTLPEncoding.encode(span).bytes)
+        let encoded = try WireMessage(OTLPEncoding.encode(span))
         #expect(encoded.all(4).isEmpty)
         #expect(try encoded.message(15).all(3) == [.varint(0)])
+    }
+
+    @Test("Each message's computed size is the size written (the two passes agree)")
+    func sizes() throws {
+        var span = Self.span
+        span.attributes.append(SpanAttribute("url.path", "/api/x?y".prefix(6)))
+        span.nameSuffix = "/api"
+        #expect(OTLPEncoding.encode(span).count == OTLPEncoding.spanSize(span))
+        let body = OTLPEncoding.exportRequest(Array(repeating: span, count: 300), resource: [("service.name", "edge")])
+        let spans = try WireMessage(body).message(1).message(2).messages(2)
+        #expect(spans.count == 300 && spans[299].string(5) == "GET /api /api")
     }
 }

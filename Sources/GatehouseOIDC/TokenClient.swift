@@ -112,9 +112,13 @@ public struct TokenClient: Sendable {
 
     func postForTokens(_ parameters: [(String, String)], dpop: DPoPKey? = nil) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await post(to: tokenEndpoint, parameters, dpop: dpop)
-        // GitHub answers its errors (`bad_verification_code`, …) with 200 and an error body.
-        guard response.status == 200, !Self.isErrorBody(response.body) else { throw Self.failure(response) }
-        var tokens = try TokenResponse.decode(response.body)
+        guard response.status == 200 else { throw Self.failure(response) }
+        var tokens: TokenResponse
+        do { tokens = try TokenResponse.decode(response.body) } catch {
+            // GitHub answers its errors (`bad_verification_code`, …) with 200 and an error body.
+            if Self.isErrorBody(response.body) { throw Self.failure(response) }
+            throw error
+        }
         if let idToken = tokens.idToken, JWEDecrypter.isJWE(idToken) { tokens.idToken = try signedIDToken(idToken) }
         // RFC 9449 §5: asked with a proof, the token must be bound to it; a bearer token would work
         // for anyone who copies it, which is what DPoP is there to prevent.

@@ -110,6 +110,49 @@ struct LoginEndpoint {
         }
     }
 
+    /// A page that ends a login before it started (as an error value).
+    struct Refusal: Error { let response: HTTPResponse }
+
+    /// Where the browser goes for `parameters`: them signed as a request object when configured
+    /// (RFC 9101), pushed to the provider when it takes PAR (the browser then carries a reference
+    /// only), else in the URL; and how long the login may wait (a pushed request's lifetime).
+    private func authorizationURL(_ parameters: [(String, String)], provider: RegisteredProvider,
+                                  clients: ProviderClients) async -> Result<(String, Int64), Refusal> {
+        let configuration = provider.configuration
+        var parameters = parameters
+        if let key = clients.requestObjectKey {
+            do {
+                let object = try await RequestObject.signed(parameters, clientID: configuration.clientID,
+                                                            audience: clients.metadata.issuer, key: key, now: Date())
+                parameters = RequestObject.outerParameters(parameters, requestObject: object)
+            } catch {
+                context.logger.error("login: the request object could not be signed",
+                                     metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+                return .failure(Refusal(response: HTMLPage.error(status: 500, title: "Sign-in unavailable",
+                                                                 message: "The sign-in request could not be made.")))
+            }
+        }
+        let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint
+        guard configuration.idp.pushedAuthorization.pushes(endpoint: parEndpoint), let parEndpoint else {
+            return .success((PercentEncoding.appendingQuery(parameters, to: clients.metadata.authorizationEndpoint), Self.pendingLifetime))
+        }
+        // RFC 9126: the request goes to the provider directly, authenticated; the browser carries
+        // only a reference to it (nothing to read, change or leak in the URL).
+        do {
+            let pushed = try await clients.tokens.pushAuthorizationRequest(parameters, to: parEndpoint)
+            let url = AuthorizationRequest.pushedURL(metadata: clients.metadata, clientID: configuration.clientID,
+                                                     requestURI: pushed.requestURI)
+            // The pushed request ends at its `expires_in`: so does the login waiting for it.
+            return .success((url, min(Self.pendingLifetime, Int64(pushed.expiresIn))))
+        } catch {
+            context.logger.error("login: the pushed authorization request failed",
+                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+            context.metrics.upstreamError(kind: "pushed_authorization_request")
+            return .failure(Refusal(response: HTMLPage.error(status: 502, title: "Sign-in unavailable",
+                                                             message: "The sign-in provider did not accept the sign-in request. Try again later.")))
+        }
+    }
+
     /// The login itself: the authorization request (pushed when the provider takes PAR), the
     /// pending login stored, the browser sent to the provider.
     private func start(at provider: RegisteredProvider, returnTo: String, stepUp: StepUpPolicy?, query: QueryParameters,
@@ -141,38 +184,10 @@ struct LoginEndpoint {
             responseMode: configuration.idp.responseMode == .formPost ? ResponseMode.formPost.rawValue : nil,
             openIDConnect: configuration.idp.profile.openIDConnect)
         if let claims = clients.claimsRequest { parameters.append(("claims", claims)) }
-        if let key = clients.requestObjectKey {
-            do {
-                let object = try await RequestObject.signed(parameters, clientID: configuration.clientID,
-                                                            audience: clients.metadata.issuer, key: key, now: Date())
-                parameters = RequestObject.outerParameters(parameters, requestObject: object)
-            } catch {
-                context.logger.error("login: the request object could not be signed",
-                                     metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
-                return HTMLPage.error(status: 500, title: "Sign-in unavailable", message: "The sign-in request could not be made.")
-            }
-        }
-        let url: String
-        var pendingLifetime = Self.pendingLifetime
-        let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint
-        if configuration.idp.pushedAuthorization.pushes(endpoint: parEndpoint), let parEndpoint {
-            // RFC 9126: the request goes to the provider directly, authenticated; the browser
-            // carries only a reference to it (nothing to read, change or leak in the URL).
-            do {
-                let pushed = try await clients.tokens.pushAuthorizationRequest(parameters, to: parEndpoint)
-                url = AuthorizationRequest.pushedURL(metadata: clients.metadata, clientID: configuration.clientID,
-                                                     requestURI: pushed.requestURI)
-                // The pushed request ends at its `expires_in`: so does the login waiting for it.
-                pendingLifetime = min(pendingLifetime, Int64(pushed.expiresIn))
-            } catch {
-                context.logger.error("login: the pushed authorization request failed",
-                                     metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
-                context.metrics.upstreamError(kind: "pushed_authorization_request")
-                return HTMLPage.error(status: 502, title: "Sign-in unavailable",
-                                      message: "The sign-in provider did not accept the sign-in request. Try again later.")
-            }
-        } else {
-            url = PercentEncoding.appendingQuery(parameters, to: clients.metadata.authorizationEndpoint)
+        let url: String, pendingLifetime: Int64
+        switch await authorizationURL(parameters, provider: provider, clients: clients) {
+        case .success(let found): (url, pendingLifetime) = found
+        case .failure(let page): return page.response
         }
 
         // One binding value per browser, shared by the logins pending in its tabs.

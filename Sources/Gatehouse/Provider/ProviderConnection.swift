@@ -213,23 +213,7 @@ public final class ProviderConnection: Sendable {
         // Entra's template document behind a one-tenant issuer: tokens must be that tenant's.
         let tokenIssuer = configuration.issuerPolicy.tokenIssuer(documentIssuer: metadata.issuer,
                                                                  configured: configuration.issuer)
-        let userinfo: UserInfoClient?
-        if configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) {
-            guard let endpoint = metadata.userinfoEndpoint else {
-                throw .missingEndpoint(field: "userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)",
-                                       variable: "GATEHOUSE_USERINFO_ENDPOINT")
-            }
-            var client = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
-                keySet: keys, issuer: tokenIssuer, clientID: configuration.clientID))
-            client.decrypter = decrypter
-            let logger = self.logger
-            client.onSkippedClaimsSource = { reason in
-                logger.warning("a UserInfo claims source was left out", metadata: ["reason": "\(reason)"])
-            }
-            userinfo = client
-        } else {
-            userinfo = nil
-        }
+        let userinfo = try userinfoClient(metadata: metadata, keys: keys, issuer: tokenIssuer, decrypter: decrypter)
         let userAPI = configuration.idp.apiURL.map {
             GitHubUserAPI(baseURL: $0, http: http, readsOrganizations: configuration.scopes.contains("read:org"))
         }
@@ -248,15 +232,38 @@ public final class ProviderConnection: Sendable {
         clients.appleIdentity = configuration.idp.profile.name == .apple
         clients.userAPI = userAPI
         clients.claimsRequest = configuration.idp.claimsRequest.flatMap { try? ClaimsRequest.validated($0).get() }
-        if configuration.idp.requestObject == .on, let pem = configuration.clientPrivateKeyPEM {
-            do {
-                clients.requestObjectKey = try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID,
-                                                                      algorithm: Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata))
-            } catch {
-                throw .malformedDocument("request object key: \(error)")
-            }
-        }
+        clients.requestObjectKey = try await requestObjectKey(metadata: metadata)
         return clients
+    }
+
+    /// UserInfo's client when it is to be called (`GATEHOUSE_USERINFO`), with what opens and
+    /// verifies its answers.
+    private func userinfoClient(metadata: ProviderMetadata, keys: KeySet, issuer: String,
+                                decrypter: JWEDecrypter?) throws(DiscoveryError) -> UserInfoClient? {
+        guard configuration.userinfo.applies(endpoint: metadata.userinfoEndpoint, scopes: configuration.scopes) else { return nil }
+        guard let endpoint = metadata.userinfoEndpoint else {
+            throw .missingEndpoint(field: "userinfo_endpoint (GATEHOUSE_USERINFO=true needs it)",
+                                   variable: "GATEHOUSE_USERINFO_ENDPOINT")
+        }
+        var client = UserInfoClient(endpoint: endpoint, http: http, signed: UserInfoClient.SignedResponses(
+            keySet: keys, issuer: issuer, clientID: configuration.clientID))
+        client.decrypter = decrypter
+        let logger = self.logger
+        client.onSkippedClaimsSource = { reason in
+            logger.warning("a UserInfo claims source was left out", metadata: ["reason": "\(reason)"])
+        }
+        return client
+    }
+
+    /// The key request objects are signed with (`GATEHOUSE_REQUEST_OBJECT=on`), else nil.
+    private func requestObjectKey(metadata: ProviderMetadata) async throws(DiscoveryError) -> ClientSigningKey? {
+        guard configuration.idp.requestObject == .on, let pem = configuration.clientPrivateKeyPEM else { return nil }
+        do {
+            return try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID,
+                                              algorithm: Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata))
+        } catch {
+            throw .malformedDocument("request object key: \(error)")
+        }
     }
 
     /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`

@@ -40,7 +40,6 @@ extension GatehouseConfiguration {
         if let problem = DatabaseSetting.problem(in: database) { r.fail("GATEHOUSE_DATABASE", problem) }
         let secretKey = r.secretKey("GATEHOUSE_SECRET_KEY", required: requireSecretKey)
         let previousKey = r.secretKey("GATEHOUSE_SECRET_KEY_PREVIOUS", required: false)
-        let encryptionKeys = r.clientEncryptionKeys()
         let idle = r.duration("GATEHOUSE_SESSION_IDLE", default: 3_600, allowZero: false)
         let lifetime = r.duration("GATEHOUSE_SESSION_LIFETIME", default: 86_400, allowZero: false)
         let persistent = r.choice("GATEHOUSE_SESSION_PERSISTENT", default: SessionCookiePersistence.browserSession,
@@ -93,7 +92,6 @@ extension GatehouseConfiguration {
         configuration.cors = cors
         configuration.metricsListen = metricsListen
         configuration.securityProfile = securityProfile ?? .none
-        configuration.clientEncryptionKeyPEMs = encryptionKeys
         tuning(&configuration)
         return .success(configuration)
     }
@@ -434,6 +432,7 @@ extension EnvironmentReader {
         let providerMaxInFlight = count("GATEHOUSE_PROVIDER_MAX_IN_FLIGHT", default: 64, maximum: 100_000)
         let storeQueue = count("GATEHOUSE_STORE_QUEUE", default: 4_096, maximum: 1_000_000)
         let storeTimeout = duration("GATEHOUSE_STORE_TIMEOUT", default: 10, allowZero: false)
+        let encryptionKeys = clientEncryptionKeys()
         guard let websocketIdle, let underscoreHeaders, let assertionHeader, let assertionTTL, let cpuAffinity,
               let routeMaxInFlight, let providerMaxInFlight, let storeQueue, let storeTimeout else { return nil }
         return { configuration in
@@ -446,6 +445,7 @@ extension EnvironmentReader {
             configuration.providerMaxInFlight = providerMaxInFlight
             configuration.storeQueue = storeQueue
             configuration.storeTimeout = storeTimeout
+            configuration.clientEncryptionKeyPEMs = encryptionKeys
         }
     }
 }

@@ -301,7 +301,7 @@ struct CallbackEndpoint {
                 return .failure(.userinfo("\(error)"))
             }
         }
-        if configuration.idp.profile.name == .apple {
+        if clients.appleIdentity {
             sessionClaims = AppleIdentity.sessionClaims(sessionClaims, userField: userField)
         }
         // Login gates on the claims the session would have: a verified email, the provider's groups.

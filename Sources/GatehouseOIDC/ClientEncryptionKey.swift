@@ -37,7 +37,7 @@ public struct ClientEncryptionKey: Sendable, CustomStringConvertible {
                          "use": .string("enc"), "kid": .string(keyID)]
             material = .p256(key)
         } else if let key = try? _RSA.Encryption.PrivateKey(pemRepresentation: pem) {
-            guard key.keySizeInBits >= 2048 else { throw .unusableKey("an RSA key of \(key.keySizeInBits) bits (2048 or more are needed)") }
+            // Keys under 2048 bits never get here: swift-crypto refuses to read them.
             let components = try? _RSA.Signing.PublicKey(derRepresentation: key.publicKey.derRepresentation).getKeyPrimitives()
             guard let components else { throw .unusableKey("an RSA key whose modulus cannot be read") }
             let n = Base64URL.encode(Array(components.modulus)), e = Base64URL.encode(Array(components.publicExponent))

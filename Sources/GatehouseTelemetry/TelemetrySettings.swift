@@ -64,11 +64,11 @@ public struct TelemetrySettings: Sendable, Equatable {
         let sdk = [("telemetry.sdk.name", "gatehouse"), ("telemetry.sdk.language", "swift")]
         attributes.removeAll { pair in pair.0 == "service.name" || sdk.contains { $0.0 == pair.0 } }
         attributes = sdk + attributes
-        let timeout = try milliseconds(value("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ?? value("OTEL_EXPORTER_OTLP_TIMEOUT"),
+        let timeout = try positiveNumber(value("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ?? value("OTEL_EXPORTER_OTLP_TIMEOUT"),
                                        default: 10_000, variable: value("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") != nil
                                        ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT")
-        let queue = try milliseconds(value("OTEL_BSP_MAX_QUEUE_SIZE"), default: 2048, variable: "OTEL_BSP_MAX_QUEUE_SIZE")
-        let batch = try milliseconds(value("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"), default: 512, variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE")
+        let queue = try positiveNumber(value("OTEL_BSP_MAX_QUEUE_SIZE"), default: 2048, variable: "OTEL_BSP_MAX_QUEUE_SIZE")
+        let batch = try positiveNumber(value("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"), default: 512, variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE")
         guard batch <= queue else {
             throw TelemetrySettingsError(variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
                                          problem: "\(batch) is larger than OTEL_BSP_MAX_QUEUE_SIZE (\(queue))")
@@ -77,7 +77,7 @@ public struct TelemetrySettings: Sendable, Equatable {
             endpoint: endpoint, headers: headers,
             resource: [("service.name", serviceName)] + attributes,
             sampling: try sampling(value("OTEL_TRACES_SAMPLER"), argument: value("OTEL_TRACES_SAMPLER_ARG")),
-            scheduleDelayMilliseconds: try milliseconds(value("OTEL_BSP_SCHEDULE_DELAY"), default: 5000,
+            scheduleDelayMilliseconds: try positiveNumber(value("OTEL_BSP_SCHEDULE_DELAY"), default: 5000,
                                                         variable: "OTEL_BSP_SCHEDULE_DELAY"),
             maxQueueSize: queue, maxBatchSize: batch, timeoutMilliseconds: timeout)
     }
@@ -136,8 +136,8 @@ public struct TelemetrySettings: Sendable, Equatable {
         return result
     }
 
-    /// A whole number of at least 1 (milliseconds or a count).
-    private static func milliseconds(_ text: String?, default value: Int, variable: String) throws(TelemetrySettingsError) -> Int {
+    /// A whole number of at least 1 (milliseconds or a count), at most a day's milliseconds.
+    private static func positiveNumber(_ text: String?, default value: Int, variable: String) throws(TelemetrySettingsError) -> Int {
         guard let text else { return value }
         guard let n = Int(text), n >= 1, n <= 86_400_000 else {
             throw TelemetrySettingsError(variable: variable, problem: "\"\(text)\" is not a whole number of at least 1")

@@ -21,11 +21,7 @@ extension GatehouseConfiguration {
         // Browser-facing
         let publicURL = r.publicURL()
         let listen = r.listen()
-        // `/metrics` on a listener of its own (the public port then answers 404 there).
-        let metricsListen = r.value("GATEHOUSE_METRICS_LISTEN") == nil ? nil : r.listen("GATEHOUSE_METRICS_LISTEN")
-        if let metricsListen, let listen, metricsListen.port == listen.port, metricsListen.port != 0 {
-            r.fail("GATEHOUSE_METRICS_LISTEN", "uses the port of GATEHOUSE_LISTEN (\(listen.port)): give /metrics a port of its own")
-        }
+        let metricsListen = r.metricsListen(beside: listen)
         let publicDir = r.value("GATEHOUSE_PUBLIC_DIR") ?? "Public"
         let cookieDomain = r.cookieDomain(publicURL: publicURL)
         let cookieName = r.cookieName(publicURL: publicURL, domain: cookieDomain ?? nil)
@@ -61,10 +57,7 @@ extension GatehouseConfiguration {
         let logFormat = r.logFormat()
 
         let contentSecurityPolicy = r.contentSecurityPolicy()
-        // `auth=client` routes get their tokens from the first provider.
-        if let first = idps.first ?? nil { r.refusePublicClientCredentials(routes: routes, provider: first) }
-        r.refuseUnknownRouteProviders(routes: routes, names: named ?? [ProviderSettings.defaultName])
-        r.refuseWeakeningRouteCombinations(routes: routes, securityProfile: securityProfile)
+        r.refuseRouteProblems(routes: routes, providers: idps, named: named, securityProfile: securityProfile)
 
         var everyProvider = idps.compactMap { $0 }
         if let securityProfile, securityProfile == .fapi2 {
@@ -418,6 +411,26 @@ extension EnvironmentReader {
     /// underscore headers, the identity assertion's header and lifetime, CPU placement, and the
     /// bounds under overload (what waits beyond them is refused at once with 503). Nil when one is
     /// invalid (its issue noted).
+    /// `METRICS_LISTEN`: `/metrics` on a listener of its own (the public port then answers 404
+    /// there), never on the public listener's port.
+    mutating func metricsListen(beside listen: ListenAddress?) -> ListenAddress? {
+        guard value("GATEHOUSE_METRICS_LISTEN") != nil else { return nil }
+        let metricsListen = self.listen("GATEHOUSE_METRICS_LISTEN")
+        if let metricsListen, let listen, metricsListen.port == listen.port, metricsListen.port != 0 {
+            fail("GATEHOUSE_METRICS_LISTEN", "uses the port of GATEHOUSE_LISTEN (\(listen.port)): give /metrics a port of its own")
+        }
+        return metricsListen
+    }
+
+    /// What the routes ask of the providers and the security profile: `auth=client` routes get
+    /// their tokens from the first provider; `providers=` names configured ones; no weakening combination.
+    mutating func refuseRouteProblems(routes: [UpstreamRoute], providers: [ProviderSettings?], named: [String]?,
+                                      securityProfile: SecurityProfile?) {
+        if let first = providers.first ?? nil { refusePublicClientCredentials(routes: routes, provider: first) }
+        refuseUnknownRouteProviders(routes: routes, names: named ?? [ProviderSettings.defaultName])
+        refuseWeakeningRouteCombinations(routes: routes, securityProfile: securityProfile)
+    }
+
     mutating func tuning(csrfHeader: String?) -> (@Sendable (inout GatehouseConfiguration) -> Void)? {
         let websocketIdle = duration("GATEHOUSE_WEBSOCKET_IDLE", default: 600, allowZero: false)
         let underscoreHeaders = choice("GATEHOUSE_FORWARD_UNDERSCORE_HEADERS", default: UnderscoreHeaderPolicy.drop,

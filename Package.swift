@@ -63,14 +63,17 @@ let package = Package(
         .target(name: "HTTP1", dependencies: ["CByteScan", "CTraceID"], swiftSettings: settings),
         // epoll event loops, timers, non-blocking sockets and the read buffer. Knows nothing of HTTP.
         .target(name: "EventLoops", dependencies: ["CLinux", "GatehouseTime"], swiftSettings: settings),
+        // TLS on the event loops' non-blocking sockets (OpenSSL): one connection's records
+        // (`TLSStream`), a TLS tunnel endpoint, and the HTTPS listener's certificate and contexts.
+        .target(name: "TLSTransport", dependencies: ["COpenSSL", "EventLoops"], swiftSettings: settings),
         // NIO-free HTTP/1.1 server: connections, accept loop, handler protocols. Knows nothing of OAuth.
         .target(name: "HTTPServer",
-                dependencies: ["CLinux", "HTTP1", "EventLoops", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["CLinux", "HTTP1", "EventLoops", "TLSTransport", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: settings),
         // Outbound HTTP/1.1: the pooled keep-alive client on the server's event loops, plain or TLS
         // (upstreams, `wss://` tunnels), and whole-answer fetches on it (provider calls).
         .target(name: "HTTPClient",
-                dependencies: ["COpenSSL", "HTTP1", "EventLoops"],
+                dependencies: ["COpenSSL", "HTTP1", "EventLoops", "TLSTransport"],
                 swiftSettings: settings),
         // Byte encodings shared by every module: base64/base64url, percent-coding, hex, constant-time
         // comparison, secure random tokens. Standard library only (and getrandom from the C library).
@@ -117,7 +120,7 @@ let package = Package(
                 swiftSettings: settings),
         // The product: endpoints, proxy, metrics, wiring.
         .target(name: "Gatehouse",
-                dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
+                dependencies: ["HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TLSTransport", "GatehouseCore", "GatehouseEncoding", "GatehouseOIDC",
                                "GatehouseTime", "GatehouseConfigFile", "GatehouseTelemetry",
                                "GatehouseSessions", "GatehouseStatic",
                                .product(name: "Logging", package: "swift-log"),

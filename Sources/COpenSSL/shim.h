@@ -4,7 +4,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <time.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -100,10 +105,17 @@ static inline int gatehouse_tls_classify(SSL *ssl, int result) {
     }
 }
 
-/* Handshake step: OK when done. */
-static inline int gatehouse_tls_connect(SSL *ssl) {
+/* Handshake step, either side (the connection's connect or accept state): OK when done. */
+static inline int gatehouse_tls_handshake(SSL *ssl) {
     ERR_clear_error();
-    return gatehouse_tls_classify(ssl, SSL_connect(ssl));
+    return gatehouse_tls_classify(ssl, SSL_do_handshake(ssl));
+}
+
+/* Sends close_notify if the socket takes it now (never waits); the connection is not freed. */
+static inline void gatehouse_tls_close_notify(SSL *ssl) {
+    ERR_clear_error();
+    if (SSL_is_init_finished(ssl)) (void)SSL_shutdown(ssl);
+    ERR_clear_error();
 }
 
 /* Reads up to `count` bytes: > 0 bytes read, or -status. */
@@ -171,5 +183,175 @@ static inline int gatehouse_tls_alpn_is_http11_or_none(SSL *ssl) {
     SSL_get0_alpn_selected(ssl, &proto, &length);
     return length == 0 || (length == 8 && memcmp(proto, "http/1.1", 8) == 0);
 }
+
+/* ---- The server side: the HTTPS listener (TLSTransport/TLSServerContext). ---- */
+
+/* Session-ticket keys: [0] encrypts new tickets, [1] (the previous period's) still decrypts. */
+typedef struct {
+    unsigned char name[16];
+    unsigned char aes[32];
+    unsigned char hmac[32];
+} gatehouse_ticket_key;
+
+typedef struct {
+    gatehouse_ticket_key keys[2];
+} gatehouse_ticket_keys;
+
+/* OpenSSL's ticket-key callback (RFC 5077 layout: name, IV, AES-256-CBC, HMAC-SHA256): 1 with the
+ * current key, 2 (decrypt, then issue a fresh ticket) with the previous one, 0 for an unknown name
+ * (a full handshake, never an error). */
+static inline int gatehouse_tls_ticket_key(SSL *ssl, unsigned char key_name[16], unsigned char *iv,
+                                           EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *mac, int encrypt) {
+    gatehouse_ticket_keys *keys = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    if (keys == NULL) return 0;
+    int index = 0;
+    if (encrypt) {
+        if (RAND_bytes(iv, 16) != 1) return -1;
+        memcpy(key_name, keys->keys[0].name, 16);
+    } else if (CRYPTO_memcmp(key_name, keys->keys[0].name, 16) == 0) {
+        index = 0;
+    } else if (CRYPTO_memcmp(key_name, keys->keys[1].name, 16) == 0) {
+        index = 1;
+    } else {
+        return 0;
+    }
+    gatehouse_ticket_key *key = &keys->keys[index];
+    OSSL_PARAM params[3];
+    params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, key->hmac, 32);
+    params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+    params[2] = OSSL_PARAM_construct_end();
+    if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
+    if (encrypt) {
+        if (EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), NULL, key->aes, iv) != 1) return -1;
+        return 1;
+    }
+    if (EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), NULL, key->aes, iv) != 1) return -1;
+    return index == 0 ? 1 : 2;
+}
+
+/* ALPN: http/1.1 when the client offers it; otherwise no protocol is confirmed (a client that
+ * offers only h2 still gets HTTP/1.1, as nginx does without http2). */
+static inline int gatehouse_tls_select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                            const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    static const unsigned char http11[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    unsigned char *chosen = NULL;
+    if (SSL_select_next_proto(&chosen, outlen, http11, sizeof http11, in, inlen) == OPENSSL_NPN_NEGOTIATED) {
+        *out = chosen;
+        return SSL_TLSEXT_ERR_OK;
+    }
+    return SSL_TLSEXT_ERR_NOACK;
+}
+
+enum gatehouse_tls_server_failure {
+    GATEHOUSE_TLS_SERVER_CERTIFICATE = 1,   /* the certificate file: unreadable or not a PEM chain */
+    GATEHOUSE_TLS_SERVER_KEY = 2,           /* the key file: unreadable or not a PEM private key */
+    GATEHOUSE_TLS_SERVER_MISMATCH = 3,      /* the key is not the certificate's */
+    GATEHOUSE_TLS_SERVER_OTHER = 4,
+};
+
+/* A server context: TLS 1.2 and 1.3 only, Mozilla's "intermediate" TLS 1.2 ciphers (TLS 1.3's
+ * suites are all modern), no renegotiation, no compression, no stateful session cache (resumption
+ * by tickets only, under `ticket_material`: 160 bytes, two gatehouse_ticket_key), one TLS 1.3
+ * ticket per handshake, ALPN http/1.1. The chain and key come from PEM (`cert_pem`/`key_pem`,
+ * their lengths given). NULL with `*failure` and `reason` set when something does not fit. */
+static inline SSL_CTX *gatehouse_tls_server_context(const char *cert_pem, long cert_length,
+                                                    const char *key_pem, long key_length,
+                                                    const unsigned char *ticket_material,
+                                                    int *failure, char *reason, size_t reason_size) {
+    *failure = GATEHOUSE_TLS_SERVER_OTHER;
+    snprintf(reason, reason_size, "TLS: cannot create a server context");
+    ERR_clear_error();
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL) return NULL;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+                          | SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_cipher_list(ctx, "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+                                 "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+                                 "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+                                 "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305");
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_num_tickets(ctx, 1);
+    SSL_CTX_set_alpn_select_cb(ctx, gatehouse_tls_select_alpn, NULL);
+
+    BIO *bio = BIO_new_mem_buf(cert_pem, (int)cert_length);
+    X509 *leaf = bio ? PEM_read_bio_X509_AUX(bio, NULL, NULL, NULL) : NULL;
+    int ok = leaf != NULL && SSL_CTX_use_certificate(ctx, leaf) == 1;
+    X509_free(leaf);
+    X509 *extra;
+    while (ok && (extra = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        if (SSL_CTX_add0_chain_cert(ctx, extra) != 1) { X509_free(extra); ok = 0; }
+    }
+    BIO_free(bio);
+    if (!ok) {
+        *failure = GATEHOUSE_TLS_SERVER_CERTIFICATE;
+        snprintf(reason, reason_size, "no PEM certificate could be read");
+        SSL_CTX_free(ctx);
+        ERR_clear_error();
+        return NULL;
+    }
+    ERR_clear_error();
+    bio = BIO_new_mem_buf(key_pem, (int)key_length);
+    EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    if (key == NULL) {
+        *failure = GATEHOUSE_TLS_SERVER_KEY;
+        snprintf(reason, reason_size, "no unencrypted PEM private key could be read");
+        SSL_CTX_free(ctx);
+        ERR_clear_error();
+        return NULL;
+    }
+    ok = SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
+    EVP_PKEY_free(key);
+    if (!ok) {
+        *failure = GATEHOUSE_TLS_SERVER_MISMATCH;
+        snprintf(reason, reason_size, "the private key does not belong to the certificate");
+        SSL_CTX_free(ctx);
+        ERR_clear_error();
+        return NULL;
+    }
+    gatehouse_ticket_keys *keys = OPENSSL_malloc(sizeof *keys);
+    if (keys == NULL) { SSL_CTX_free(ctx); return NULL; }
+    memcpy(keys, ticket_material, sizeof *keys);
+    SSL_CTX_set_app_data(ctx, keys);
+    SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, gatehouse_tls_ticket_key);
+    *failure = 0;
+    return ctx;
+}
+
+static inline void gatehouse_tls_server_context_free(SSL_CTX *ctx) {
+    gatehouse_ticket_keys *keys = SSL_CTX_get_app_data(ctx);
+    SSL_CTX_set_app_data(ctx, NULL);
+    if (keys != NULL) OPENSSL_clear_free(keys, sizeof *keys);
+    SSL_CTX_free(ctx);
+}
+
+/* The certificate's notAfter in Unix seconds (0 when it cannot be read). */
+static inline long long gatehouse_tls_server_not_after(SSL_CTX *ctx) {
+    X509 *cert = SSL_CTX_get0_certificate(ctx);
+    if (cert == NULL) return 0;
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) != 1) return 0;
+    return (long long)timegm(&tm);
+}
+
+/* A server connection on the accepted non-blocking socket `fd`. */
+static inline SSL *gatehouse_tls_server_new(SSL_CTX *ctx, int fd) {
+    SSL *ssl = SSL_new(ctx);
+    if (ssl == NULL) return NULL;
+    if (SSL_set_fd(ssl, fd) != 1) {
+        SSL_free(ssl);
+        ERR_clear_error();
+        return NULL;
+    }
+    SSL_set_accept_state(ssl);
+    return ssl;
+}
+
+/* The negotiated protocol version ("TLSv1.3"), for tests and logs. */
+static inline const char *gatehouse_tls_version(const SSL *ssl) { return SSL_get_version(ssl); }
 
 #endif

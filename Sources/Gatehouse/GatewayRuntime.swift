@@ -10,6 +10,7 @@ import HTTP1
 import HTTPServer
 import Logging
 import Synchronization
+import TLSTransport
 
 /// Errors that stop `gatehouse serve` at start, each with the exit code the contract gives it.
 public enum GatewayStartError: Error, CustomStringConvertible {
@@ -38,7 +39,9 @@ public enum GatewayStartError: Error, CustomStringConvertible {
 public final class GatewayRuntime: Sendable {
     public let server: HTTPServer
     /// The `GATEHOUSE_METRICS_LISTEN` listener, when configured.
-    public let metricsServer: HTTPServer?
+    public var metricsServer: HTTPServer? { side.metrics }
+    /// The metrics and redirect listeners, and the certificate's watch.
+    let side: SideListeners
     /// The context of the configuration in force (the last reload's).
     public var context: GatewayContext { contexts.withLock { $0.current } }
     /// The configuration in force and the ones it replaced (kept: see `reload`).
@@ -101,7 +104,16 @@ public final class GatewayRuntime: Sendable {
         let sessionCaches = SessionCaches(context.sessions)
         let endListener = listenForEndedSessions(store, context: context, sessionCaches: sessionCaches, logger: logger)
         let gateway = GatewaySwitch(Gateway(context: context))
+        let certificate: ServerCertificate?
+        do throws(GatewayStartError) {
+            certificate = try ListenerCertificate.make(configuration.listenerTLS, secretKey: key, clock: clock)
+        } catch {
+            try? store.close()
+            throw error
+        }
+        if let certificate { metrics.reportCertificateExpiry { certificate.notAfter } }
         var serverConfig = HTTPServerConfiguration()
+        serverConfig.tls = certificate
         serverConfig.host = configuration.listen.host
         serverConfig.port = configuration.listen.port
         serverConfig.maxBodyBytes = configuration.maxBody
@@ -111,16 +123,16 @@ public final class GatewayRuntime: Sendable {
                                        tracer: tracer, route: { gateway.routeTemplate(of: $0) })
         let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
                                 defaultHeaders: context.secure.serverDefaults, logger: logger)
-        // The metrics listener first: a port it cannot have stops the start before the public one opens.
-        var metricsServer: HTTPServer?
-        if let address = configuration.metricsListen {
-            do { metricsServer = try MetricsListener.start(address, context: context) } catch {
-                try? store.close()
-                throw .bind("GATEHOUSE_METRICS_LISTEN \(address.host):\(address.port): \(error)")
-            }
+        // The side listeners first: a port they cannot have stops the start before the public one opens.
+        let side: SideListeners
+        do throws(GatewayStartError) {
+            side = try SideListeners.start(configuration, context: context, certificate: certificate)
+        } catch {
+            try? store.close()
+            throw error
         }
         do { try server.start() } catch {
-            if let metricsServer { Task { await metricsServer.shutdown(graceNanoseconds: 0) } }
+            side.stop()
             try? store.close()
             throw .bind("\(configuration.listen.host):\(configuration.listen.port): \(error)")
         }
@@ -129,7 +141,7 @@ public final class GatewayRuntime: Sendable {
         // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
         metrics.activeSessions.start { try store.countActiveSessions(now: context.now()) }
         let maintenance = purgeInBackground(store, context: context, logger: logger)
-        return GatewayRuntime(server: server, metricsServer: metricsServer, context: context, store: store,
+        return GatewayRuntime(server: server, side: side, context: context, store: store,
                               maintenance: maintenance, endListener: endListener, gateways: gateway,
                               sessionCaches: sessionCaches, providerHTTP: http, configuration: configuration)
     }
@@ -176,13 +188,13 @@ public final class GatewayRuntime: Sendable {
         }
     }
 
-    private init(server: HTTPServer, metricsServer: HTTPServer?, context: GatewayContext,
+    private init(server: HTTPServer, side: SideListeners, context: GatewayContext,
                  store: any SessionStore & SessionDatabaseLifecycle, maintenance: Task<Void, Never>,
                  endListener: PostgresSessionEndListener?, gateways: GatewaySwitch, sessionCaches: SessionCaches,
                  providerHTTP: HTTPProviderClient, configuration: GatehouseConfiguration) {
         self.endListener = endListener
         self.server = server
-        self.metricsServer = metricsServer
+        self.side = side
         contexts = Mutex(Contexts(current: context))
         self.store = store
         self.maintenance = maintenance
@@ -196,7 +208,7 @@ public final class GatewayRuntime: Sendable {
     /// checkpointed and closed.
     public func shutdown(grace: Duration = .seconds(25)) async {
         await server.shutdown(graceNanoseconds: TimeUnits.nanoseconds(grace))
-        await metricsServer?.shutdown(graceNanoseconds: 0)
+        await side.shutdown()
         maintenance.cancel()
         context.metrics.activeSessions.stop()
         for context in contexts.withLock({ [$0.current] + $0.retired }) { context.providers.stop() }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import EventLoops
 import HTTP1
+import TLSTransport
 
 /// The upstream's answer read from the connection: its head (with the framing decided from it)
 /// and its body, awaited or taken when already buffered.
@@ -284,7 +285,7 @@ extension UpstreamConnection {
     func detachForTunnel() -> any TunnelEndpoint {
         let endpoint: any TunnelEndpoint
         if let tls {
-            endpoint = TLSEndpoint(fd: fd, loop: loop, session: tls, leftover: Array(input.readable))
+            endpoint = TLSEndpoint(fd: fd, loop: loop, stream: tls.stream, keeping: tls, leftover: Array(input.readable))
             self.tls = nil
         } else {
             endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable))

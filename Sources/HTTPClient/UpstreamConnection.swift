@@ -3,6 +3,7 @@ import Glibc
 #endif
 import EventLoops
 import HTTP1
+import TLSTransport
 
 /// One keep-alive connection to an upstream, confined to the event loop that opened it.
 ///

@@ -8,7 +8,7 @@ import Glibc
 /// between the HTTP exchange and the tunnel is lost.
 ///
 /// Registered with the loop only in `attach`, so the previous owner must have deregistered the fd.
-public final class SocketEndpoint: TunnelEndpoint, EventLoopSelectable {
+public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     public let fd: Int32
     public let loop: EventLoop
     private var leftover: [UInt8]

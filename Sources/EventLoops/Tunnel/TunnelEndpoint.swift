@@ -25,6 +25,15 @@ public protocol TunnelEndpoint: AnyObject {
     func close()
 }
 
+/// A tunnel endpoint the HTTP server handed over after a protocol switch (plain or TLS): still
+/// counted as an open connection until it closes, and ended when the server shuts down.
+public protocol ServerTunnelEndpoint: TunnelEndpoint {
+    /// Called once, when the endpoint closes.
+    var onClose: (() -> Void)? { get set }
+    /// Asks the tunnel to end gracefully (the server is shutting down).
+    func requestEnd()
+}
+
 /// Receives an endpoint's readiness (on the loop thread).
 public protocol TunnelEndpointHandler: AnyObject {
     func endpointReadable(_ endpoint: any TunnelEndpoint)

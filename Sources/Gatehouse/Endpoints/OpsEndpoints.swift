@@ -20,6 +20,9 @@ enum OpsEndpoints {
         } catch {
             return notReady("database_unavailable", "The session database does not answer.", list)
         }
+        if case .some(.none) = context.metrics.certificateExpiry {
+            return notReady("tls_certificate_missing", "No TLS certificate is held yet (the ACME order has not completed).", list)
+        }
         guard states.contains(where: \.isLoaded) else {
             // The reasons name URLs and issuers only (no secrets); an operator needs them to act.
             let reasons = states.map(\.reason).joined(separator: "; ")

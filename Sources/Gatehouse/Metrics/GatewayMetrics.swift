@@ -56,6 +56,21 @@ public final class GatewayMetrics: Sendable {
         droppedSpans.withLock { $0 = read }
     }
 
+    /// The HTTPS listener's certificate expiry (Unix seconds; nil while no certificate is held),
+    /// unset on a plain listener.
+    private let certificateExpiryReader = Mutex<(@Sendable () -> Int64?)?>(nil)
+
+    /// `/metrics` and `/readyz` read the served certificate's expiry from `read`.
+    public func reportCertificateExpiry(_ read: @escaping @Sendable () -> Int64?) {
+        certificateExpiryReader.withLock { $0 = read }
+    }
+
+    /// nil on a plain listener; `.some(nil)` while the HTTPS listener holds no certificate.
+    var certificateExpiry: Int64?? {
+        guard let read = certificateExpiryReader.withLock({ $0 }) else { return nil }
+        return .some(read())
+    }
+
     private static let shardCount = 16
     private let shards: [RequestShard] = (0..<GatewayMetrics.shardCount).map { _ in RequestShard() }
 
@@ -178,6 +193,11 @@ public final class GatewayMetrics: Sendable {
         metric(&out, "gatehouse_otel_spans_dropped_total", "counter",
                "Trace spans not exported: the queue was full, or the collector failed or was unreachable.",
                [("", Int(clamping: dropped))])
+        if let expiry = certificateExpiry {
+            metric(&out, "gatehouse_tls_certificate_expiry_timestamp_seconds", "gauge",
+                   "When the served TLS certificate expires (Unix seconds); 0 while none is held.",
+                   [("", Int(expiry ?? 0))])
+        }
         metric(&out, "gatehouse_open_connections", "gauge", "Client connections currently open.",
                [("", n.openConnections)])
         metric(&out, "gatehouse_rejected_connections_total", "counter", "Connections closed at accept (connection limit).",

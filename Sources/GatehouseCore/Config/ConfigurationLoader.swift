@@ -22,6 +22,7 @@ extension GatehouseConfiguration {
         let publicURL = r.publicURL()
         let listen = r.listen()
         let metricsListen = r.metricsListen(beside: listen)
+        let listenerTLS = r.listenerTLS(listen: listen, metricsListen: metricsListen)
         let publicDir = r.value("GATEHOUSE_PUBLIC_DIR") ?? "Public"
         let cookieDomain = r.cookieDomain(publicURL: publicURL)
         let cookieName = r.cookieName(publicURL: publicURL, domain: cookieDomain ?? nil)
@@ -84,6 +85,7 @@ extension GatehouseConfiguration {
         configuration.cookieDomain = cookieDomain
         configuration.cors = cors
         configuration.metricsListen = metricsListen
+        configuration.listenerTLS = listenerTLS
         configuration.securityProfile = securityProfile ?? .none
         tuning(&configuration)
         return .success(configuration)

@@ -17,6 +17,8 @@ public enum ConfigurationReload {
         }
         keep(\.listen, "GATEHOUSE_LISTEN")
         keep(\.metricsListen, "GATEHOUSE_METRICS_LISTEN")
+        // The certificate files themselves are re-read when they change, without a reload.
+        keep(\.listenerTLS, "GATEHOUSE_TLS_CERT")
         keep(\.databasePath, "GATEHOUSE_DATABASE")
         keep(\.secretKey, "GATEHOUSE_SECRET_KEY")
         keep(\.previousSecretKey, "GATEHOUSE_SECRET_KEY_PREVIOUS")

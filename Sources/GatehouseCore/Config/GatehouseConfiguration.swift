@@ -58,6 +58,8 @@ public struct GatehouseConfiguration: Sendable, CustomStringConvertible {
     /// `GATEHOUSE_METRICS_LISTEN`: where `/metrics` is served instead of the public port; nil to
     /// serve it on the public port.
     public var metricsListen: ListenAddress? = nil
+    /// HTTPS on `listen`, the redirect listener and ACME (`GATEHOUSE_TLS_*`, `_HTTP_REDIRECT_LISTEN`, `_ACME_*`).
+    public var listenerTLS = ListenerTLSSettings()
     public var publicDir: String
     public var cookieName: String
     public var cookieSameSite: SameSitePolicy

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import EventLoops
 import HTTP1
+import TLSTransport
 
 /// Answers written to the connection: complete, streamed, switched to another protocol, or the
 /// server's own refusals; and what happens after each exchange (keep-alive, draining, closing).
@@ -25,7 +26,7 @@ extension HTTPConnection {
         let sentFrom = outputOffset
         if bodyAllowed && !isHEAD {
             bytesSent = response.body.count
-            if nothingQueued && response.body.count >= Self.gatherWriteMinimum {
+            if nothingQueued && response.body.count >= Self.gatherWriteMinimum && tls == nil {
                 sendHeadAndBody(response.body)
             } else {
                 output.append(contentsOf: response.body)
@@ -149,7 +150,7 @@ extension HTTPConnection {
     /// then done: it leaves the loop and its deadlines, but the endpoint still counts as an open
     /// connection of the listener until it closes, and server shutdown asks it to end.
     /// nil when the exchange cannot switch (an answer started, an unread request body, shutdown).
-    func switchProtocols(_ head: HTTPResponseHead) -> SocketEndpoint? {
+    func switchProtocols(_ head: HTTPResponseHead) -> (any ServerTunnelEndpoint)? {
         guard state == .handling, !responseStarted, requestBody.isComplete, !shuttingDown, head.status == 101 else { return nil }
         responseStarted = true
         status = 101
@@ -157,8 +158,15 @@ extension HTTPConnection {
                                              contentLength: nil, chunked: false, connection: "Upgrade", into: &output)
         flush()
         guard state == .handling else { return nil }
-        let endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable),
+        let endpoint: any ServerTunnelEndpoint
+        if let tls {
+            endpoint = TLSEndpoint(fd: fd, loop: loop, stream: tls, leftover: Array(input.readable),
+                                   unsent: Array(output[outputOffset...]))
+            self.tls = nil
+        } else {
+            endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable),
                                       unsent: Array(output[outputOffset...]))
+        }
         var record = HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
                                       durationNanoseconds: EventLoop.monotonicNow() &- startTime,
                                       requestID: requestID, peer: peer)

@@ -14,6 +14,10 @@ extension HTTPConnection {
     func flush(progressSince start: Int? = nil) {
         let startOffset = start ?? outputOffset
         while outputOffset < output.count {
+            if let tls {
+                guard flushTLS(tls, progressSince: startOffset) else { return }
+                continue
+            }
             let n = output.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
             }
@@ -69,6 +73,7 @@ extension HTTPConnection {
     func shutdownWriteAndLinger() {
         closeWhenFlushed = false
         deadlines.arm(.linger, now: loop.now)
+        tls?.sendCloseNotify()
         shutdown(fd, Int32(SHUT_WR))
         discardUntilEOF()
     }
@@ -76,6 +81,18 @@ extension HTTPConnection {
     func discardUntilEOF() {
         guard state == .lingering, !closeWhenFlushed else { return }
         var scratch = [UInt8](repeating: 0, count: 4096)
+        if let tls {
+            // Records after our close_notify are read and dropped; their end (EOF, the client's
+            // close_notify, or a broken record) ends the linger.
+            while true {
+                let step = scratch.withUnsafeMutableBytes { tls.read(into: $0.baseAddress!, count: $0.count) }
+                switch step {
+                case .done: continue
+                case .wantRead, .wantWrite: return
+                case .closed, .failed: close(); return
+                }
+            }
+        }
         while true {
             let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
             if n > 0 { continue }
@@ -95,6 +112,7 @@ extension HTTPConnection {
         case .none:
             break
         case .headTimedOut:
+            if state == .handshaking { close(); return }
             if state == .awaitingHead {
                 refuse(status: 408, description: "The request head did not arrive in time.")
             }
@@ -106,6 +124,7 @@ extension HTTPConnection {
     func beginShutdown() {
         shuttingDown = true
         keepAlive = false
+        if state == .handshaking { close(); return }
         if state == .awaitingHead && input.isEmpty {
             if outputOffset < output.count { closeAfterFlush() } else { close() }
         }
@@ -115,6 +134,10 @@ extension HTTPConnection {
         guard state != .closed, state != .upgraded else { return }
         state = .closed
         loop.deregister(fd)
+        if let tls {
+            self.tls = nil
+            tls.free(sendCloseNotify: false)
+        }
         Glibc.close(fd)
         if let waiter = bodyWaiter {
             bodyWaiter = nil

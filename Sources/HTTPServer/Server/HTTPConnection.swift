@@ -3,6 +3,7 @@ import Glibc
 #endif
 import EventLoops
 import HTTP1
+import TLSTransport
 
 /// One client connection: a state machine driven by socket readiness on its event loop.
 ///
@@ -18,6 +19,8 @@ import HTTP1
 /// pipelines requests but never reads is disconnected after `progressTimeoutNanoseconds`.
 final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     enum State {
+        /// The TLS handshake of an HTTPS connection is under way (`HTTPConnection+TLS`).
+        case handshaking
         case awaitingHead
         case handling
         /// The response is sent; unread request body is being discarded before the next request.
@@ -50,6 +53,11 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     // nothing back), the parser is only called with that pointer. Keep it so: an overlapping
     // access is no longer trapped.
     @exclusivity(unchecked) var state: State = .awaitingHead
+    /// The TLS layer of a connection on the HTTPS listener (nil: plain).
+    @exclusivity(unchecked) var tls: TLSStream?
+    /// A TLS read needed the socket writable, or a TLS write needed it readable (`HTTPConnection+TLS`).
+    @exclusivity(unchecked) var tlsReadWaitsForWritable = false
+    @exclusivity(unchecked) var tlsWriteWaitsForReadable = false
     @exclusivity(unchecked) var input = ReadBuffer(capacity: 8 * 1024, slab: .shared)
     @exclusivity(unchecked) var parser: RequestHeadParser
     @exclusivity(unchecked) var readReady = false
@@ -121,7 +129,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     func socketReadable() {
         readReady = true
+        if tls != nil && tlsReadinessCrossed(readable: true) { return }
         switch state {
+        case .handshaking: continueHandshake()
         case .awaitingHead: processInput()
         case .handling: if bodyWaiter != nil { feedBodyWaiter() }
         case .draining: drainBody()
@@ -132,6 +142,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
 
     func socketWritable() {
         guard state != .closed, state != .upgraded else { return }
+        if tls != nil && tlsReadinessCrossed(readable: false) { return }
         flush()
         if (inputPaused || drainWaiter != nil) && state != .closed
             && output.count - outputOffset <= config.writeLowWatermark {
@@ -225,6 +236,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         guard readReady, !peerClosed else { return !peerClosed }
         let space = input.prepareForWrite(minimum: 4096, limit: limit)
         if space <= 0 { return true }
+        if let tls { return readTLS(tls, maximum: space) }
         let n = input.read(from: fd, maximum: space)
         if n > 0 {
             // A short read means the kernel buffer is empty for now; the next edge will tell us more.

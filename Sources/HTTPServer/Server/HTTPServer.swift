@@ -158,7 +158,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     let observer: (any HTTPServerObserver)?
     var connections: [ObjectIdentifier: HTTPConnection] = [:]
     /// Sockets handed to tunnels by `HTTPConnection.switchProtocols`, still counted as open.
-    private var upgradedSockets: [ObjectIdentifier: SocketEndpoint] = [:]
+    private var upgradedSockets: [ObjectIdentifier: any ServerTunnelEndpoint] = [:]
     private var listening = true
     private var requestCounter: UInt64 = 0
     /// Which loop serves a connection this one accepts (loops kept one per CPU), nil otherwise.
@@ -246,6 +246,15 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
             return nil
         }
         let connection = HTTPConnection(fd: client, peer: peer, listener: self)
+        if let certificate = server.configuration.tls {
+            // No certificate held yet (ACME's first order), or OpenSSL out of memory: not served.
+            guard let stream = certificate.context?.accept(client) else {
+                forget(unserved: client)
+                return nil
+            }
+            connection.tls = stream
+            connection.state = .handshaking
+        }
         do {
             try loop.register(client, connection)
         } catch {
@@ -283,7 +292,7 @@ final class Listener: EventLoopSelectable, @unchecked Sendable {
     }
 
     /// A connection switched protocols: its socket lives on as `endpoint` (counted until it closes).
-    func upgraded(_ connection: HTTPConnection, to endpoint: SocketEndpoint) {
+    func upgraded(_ connection: HTTPConnection, to endpoint: any ServerTunnelEndpoint) {
         connections[ObjectIdentifier(connection)] = nil
         let key = ObjectIdentifier(endpoint)
         upgradedSockets[key] = endpoint

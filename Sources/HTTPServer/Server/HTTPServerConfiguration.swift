@@ -1,4 +1,5 @@
 import CLinux
+import TLSTransport
 /// Limits and timeouts of the server, with the contract's defaults.
 public struct HTTPServerConfiguration: Sendable {
     /// Numeric address to bind (`0.0.0.0`, `::`, `127.0.0.1`).
@@ -30,6 +31,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeHighWatermark: Int = 256 * 1024
     /// Unsent response bytes below which both resume. Default 128 KiB.
     public var writeLowWatermark: Int = 128 * 1024
+    /// Set: the listener speaks HTTPS with this certificate (each connection is accepted with the
+    /// context it holds at that moment). nil: plain HTTP.
+    public var tls: ServerCertificate? = nil
 
     public init() {}
 

@@ -3,17 +3,22 @@ import Glibc
 #endif
 import EventLoops
 
-/// A `wss://` upstream connection after `101 Switching Protocols`, as a tunnel endpoint: the
-/// socket and TLS session the HTTP exchange ran on (`UpstreamConnection.detachForTunnel`), starting
-/// with the bytes already decrypted behind the `101` head.
+/// A TLS connection after `101 Switching Protocols`, as a tunnel endpoint: a `wss://` upstream
+/// (`UpstreamConnection.detachForTunnel`) or a browser's WebSocket on the HTTPS listener. It
+/// starts with the bytes already decrypted behind the handshake (`leftover`) and any its previous
+/// owner had not sent yet (`unsent`, the end of a 101 head).
 ///
 /// Registered with the loop only in `attach`, so the previous owner must have deregistered the fd.
-final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
-    let fd: Int32
-    let loop: EventLoop
-    private let session: TLSSession
+public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
+    public let fd: Int32
+    public let loop: EventLoop
+    private let stream: TLSStream
+    /// What must live as long as the stream (the client session its callbacks reach).
+    private let keeping: AnyObject?
     private var leftover: [UInt8]
     private var leftoverOffset = 0
+    private var unsent: [UInt8]
+    private var unsentOffset = 0
     private weak var handler: (any TunnelEndpointHandler)?
     private var closed = false
     private var registered = false
@@ -21,15 +26,26 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
     /// readable: that readiness is passed on as the other direction's too.
     private var readWaitsForWritable = false
     private var writeWaitsForReadable = false
+    /// Called once, when the endpoint closes (the server's connection count, for instance).
+    public var onClose: (() -> Void)?
 
-    init(fd: Int32, loop: EventLoop, session: TLSSession, leftover: [UInt8]) {
+    public init(fd: Int32, loop: EventLoop, stream: TLSStream, keeping: AnyObject? = nil,
+                leftover: [UInt8], unsent: [UInt8] = []) {
         self.fd = fd
         self.loop = loop
-        self.session = session
+        self.stream = stream
+        self.keeping = keeping
         self.leftover = leftover
+        self.unsent = unsent
     }
 
-    func attach(_ handler: any TunnelEndpointHandler) {
+    /// Asks the tunnel to end gracefully (the server is shutting down).
+    public func requestEnd() {
+        guard !closed else { return }
+        if let handler { handler.endpointEnded(self, graceful: true) } else { close() }
+    }
+
+    public func attach(_ handler: any TunnelEndpointHandler) {
         self.handler = handler
         guard !closed, !registered else { return }
         registered = loop.registerTunnel(fd, self, handler: handler)
@@ -42,7 +58,7 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
         }
     }
 
-    func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
         if leftoverOffset < leftover.count {
             let n = min(buffer.count, leftover.count - leftoverOffset)
@@ -51,7 +67,7 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
             if leftoverOffset == leftover.count { leftover = []; leftoverOffset = 0 }
             return .bytes(n)
         }
-        switch session.read(into: buffer.baseAddress!, count: buffer.count) {
+        switch stream.read(into: buffer.baseAddress!, count: buffer.count) {
         case .done(let n): return .bytes(n)
         case .wantRead: return .wouldBlock
         case .wantWrite: readWaitsForWritable = true; return .wouldBlock
@@ -59,10 +75,23 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
         }
     }
 
-    func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
+    public func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
+        // What the previous owner left unsent goes first.
+        while unsentOffset < unsent.count {
+            let step = unsent.withUnsafeBytes { raw in
+                writeSome(UnsafeRawBufferPointer(rebasing: raw[unsentOffset...]))
+            }
+            guard case .bytes(let n) = step else { return step }
+            unsentOffset += n
+            if unsentOffset == unsent.count { unsent = []; unsentOffset = 0 }
+        }
         if bytes.isEmpty { return .bytes(0) }
-        switch session.write(bytes.baseAddress!, count: bytes.count) {
+        return writeSome(bytes)
+    }
+
+    private func writeSome(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
+        switch stream.write(bytes.baseAddress!, count: bytes.count) {
         case .done(let n): return .bytes(n)
         case .wantWrite: return .wouldBlock
         case .wantRead: writeWaitsForReadable = true; return .wouldBlock
@@ -71,20 +100,23 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
     }
 
     /// TLS has no half-close the tunnel could rely on: the tunnel closes the whole connection.
-    func shutdownOutput() -> Bool { false }
+    public func shutdownOutput() -> Bool { false }
 
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         handler = nil
         if registered { loop.deregister(fd) }
-        session.free(sendCloseNotify: true)
+        stream.free(sendCloseNotify: true)
         Glibc.close(fd)
+        let onClose = self.onClose
+        self.onClose = nil
+        onClose?()
     }
 
     // MARK: EventLoopSelectable
 
-    func socketReadable() {
+    public func socketReadable() {
         handler?.endpointReadable(self)
         if writeWaitsForReadable, !closed {
             writeWaitsForReadable = false
@@ -92,7 +124,11 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
         }
     }
 
-    func socketWritable() {
+    public func socketWritable() {
+        if unsentOffset < unsent.count, case .closed = send(UnsafeRawBufferPointer(start: nil, count: 0)) {
+            handler?.endpointEnded(self, graceful: false)
+            return
+        }
         handler?.endpointWritable(self)
         if readWaitsForWritable, !closed {
             readWaitsForWritable = false
@@ -100,7 +136,7 @@ final class TLSEndpoint: TunnelEndpoint, EventLoopSelectable {
         }
     }
 
-    func socketHangup() {
+    public func socketHangup() {
         handler?.endpointReadable(self)
         if !closed { handler?.endpointEnded(self, graceful: false) }
     }

@@ -1,0 +1,54 @@
+import GatehouseCore
+import HTTPServer
+import TLSTransport
+
+/// What runs beside the public listener: `/metrics` on a port of its own, the plain listener that
+/// redirects to HTTPS and answers ACME challenges, and the watch on the certificate files.
+struct SideListeners: Sendable {
+    let metrics: HTTPServer?
+    let redirect: HTTPServer?
+    /// The http-01 challenges the redirect listener answers.
+    let challenges: ACMEChallengeAnswers
+    let certificateWatch: Task<Void, Never>?
+
+    /// Starts each configured listener; a port one cannot have stops the start (after closing the
+    /// ones already open).
+    static func start(_ configuration: GatehouseConfiguration, context: GatewayContext,
+                      certificate: ServerCertificate?) throws(GatewayStartError) -> SideListeners {
+        var metrics: HTTPServer?
+        if let address = configuration.metricsListen {
+            do { metrics = try MetricsListener.start(address, context: context) } catch {
+                throw .bind("GATEHOUSE_METRICS_LISTEN \(address.host):\(address.port): \(error)")
+            }
+        }
+        let challenges = ACMEChallengeAnswers()
+        var redirect: HTTPServer?
+        if let address = configuration.listenerTLS.redirectListen {
+            let handler = HTTPSRedirectListener(publicURL: configuration.publicURL,
+                                                acmeDomains: configuration.listenerTLS.acme?.domains ?? [],
+                                                challenges: challenges, secure: context.secure)
+            do { redirect = try HTTPSRedirectListener.start(address, handler: handler, context: context) } catch {
+                if let metrics { Task { await metrics.shutdown(graceNanoseconds: 0) } }
+                throw .bind("GATEHOUSE_HTTP_REDIRECT_LISTEN \(address.host):\(address.port): \(error)")
+            }
+        }
+        let watch = certificate.flatMap { $0.files == nil ? nil : ListenerCertificate.watch($0, logger: context.logger) }
+        return SideListeners(metrics: metrics, redirect: redirect, challenges: challenges, certificateWatch: watch)
+    }
+
+    /// Stops them at once (a start that failed later).
+    func stop() {
+        certificateWatch?.cancel()
+        let (metrics, redirect) = (self.metrics, self.redirect)
+        Task {
+            await metrics?.shutdown(graceNanoseconds: 0)
+            await redirect?.shutdown(graceNanoseconds: 0)
+        }
+    }
+
+    func shutdown() async {
+        certificateWatch?.cancel()
+        await metrics?.shutdown(graceNanoseconds: 0)
+        await redirect?.shutdown(graceNanoseconds: 0)
+    }
+}

@@ -158,7 +158,7 @@ def wait_for_port_file(path: Path, proc: Proc, timeout=20.0) -> int:
     raise RuntimeError(f"{proc.name} did not report its port:\n{proc.log_text()[-4000:]}")
 
 
-def wait_http_ok(url: str, proc: Proc | None = None, timeout=30.0) -> requests.Response:
+def wait_http_ok(url: str, proc: Proc | None = None, timeout=30.0, verify=True) -> requests.Response:
     deadline = time.time() + timeout
     last = None
     while time.time() < deadline:
@@ -166,7 +166,7 @@ def wait_http_ok(url: str, proc: Proc | None = None, timeout=30.0) -> requests.R
             raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode} before {url} "
                                f"answered:\n{proc.log_text()[-6000:]}")
         try:
-            r = requests.get(url, timeout=2)
+            r = requests.get(url, timeout=2, verify=verify)
             if r.status_code == 200:
                 return r
             last = f"status {r.status_code}"
@@ -340,8 +340,10 @@ class Gateway:
         return self
 
     def wait_ready(self, timeout=30.0):
-        wait_http_ok(self.url + "/healthz", self.proc, timeout)
-        wait_http_ok(self.url + "/readyz", self.proc, timeout)
+        # `verify`: the CA file of a gateway serving HTTPS with a test certificate.
+        verify = getattr(self, "verify", True)
+        wait_http_ok(self.url + "/healthz", self.proc, timeout, verify=verify)
+        wait_http_ok(self.url + "/readyz", self.proc, timeout, verify=verify)
 
     def stop(self, timeout=30.0) -> int | None:
         return self.proc.stop(timeout) if self.proc else None

@@ -126,7 +126,7 @@ public final class GatewayRuntime: Sendable {
         // The side listeners first: a port they cannot have stops the start before the public one opens.
         let side: SideListeners
         do throws(GatewayStartError) {
-            side = try SideListeners.start(configuration, context: context, certificate: certificate)
+            side = try SideListeners.start(configuration, context: context, certificate: certificate, store: store)
         } catch {
             try? store.close()
             throw error
@@ -138,6 +138,7 @@ public final class GatewayRuntime: Sendable {
         }
         providers.start()
         tracer?.start()
+        side.acme?.start()
         // Counted on its own thread: a /metrics scrape (on an event loop) never reads the database.
         metrics.activeSessions.start { try store.countActiveSessions(now: context.now()) }
         let maintenance = purgeInBackground(store, context: context, logger: logger)

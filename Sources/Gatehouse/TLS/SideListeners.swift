@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseSessions
 import HTTPServer
 import TLSTransport
 
@@ -10,11 +11,20 @@ struct SideListeners: Sendable {
     /// The http-01 challenges the redirect listener answers.
     let challenges: ACMEChallengeAnswers
     let certificateWatch: Task<Void, Never>?
+    /// The ACME client keeping the certificate, when the certificate comes from ACME.
+    let acme: ACMECertificates?
 
     /// Starts each configured listener; a port one cannot have stops the start (after closing the
     /// ones already open).
-    static func start(_ configuration: GatehouseConfiguration, context: GatewayContext,
-                      certificate: ServerCertificate?) throws(GatewayStartError) -> SideListeners {
+    static func start(_ configuration: GatehouseConfiguration, context: GatewayContext, certificate: ServerCertificate?,
+                      store: any SessionStore) throws(GatewayStartError) -> SideListeners {
+        var acmeStore: (any CertificateRecordStore)?
+        if configuration.listenerTLS.acme != nil {
+            guard let records = store as? any CertificateRecordStore else {
+                throw .configuration("GATEHOUSE_ACME_DIRECTORY: this session store cannot keep certificates")
+            }
+            acmeStore = records
+        }
         var metrics: HTTPServer?
         if let address = configuration.metricsListen {
             do { metrics = try MetricsListener.start(address, context: context) } catch {
@@ -33,12 +43,18 @@ struct SideListeners: Sendable {
             }
         }
         let watch = certificate.flatMap { $0.files == nil ? nil : ListenerCertificate.watch($0, logger: context.logger) }
-        return SideListeners(metrics: metrics, redirect: redirect, challenges: challenges, certificateWatch: watch)
+        var acme: ACMECertificates?
+        if let settings = configuration.listenerTLS.acme, let acmeStore, let certificate {
+            acme = ACMECertificates(settings: settings, store: acmeStore, certificate: certificate, challenges: challenges,
+                                    clock: context.clock, logger: context.logger)
+        }
+        return SideListeners(metrics: metrics, redirect: redirect, challenges: challenges, certificateWatch: watch, acme: acme)
     }
 
     /// Stops them at once (a start that failed later).
     func stop() {
         certificateWatch?.cancel()
+        acme?.stop()
         let (metrics, redirect) = (self.metrics, self.redirect)
         Task {
             await metrics?.shutdown(graceNanoseconds: 0)
@@ -48,6 +64,7 @@ struct SideListeners: Sendable {
 
     func shutdown() async {
         certificateWatch?.cancel()
+        acme?.stop()
         await metrics?.shutdown(graceNanoseconds: 0)
         await redirect?.shutdown(graceNanoseconds: 0)
     }

@@ -23,7 +23,7 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
     PendingLoginStore, LogoutReplayCache, @unchecked Sendable {
     /// Caps on pending logins, enforced by every `savePendingLogin`.
     public let pendingLoginLimits: PendingLoginLimits
-    private let sealer: TokenSealer
+    let sealer: TokenSealer
 
     public init(_ database: Database, sealer: TokenSealer, logger: Logger,
                 pendingLoginLimits: PendingLoginLimits = .standard) {

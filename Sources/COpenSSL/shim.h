@@ -507,4 +507,43 @@ static inline int gatehouse_acme_certificate_request(const char *const *names, i
     return ok ? 0 : -1;
 }
 
+/* A self-signed P-256 certificate for `name`, valid for a day, and its key (both PEM, malloc'ed):
+ * what the HTTPS listener presents while ACME has not delivered, so probes reach /readyz. 0 on
+ * success. */
+static inline int gatehouse_tls_placeholder(const char *name, unsigned char **cert, long *cert_length,
+                                            unsigned char **key, long *key_length) {
+    *cert = NULL; *key = NULL;
+    EVP_PKEY *pkey = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    BIO *cert_bio = BIO_new(BIO_s_mem()), *key_bio = BIO_new(BIO_s_mem());
+    int ok = pkey && x && cert_bio && key_bio
+        && X509_set_version(x, 2) == 1
+        && ASN1_INTEGER_set(X509_get_serialNumber(x), 1) == 1
+        && X509_gmtime_adj(X509_getm_notBefore(x), 0) != NULL
+        && X509_gmtime_adj(X509_getm_notAfter(x), 86400) != NULL
+        && X509_set_pubkey(x, pkey) == 1
+        && X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, (const unsigned char *)name, -1, -1, 0) == 1
+        && X509_set_issuer_name(x, X509_get_subject_name(x)) == 1
+        && X509_sign(x, pkey, EVP_sha256()) > 0
+        && PEM_write_bio_X509(cert_bio, x) == 1
+        && PEM_write_bio_PrivateKey(key_bio, pkey, NULL, NULL, 0, NULL, NULL) == 1;
+    if (ok) {
+        char *data = NULL;
+        *cert_length = BIO_get_mem_data(cert_bio, &data);
+        *cert = malloc((size_t)*cert_length);
+        if (*cert) memcpy(*cert, data, (size_t)*cert_length);
+        *key_length = BIO_get_mem_data(key_bio, &data);
+        *key = malloc((size_t)*key_length);
+        if (*key) memcpy(*key, data, (size_t)*key_length);
+        ok = *cert != NULL && *key != NULL;
+        if (!ok) { free(*cert); free(*key); *cert = NULL; *key = NULL; }
+    }
+    BIO_free(cert_bio);
+    BIO_free(key_bio);
+    X509_free(x);
+    EVP_PKEY_free(pkey);
+    ERR_clear_error();
+    return ok ? 0 : -1;
+}
+
 #endif

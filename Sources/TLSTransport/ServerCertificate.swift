@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import COpenSSL
 import Synchronization
 
 /// The HTTPS listener's certificate as it is now: the context new connections are accepted with,
@@ -28,6 +29,7 @@ public final class ServerCertificate: Sendable {
         var keyPEM: [UInt8]
         var period: Int64
         var stamps: [FileStamp]
+        var isPlaceholder = false
     }
 
     public let files: Files?
@@ -49,19 +51,36 @@ public final class ServerCertificate: Sendable {
         current = Mutex(Current(context: context, certificatePEM: cert, keyPEM: key, period: period, stamps: stamps))
     }
 
-    /// A listener whose certificate comes later (`install`): until then every handshake is refused.
-    public init(awaitingInstall ticketKeys: @escaping @Sendable (Int64) -> [UInt8], wallClock: @escaping @Sendable () -> Int64) {
+    /// A listener whose certificate comes later (`install`, from ACME): until then it presents a
+    /// self-signed placeholder for `placeholderName`, so that probes still reach `/readyz` (which
+    /// says no certificate is held) and no browser is ever given a certificate it trusts.
+    public init(awaitingInstall ticketKeys: @escaping @Sendable (Int64) -> [UInt8], wallClock: @escaping @Sendable () -> Int64,
+                placeholderName: String) {
         files = nil
         self.ticketKeys = ticketKeys
         self.wallClock = wallClock
-        current = Mutex(nil)
+        let period = wallClock() / Self.ticketPeriodSeconds
+        let placeholder = Self.placeholder(placeholderName).flatMap { cert, key in
+            (try? TLSServerContext(certificatePEM: cert, keyPEM: key, ticketMaterial: Self.material(ticketKeys, period)))
+                .map { Current(context: $0, certificatePEM: cert, keyPEM: key, period: period, stamps: [], isPlaceholder: true) }
+        }
+        current = Mutex(placeholder)
     }
 
     /// The context for a connection accepted now (nil while no certificate is held).
     public var context: TLSServerContext? { current.withLock { $0?.context } }
 
-    /// The served certificate's `notAfter` (Unix seconds), nil while none is held.
-    public var notAfter: Int64? { current.withLock { $0?.context.notAfter } }
+    /// The served certificate's `notAfter` (Unix seconds), nil while none is held (a placeholder
+    /// is not one).
+    public var notAfter: Int64? { current.withLock { $0.flatMap { $0.isPlaceholder ? nil : $0.context.notAfter } } }
+
+    private static func placeholder(_ name: String) -> ([UInt8], [UInt8])? {
+        var cert: UnsafeMutablePointer<UInt8>?, key: UnsafeMutablePointer<UInt8>?
+        var certLength = 0, keyLength = 0
+        guard gatehouse_tls_placeholder(name, &cert, &certLength, &key, &keyLength) == 0, let cert, let key else { return nil }
+        defer { free(cert); free(key) }
+        return (Array(UnsafeBufferPointer(start: cert, count: certLength)), Array(UnsafeBufferPointer(start: key, count: keyLength)))
+    }
 
     /// What `refresh` did.
     public enum Refresh: Equatable, Sendable {
@@ -94,7 +113,14 @@ public final class ServerCertificate: Sendable {
         }
         guard period != held.period else { return .unchanged }
         do {
-            try install(certificatePEM: held.certificatePEM, keyPEM: held.keyPEM, stamps: held.stamps, period: period)
+            let context = try TLSServerContext(certificatePEM: held.certificatePEM, keyPEM: held.keyPEM,
+                                               ticketMaterial: Self.material(ticketKeys, period))
+            // Unless a certificate was installed meanwhile (ACME): that one has this period's keys.
+            current.withLock { now in
+                guard now?.certificatePEM == held.certificatePEM else { return }
+                now?.context = context
+                now?.period = period
+            }
             return .rotated
         } catch {
             return .refused(error)
@@ -110,7 +136,9 @@ public final class ServerCertificate: Sendable {
     private func install(certificatePEM: [UInt8], keyPEM: [UInt8], stamps: [FileStamp], period: Int64) throws(TLSServerContextError) {
         let context = try TLSServerContext(certificatePEM: certificatePEM, keyPEM: keyPEM,
                                            ticketMaterial: Self.material(ticketKeys, period))
-        current.withLock { $0 = Current(context: context, certificatePEM: certificatePEM, keyPEM: keyPEM, period: period, stamps: stamps) }
+        current.withLock {
+            $0 = Current(context: context, certificatePEM: certificatePEM, keyPEM: keyPEM, period: period, stamps: stamps)
+        }
     }
 
     private static func material(_ keys: (Int64) -> [UInt8], _ period: Int64) -> [UInt8] {

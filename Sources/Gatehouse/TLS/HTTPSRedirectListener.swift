@@ -22,15 +22,27 @@ struct HTTPSRedirectListener: HTTPHandler {
         let path = head.path
         if path.hasPrefix(Self.challengePrefix), head.method == "GET" || head.method == "HEAD" {
             let token = path.dropFirst(Self.challengePrefix.count)
-            if let answer = challenges.keyAuthorization(for: token) {
-                return .now(HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream", "Cache-Control": "no-store"],
-                                         body: Array(answer.utf8)))
+            if let answer = challenges.keyAuthorization(for: token) { return .now(Self.challengeAnswer(answer)) }
+            guard challenges.canLookUp, ACMEChallengeAnswers.isToken(token) else { return .now(noChallenge) }
+            // Not known yet here: another instance may be ordering. The store says (off the loop).
+            let (challenges, noChallenge, asked) = (challenges, noChallenge, String(token))
+            return .inTask { _, writer in
+                let answer = await challenges.lookedUpKeyAuthorization(for: Substring(asked))
+                await writer.respond(answer.map(Self.challengeAnswer) ?? noChallenge)
             }
-            return .now(secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "No such challenge.")))
         }
         var headers: HTTPHeaders = ["Location": location(for: head), "Cache-Control": "no-store"]
         headers.set("Content-Length", "0")
         return .now(secure.response(HTTPResponse(status: 308, headers: headers)))
+    }
+
+    var noChallenge: HTTPResponse {
+        secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "No such challenge."))
+    }
+
+    static func challengeAnswer(_ keyAuthorization: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream", "Cache-Control": "no-store"],
+                     body: Array(keyAuthorization.utf8))
     }
 
     /// `https://HOST[:PORT]PATH?QUERY` for this request.

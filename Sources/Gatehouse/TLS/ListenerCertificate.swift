@@ -24,7 +24,9 @@ enum ListenerCertificate {
                 throw .configuration("\(variable(blamedFor: error)): \(error)")
             }
         }
-        if settings.acme != nil { return ServerCertificate(awaitingInstall: keys, wallClock: wall) }
+        if let acme = settings.acme {
+            return ServerCertificate(awaitingInstall: keys, wallClock: wall, placeholderName: acme.domains.first ?? "gatehouse")
+        }
         return nil
     }
 

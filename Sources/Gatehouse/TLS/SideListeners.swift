@@ -31,7 +31,12 @@ struct SideListeners: Sendable {
                 throw .bind("GATEHOUSE_METRICS_LISTEN \(address.host):\(address.port): \(error)")
             }
         }
-        let challenges = ACMEChallengeAnswers()
+        var lookUp: (@Sendable () async -> String?)?
+        if let settings = configuration.listenerTLS.acme, let records = acmeStore {
+            let executor = context.sessions.executor
+            lookUp = { try? await executor.run { () throws(SessionStoreError) in ACMECertificates.storedThumbprint(settings, store: records) } }
+        }
+        let challenges = ACMEChallengeAnswers(lookUp: lookUp)
         var redirect: HTTPServer?
         if let address = configuration.listenerTLS.redirectListen {
             let handler = HTTPSRedirectListener(publicURL: configuration.publicURL,
@@ -42,7 +47,7 @@ struct SideListeners: Sendable {
                 throw .bind("GATEHOUSE_HTTP_REDIRECT_LISTEN \(address.host):\(address.port): \(error)")
             }
         }
-        let watch = certificate.flatMap { $0.files == nil ? nil : ListenerCertificate.watch($0, logger: context.logger) }
+        let watch = certificate.map { ListenerCertificate.watch($0, logger: context.logger) }
         var acme: ACMECertificates?
         if let settings = configuration.listenerTLS.acme, let acmeStore, let certificate {
             acme = ACMECertificates(settings: settings, store: acmeStore, certificate: certificate, challenges: challenges,

@@ -81,7 +81,9 @@ final class ACMECertificates: Sendable {
     private func sleep(seconds: Int64) {
         let deadline = EventLoop.monotonicNow() &+ UInt64(max(1, seconds)) * 1_000_000_000
         wake.lock()
-        while !stopped.load(ordering: .relaxed), !wake.wait(untilMonotonic: deadline) {}
+        while !stopped.load(ordering: .relaxed), EventLoop.monotonicNow() < deadline {
+            wake.wait(untilMonotonic: deadline)
+        }
         wake.unlock()
     }
 
@@ -91,9 +93,7 @@ final class ACMECertificates: Sendable {
         var state = try load()
         install(state)
         let now = clock.unixSeconds()
-        if let state, !state.needsOrder(now: now) {
-            return max(1, min(Self.lookSeconds, (state.renewalTime ?? now) - now))
-        }
+        if let state, !state.needsOrder(now: now) { return nextLook(state) }
         guard try store.acquireCertificateLease(name: recordName, owner: owner, now: now, duration: Self.leaseSeconds) else {
             // Another instance is ordering: look for its result soon.
             return 5
@@ -102,10 +102,16 @@ final class ACMECertificates: Sendable {
         // What the lease's previous holder stored meanwhile.
         state = try load()
         install(state)
-        if let state, !state.needsOrder(now: clock.unixSeconds()) { return Self.lookSeconds }
+        if let state, !state.needsOrder(now: clock.unixSeconds()) { return nextLook(state) }
         let ordered = try order(state ?? ACMEState(accountKey: ACMEAccountKey().raw))
         install(ordered)
-        return Self.lookSeconds
+        return nextLook(ordered)
+    }
+
+    /// At the renewal time, or in `lookSeconds` if that is sooner (another instance may renew first).
+    private func nextLook(_ state: ACMEState) -> Int64 {
+        let now = clock.unixSeconds()
+        return max(1, min(Self.lookSeconds, (state.renewalTime ?? now) - now))
     }
 
     private func order(_ previous: ACMEState) throws -> ACMEState {
@@ -119,9 +125,8 @@ final class ACMECertificates: Sendable {
             try save(state)
         }
         logger.info("ordering a TLS certificate by ACME", metadata: ["acme.domains": "\(settings.domains.joined(separator: ","))"])
-        let issued = try client.order(domains: settings.domains,
-                                      publish: { challenges.publish(token: $0, keyAuthorization: $1) },
-                                      withdraw: { challenges.withdraw(token: $0) })
+        challenges.thumbprint = key.thumbprint
+        let issued = try client.order(domains: settings.domains)
         let notAfter = try TLSServerContext(certificatePEM: issued.chainPEM, keyPEM: issued.keyPEM,
                                             ticketMaterial: [UInt8](repeating: 0, count: TLSServerContext.ticketMaterialCount)).notAfter
         state.chainPEM = issued.chainPEM
@@ -136,11 +141,23 @@ final class ACMECertificates: Sendable {
     }
 
     private func load() throws -> ACMEState? {
-        guard let record = try store.loadCertificateRecord(name: recordName) else { return nil }
+        let state = try Self.load(recordName, from: store)
+        if let state, let key = ACMEAccountKey(raw: state.accountKey) { challenges.thumbprint = key.thumbprint }
+        return state
+    }
+
+    static func load(_ name: String, from store: any CertificateRecordStore) throws -> ACMEState? {
+        guard let record = try store.loadCertificateRecord(name: name) else { return nil }
         guard let state = ACMEState(decoding: record.payload) else {
             throw ACMEError.protocolError("the stored ACME state cannot be read")
         }
         return state
+    }
+
+    /// The account thumbprint the store holds for `settings` (for an instance not ordering).
+    static func storedThumbprint(_ settings: ACMESettings, store: any CertificateRecordStore) -> String? {
+        guard let state = try? load(ACMEState.recordName(settings), from: store) else { return nil }
+        return ACMEAccountKey(raw: state.accountKey)?.thumbprint
     }
 
     private func save(_ state: ACMEState) throws {

@@ -18,6 +18,8 @@ final class ACMEClient {
     /// Polls of an authorization or an order before giving up (at about a second each, more when the
     /// server says so in `Retry-After`).
     static let maximumPolls = 120
+    /// Tries of one request refused for its nonce (a CA may refuse valid nonces now and then).
+    static let nonceAttempts = 5
 
     init(directoryURL: String, key: ACMEAccountKey, accountURL: String?, exchange: @escaping ACMEExchange,
          pause: @escaping (Double) -> Void) {
@@ -41,11 +43,9 @@ final class ACMEClient {
         return location
     }
 
-    /// Orders a certificate for `domains`: each authorization proved over http-01 (the key
-    /// authorization handed to `publish` for the time of its validation), a new key and CSR, the
-    /// order finalized and the chain downloaded.
-    func order(domains: [String], publish: (String, String) -> Void, withdraw: (String) -> Void)
-        throws(ACMEError) -> (chainPEM: [UInt8], keyPEM: [UInt8]) {
+    /// Orders a certificate for `domains`: each authorization proved over http-01, a new key and
+    /// CSR, the order finalized and the chain downloaded.
+    func order(domains: [String]) throws(ACMEError) -> (chainPEM: [UInt8], keyPEM: [UInt8]) {
         let identifiers = JSONValue.array(domains.map { .object(["type": .string("dns"), "value": .string($0)]) })
         let created = try post(try resource("newOrder"), payload: ["identifiers": identifiers])
         guard created.status == 201, let orderURL = created.headers["Location"] else {
@@ -53,7 +53,7 @@ final class ACMEClient {
         }
         var order = try object(created)
         for case .string(let url) in order["authorizations"]?.arrayValue ?? [] {
-            try authorize(url, publish: publish, withdraw: withdraw)
+            try authorize(url)
         }
         guard let csr = CertificateSigningRequest(names: domains) else { throw .protocolError("cannot make a certificate request") }
         guard let finalize = order["finalize"]?.stringValue else { throw .protocolError("the order has no finalize URL") }
@@ -67,7 +67,9 @@ final class ACMEClient {
         return (chain.body, csr.keyPEM)
     }
 
-    private func authorize(_ url: String, publish: (String, String) -> Void, withdraw: (String) -> Void) throws(ACMEError) {
+    /// Proves one name: the answer is already served (`ACMEChallengeAnswers` knows this account's
+    /// thumbprint), so the challenge is only told to go.
+    private func authorize(_ url: String) throws(ACMEError) {
         let authorization = try object(try post(url, payload: nil))
         if authorization["status"]?.stringValue == "valid" { return }
         let challenges = authorization["challenges"]?.arrayValue?.compactMap(\.objectValue) ?? []
@@ -77,8 +79,6 @@ final class ACMEClient {
         else {
             throw .invalid("the CA offers no usable http-01 challenge for \(Self.identifier(authorization))")
         }
-        publish(token, key.keyAuthorization(token: token))
-        defer { withdraw(token) }
         _ = try post(challengeURL, payload: [:])
         _ = try poll(url, until: authorization, what: "the authorization of \(Self.identifier(authorization))")
     }
@@ -104,7 +104,7 @@ final class ACMEClient {
     // MARK: Requests
 
     /// A signed POST (`payload` nil: POST-as-GET). A `badNonce` refusal is retried with the nonce
-    /// it brought (§6.5), at most three times.
+    /// it brought (§6.5), up to `nonceAttempts` tries in all.
     private func post(_ url: String, payload: [String: JSONValue]?, asAccount: Bool = true) throws(ACMEError) -> ACMEResponse {
         // Strings, booleans, arrays and objects only: the writer never declines them.
         let bytes = payload.map { JSONValueWriter.sortedKeys($0) ?? Array("{}".utf8) }
@@ -116,7 +116,7 @@ final class ACMEClient {
             nonce = response.headers["Replay-Nonce"]
             do {
                 return try Self.checked(response)
-            } catch where error.isBadNonce && attempt < 3 {
+            } catch where error.isBadNonce && attempt < Self.nonceAttempts {
                 continue
             }
         }

@@ -158,7 +158,7 @@ let package = Package(
                     swiftSettings: settings),
         .testTarget(name: "GatehouseTests",
                     dependencies: ["Gatehouse", "GatehouseCore", "GatehouseConfigFile", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions",
-                                   "GatehouseStatic", "GatehouseTelemetry", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "CZlib", "CSQLite",
+                                   "GatehouseStatic", "GatehouseTelemetry", "DevProvider", "HTTP1", "EventLoops", "HTTPServer", "HTTPClient", "TLSTransport", "CZlib", "CSQLite",
                                    "TestSupport", "GatehouseTime",
                                    .product(name: "JWTKit", package: "jwt-kit"),
                                    .product(name: "Crypto", package: "swift-crypto"),

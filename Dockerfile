@@ -69,18 +69,25 @@ COPY Public /app/Public
 # Also embedded in the binary; shipped so an operator can read what `gatehouse migrate` applies.
 COPY Migrations /app/Migrations
 
-ENV GATEHOUSE_LISTEN=0.0.0.0:8080 \
-    GATEHOUSE_DATABASE=/data/gatehouse.sqlite \
+# GATEHOUSE_LISTEN is left to its default: 0.0.0.0:8080 for plain HTTP; with GATEHOUSE_TLS_CERT or
+# GATEHOUSE_ACME_DIRECTORY, HTTPS on 0.0.0.0:8443 and the redirect listener (308 to https://, ACME
+# http-01) on 0.0.0.0:8080, so `docker run -p 443:8443 -p 80:8080` faces the browser directly.
+ENV GATEHOUSE_DATABASE=/data/gatehouse.sqlite \
     GATEHOUSE_PUBLIC_DIR=/app/Public
 
-# The SQLite database (and its -wal/-shm files) lives here; mount a volume to keep sessions.
+# The SQLite database (and its -wal/-shm files) lives here; mount a volume to keep sessions (and the
+# ACME account and certificate, which the session store keeps).
 VOLUME /data
-EXPOSE 8080
+EXPOSE 8080 8443
 
 USER 10001:10001
 
+# The HTTPS port when the environment turns HTTPS on (the certificate may be ACME's placeholder, so
+# it is not verified here: /healthz is liveness), else the plain one.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["curl", "-fsS", "-o", "/dev/null", "http://127.0.0.1:8080/healthz"]
+    CMD if [ -n "$GATEHOUSE_TLS_CERT$GATEHOUSE_ACME_DIRECTORY" ]; \
+        then curl -fsSk -o /dev/null https://127.0.0.1:8443/healthz; \
+        else curl -fsS -o /dev/null http://127.0.0.1:8080/healthz; fi
 
 # serve drains in-flight requests for up to 25 s on SIGTERM; `docker stop -t 30` leaves it the time.
 STOPSIGNAL SIGTERM

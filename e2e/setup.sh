@@ -6,7 +6,8 @@
 #   pgbouncer (the gateway through PgBouncer in transaction mode), and gdb (scripts/bounded prints
 #   the stacks of a test stage that hangs), and node-jose (with nodejs: the README's Node example of
 #   verifying an identity assertion, run by e2e/test_identity_assertion.py) and caddy (an ingress
-#   in front, asking /auth with forward_auth, beside nginx's auth_request)
+#   in front, asking /auth with forward_auth, beside nginx's auth_request) and pebble (Let's
+#   Encrypt's test ACME server, with pebble-challtestsrv as its DNS: e2e/test_acme.py)
 #   (only the missing ones)
 #   a venv at <repo>/.venv with e2e/requirements.txt
 set -euo pipefail
@@ -17,7 +18,7 @@ VENV="${E2E_VENV:-$REPO/.venv}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libssl-dev libpq-dev libyaml-dev postgresql pgbouncer gdb node-jose caddy)
+want=(chromium chromium-driver nginx-light wrk python3-venv libsqlite3-dev zlib1g-dev libssl-dev libpq-dev libyaml-dev postgresql pgbouncer gdb node-jose caddy pebble)
 missing=()
 for p in "${want[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -45,7 +45,7 @@ extension EnvironmentReader {
     /// `GATEHOUSE_TLS_*`, `GATEHOUSE_HTTP_REDIRECT_LISTEN` and `GATEHOUSE_ACME_*`. The files are
     /// only named here; `serve` reads them at start (a key that is not the certificate's stops it
     /// there, naming `GATEHOUSE_TLS_KEY`).
-    mutating func listenerTLS(listen: ListenAddress?, metricsListen: ListenAddress?) -> ListenerTLSSettings {
+    mutating func listenerTLS(listen: ListenAddress?, metricsListen: ListenAddress?, defaultRedirect: String?) -> ListenerTLSSettings {
         var settings = ListenerTLSSettings()
         settings.certificateFile = value("GATEHOUSE_TLS_CERT")
         settings.keyFile = value("GATEHOUSE_TLS_KEY")
@@ -58,7 +58,9 @@ extension EnvironmentReader {
         if settings.acme != nil && settings.certificateFile != nil {
             fail("GATEHOUSE_ACME_DIRECTORY", "cannot be used with GATEHOUSE_TLS_CERT: the certificate comes from one or the other")
         }
-        if value("GATEHOUSE_HTTP_REDIRECT_LISTEN") != nil, let redirect = self.listen("GATEHOUSE_HTTP_REDIRECT_LISTEN") {
+        let redirectSetting = value("GATEHOUSE_HTTP_REDIRECT_LISTEN") ?? defaultRedirect
+        if let redirectSetting, redirectSetting != "none",
+           let redirect = self.listen("GATEHOUSE_HTTP_REDIRECT_LISTEN", default: redirectSetting) {
             for (other, name) in [(listen, "GATEHOUSE_LISTEN"), (metricsListen, "GATEHOUSE_METRICS_LISTEN")] {
                 if let other, other.port == redirect.port, redirect.port != 0 {
                     fail("GATEHOUSE_HTTP_REDIRECT_LISTEN", "uses the port of \(name) (\(redirect.port)): give it a port of its own")

@@ -71,12 +71,14 @@ struct DockerfileShapeTests {
         #expect(database.hasPrefix("/data/"))
     }
 
-    @Test("Port 8080 is exposed and is the one Gatehouse listens on")
+    @Test("Ports 8080 and 8443 are exposed: Gatehouse's defaults for plain HTTP, and for HTTPS beside its redirect listener")
     func exposesListenPort() throws {
         let stage = try #require(finalStage)
         let ports = stage.all("EXPOSE").flatMap(\.listArguments)
         #expect(ports.contains("8080") || ports.contains("8080/tcp"))
-        #expect(stage.environment["GATEHOUSE_LISTEN"] == "0.0.0.0:8080")
+        #expect(ports.contains("8443") || ports.contains("8443/tcp"))
+        // Left to the binary's default, which depends on whether HTTPS is configured.
+        #expect(stage.environment["GATEHOUSE_LISTEN"] == nil)
         #expect(stage.environment["GATEHOUSE_PUBLIC_DIR"] == "/app/Public")
     }
 

@@ -17,7 +17,7 @@ struct MigratorTests {
         let db = try SQLiteDatabase(path: ":memory:")
         let applied = try Migrator.migrate(db)
         #expect(applied == EmbeddedMigrations.all)
-        #expect(try tables(db) == ["logout_jti", "pending_logins", "schema_migrations", "sessions"])
+        #expect(try tables(db) == ["logout_jti", "pending_logins", "schema_migrations", "sessions", "tls_certificates"])
         let recorded = try db.withConnection { (conn: SQLiteConnection) throws(SQLiteError) -> [String] in
             try conn.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version") {
                 (row: SQLiteRow) throws(SQLiteError) -> String in

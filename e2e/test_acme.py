@@ -305,3 +305,30 @@ def test_acme_variables_without_a_directory_stop_start_up(provider, upstream, tm
                          start=False, register=False)
     r = run_cli(["serve"], env=gw.env, timeout=30)
     assert r.returncode == 64 and "GATEHOUSE_ACME_DOMAINS" in r.stderr
+
+
+def test_two_instances_on_postgresql_share_one_order_and_a_restart_keeps_it(pebble, provider, upstream, tmp_path):
+    from pg_server import PgServer
+    pg = PgServer(name="postgres-acme")
+    try:
+        uri = pg.create_database()
+        env = acme_env(pebble, db=uri, GATEHOUSE_SECRET_KEY=random_secret_key())
+        a = acme_gateway(provider, upstream, tmp_path / "a", env, start=False)
+        b = acme_gateway(provider, upstream, tmp_path / "b",
+                         {**env, "GATEHOUSE_HTTP_REDIRECT_LISTEN": f"127.0.0.1:{free_port()}"}, start=False)
+        try:
+            a.start(wait_ready=False)
+            b.start(wait_ready=False)
+            cert_a, cert_b = wait_for_issued(a), wait_for_issued(b)
+            assert cert_a["sha256"] == cert_b["sha256"]
+            assert orders(a) + orders(b) == 1, "both instances ordered"
+            sealed = pg.psql("SELECT encode(sealed, 'escape') FROM tls_certificates", database=uri.rsplit("/", 1)[1])
+            assert "PRIVATE KEY" not in sealed and "CERTIFICATE" not in sealed
+            b.stop()
+            b.start(wait_ready=False)
+            assert wait_for_issued(b)["sha256"] == cert_a["sha256"] and orders(b) == 0
+        finally:
+            a.stop()
+            b.stop()
+    finally:
+        pg.destroy()

@@ -140,7 +140,7 @@ let package = Package(
         // `Sources/Gatehouse` would be one folder on a case-insensitive file system.
         .executableTarget(name: "gatehouse",
                           dependencies: ["Gatehouse", "DevProvider", "GatehouseCore", "GatehouseConfigFile", "CLinux", "GatehouseEncoding", "GatehouseOIDC", "GatehouseSessions", "GatehouseTelemetry", "GatehouseTime",
-                                         "HTTP1", "EventLoops", "HTTPServer",
+                                         "HTTP1", "EventLoops", "HTTPServer", "TLSTransport",
                                          .product(name: "Crypto", package: "swift-crypto"),
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],

@@ -134,7 +134,7 @@ def test_migrate_and_check_on_postgres_never_print_the_password(gateway_factory,
     cp = gw.cli("migrate", env={"GATEHOUSE_DATABASE": fresh})
     assert cp.returncode == 0, cp
     assert cp.stdout.strip() == ("applied: 1 initial, 2 pending_login_count, 3 session_provider, 4 session_handle, "
-                                 "5 session_end_notify"), cp.stdout
+                                 "5 session_end_notify, 6 tls_certificates"), cp.stdout
     again = gw.cli("migrate", env={"GATEHOUSE_DATABASE": fresh})
     assert again.returncode == 0 and again.stdout.strip() == "database is up to date", again
     check = gw.cli("check")

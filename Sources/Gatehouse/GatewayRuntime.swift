@@ -77,6 +77,8 @@ public final class GatewayRuntime: Sendable {
         do { sealer = try TokenSealer(current: key, previous: configuration.previousSecretKey) } catch {
             throw .configuration("GATEHOUSE_SECRET_KEY: \(error)")
         }
+        // Before the store opens: a certificate that cannot serve stops the start with nothing to close.
+        let certificate = try ListenerCertificate.make(configuration.listenerTLS, secretKey: key, clock: clock)
         let store: any SessionStore & SessionDatabaseLifecycle
         let target = SessionDatabaseTarget(configuration.databasePath)
         do {
@@ -104,13 +106,6 @@ public final class GatewayRuntime: Sendable {
         let sessionCaches = SessionCaches(context.sessions)
         let endListener = listenForEndedSessions(store, context: context, sessionCaches: sessionCaches, logger: logger)
         let gateway = GatewaySwitch(Gateway(context: context))
-        let certificate: ServerCertificate?
-        do throws(GatewayStartError) {
-            certificate = try ListenerCertificate.make(configuration.listenerTLS, secretKey: key, clock: clock)
-        } catch {
-            try? store.close()
-            throw error
-        }
         if let certificate { metrics.reportCertificateExpiry { certificate.notAfter } }
         var serverConfig = HTTPServerConfiguration()
         serverConfig.tls = certificate

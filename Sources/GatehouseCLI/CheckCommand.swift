@@ -5,6 +5,7 @@ import GatehouseConfigFile
 import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
+import GatehouseTime
 import EventLoops
 import Logging
 
@@ -56,6 +57,9 @@ struct CheckCommand: AsyncParsableCommand {
             findings.unavailable = true
         }
 
+        let tls = ListenerTLSCheck.lines(for: config.listenerTLS, listen: config.listen, now: SystemClock().unixSeconds())
+        tls.lines.forEach { print($0) }
+        if tls.failed { findings.misconfigured = true }
         print(PublicFolderCheck.line(for: config.publicDir))
         print("     session cookie: \(config.cookieName)" + (config.cookieDomain.map { ", Domain=\($0) (shared with its hosts)" } ?? ", host-only"))
         if config.cors.isEnabled {

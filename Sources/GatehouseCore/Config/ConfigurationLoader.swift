@@ -20,12 +20,7 @@ extension GatehouseConfiguration {
 
         // Browser-facing
         let publicURL = r.publicURL()
-        // With HTTPS and no GATEHOUSE_LISTEN: 8443, and the redirect listener on 8080 (the image's ports).
-        let speaksTLS = r.value("GATEHOUSE_TLS_CERT") != nil || r.value("GATEHOUSE_ACME_DIRECTORY") != nil
-        let listen = r.listen(default: speaksTLS ? "0.0.0.0:8443" : "0.0.0.0:8080")
-        let metricsListen = r.metricsListen(beside: listen)
-        let listenerTLS = r.listenerTLS(listen: listen, metricsListen: metricsListen,
-                                        defaultRedirect: speaksTLS && r.value("GATEHOUSE_LISTEN") == nil ? "0.0.0.0:8080" : nil)
+        let (listen, metricsListen, listenerTLS) = r.listeners()
         let publicDir = r.value("GATEHOUSE_PUBLIC_DIR") ?? "Public"
         let cookieDomain = r.cookieDomain(publicURL: publicURL)
         let cookieName = r.cookieName(publicURL: publicURL, domain: cookieDomain ?? nil)

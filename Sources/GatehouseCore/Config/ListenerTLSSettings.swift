@@ -42,6 +42,17 @@ public struct ACMESettings: Sendable, Equatable {
 }
 
 extension EnvironmentReader {
+    /// The public listener, `/metrics`' own, and HTTPS with its redirect listener. With HTTPS and
+    /// no `GATEHOUSE_LISTEN`: 8443, and the redirect listener on 8080 (the image's ports).
+    mutating func listeners() -> (listen: ListenAddress?, metrics: ListenAddress?, tls: ListenerTLSSettings) {
+        let speaksTLS = value("GATEHOUSE_TLS_CERT") != nil || value("GATEHOUSE_ACME_DIRECTORY") != nil
+        let listen = self.listen(default: speaksTLS ? "0.0.0.0:8443" : "0.0.0.0:8080")
+        let metricsListen = self.metricsListen(beside: listen)
+        let tls = listenerTLS(listen: listen, metricsListen: metricsListen,
+                              defaultRedirect: speaksTLS && value("GATEHOUSE_LISTEN") == nil ? "0.0.0.0:8080" : nil)
+        return (listen, metricsListen, tls)
+    }
+
     /// `GATEHOUSE_TLS_*`, `GATEHOUSE_HTTP_REDIRECT_LISTEN` and `GATEHOUSE_ACME_*`. The files are
     /// only named here; `serve` reads them at start (a key that is not the certificate's stops it
     /// there, naming `GATEHOUSE_TLS_KEY`).

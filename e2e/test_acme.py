@@ -48,7 +48,7 @@ def openssl(*args):
 class Pebble:
     """pebble and its DNS, validating http-01 on `http_port` (the gateway's redirect listener)."""
 
-    def __init__(self, work: Path, validity: int | None = None, name="pebble"):
+    def __init__(self, work: Path, validity: int | None = None, name="pebble", tls_port: int | None = None):
         work.mkdir(parents=True, exist_ok=True)
         self.work = work
         # Pebble's own HTTPS listener: a certificate from a CA of ours (GATEHOUSE_ACME_CA_BUNDLE).
@@ -64,8 +64,9 @@ class Pebble:
                 "-days", "2", "-out", str(cert), "-extfile", str(ext))
         self.port, self.management, dns = free_port(), free_port(), free_port()
         self.http_port = free_port()
+        self.tls_port = tls_port or free_port()
         config = {"listenAddress": f"127.0.0.1:{self.port}", "managementListenAddress": f"127.0.0.1:{self.management}",
-                  "certificate": str(cert), "privateKey": str(key), "httpPort": self.http_port, "tlsPort": free_port(),
+                  "certificate": str(cert), "privateKey": str(key), "httpPort": self.http_port, "tlsPort": self.tls_port,
                   "ocspResponderURL": "", "externalAccountBindingRequired": False}
         if validity:
             config["certificateValidityPeriod"] = validity
@@ -94,8 +95,8 @@ class Pebble:
         bundle.write_text(text)
         return bundle
 
-    def validations(self) -> int:
-        return self.proc.log_text().count("Attempting to validate w/ HTTP")
+    def validations(self, kind="HTTP") -> int:
+        return self.proc.log_text().count(f"Attempting to validate w/ {kind}")
 
     def stop(self):
         self.proc.stop()
@@ -332,3 +333,32 @@ def test_two_instances_on_postgresql_share_one_order_and_a_restart_keeps_it(pebb
             b.stop()
     finally:
         pg.destroy()
+
+
+def test_without_a_redirect_listener_names_are_proved_with_tls_alpn_01(provider, upstream, tmp_path):
+    port = free_port()
+    alpn = Pebble(tmp_path / "pebble", name="pebble-alpn", tls_port=port)
+    try:
+        env = acme_env(alpn, GATEHOUSE_HTTP_REDIRECT_LISTEN=None, GATEHOUSE_LISTEN=f"127.0.0.1:{port}")
+        gw = acme_gateway(provider, upstream, tmp_path / "gw", env, start=False)
+        gw.port = port
+        gw.url = f"https://127.0.0.1:{port}"
+        gw.start(wait_ready=False)
+        try:
+            cert = wait_for_issued(gw)
+            assert "DNS:gatehouse.test" in cert["text"] and "DNS:www.gatehouse.test" in cert["text"]
+            # Each name validated, none over HTTP (pebble logs only its HTTP attempts by kind).
+            assert alpn.proc.log_text().count("set VALID by completed challenge") >= len(DOMAINS)
+            assert alpn.validations("HTTP") == 0
+            assert "ACME certificate order failed" not in gw.proc.log_text()
+            # A validator's connection for a name with no pending challenge is refused; browsers are unaffected.
+            ctx = ssl._create_unverified_context()
+            ctx.set_alpn_protocols(["acme-tls/1"])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+                with pytest.raises(ssl.SSLError):
+                    ctx.wrap_socket(raw, server_hostname=DOMAINS[0]).do_handshake()
+            assert get(gw, "/healthz").status_code == 200
+        finally:
+            gw.stop()
+    finally:
+        alpn.stop()

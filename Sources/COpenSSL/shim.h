@@ -10,6 +10,7 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <time.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <netdb.h>
@@ -199,8 +200,17 @@ typedef struct {
     unsigned char hmac[32];
 } gatehouse_ticket_key;
 
+/* tls-alpn-01 (RFC 8737): a name being validated and the context that presents its challenge. */
+#define GATEHOUSE_TLS_ALPN_CHALLENGES 16
+typedef struct {
+    char name[256];
+    SSL_CTX *ctx;
+} gatehouse_alpn_challenge;
+
 typedef struct {
     gatehouse_ticket_key keys[2];
+    int challenge_count;
+    gatehouse_alpn_challenge challenges[GATEHOUSE_TLS_ALPN_CHALLENGES];
 } gatehouse_ticket_keys;
 
 /* OpenSSL's ticket-key callback (RFC 5077 layout: name, IV, AES-256-CBC, HMAC-SHA256): 1 with the
@@ -249,6 +259,9 @@ static inline int gatehouse_tls_select_alpn(SSL *ssl, const unsigned char **out,
     return SSL_TLSEXT_ERR_NOACK;
 }
 
+/* Defined below, with the tls-alpn-01 challenges it hands validators to. */
+static inline int gatehouse_tls_client_hello(SSL *ssl, int *alert, void *arg);
+
 enum gatehouse_tls_server_failure {
     GATEHOUSE_TLS_SERVER_CERTIFICATE = 1,   /* the certificate file: unreadable or not a PEM chain */
     GATEHOUSE_TLS_SERVER_KEY = 2,           /* the key file: unreadable or not a PEM private key */
@@ -281,6 +294,7 @@ static inline SSL_CTX *gatehouse_tls_server_context(const char *cert_pem, long c
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_num_tickets(ctx, 1);
     SSL_CTX_set_alpn_select_cb(ctx, gatehouse_tls_select_alpn, NULL);
+    SSL_CTX_set_client_hello_cb(ctx, gatehouse_tls_client_hello, NULL);
 
     BIO *bio = BIO_new_mem_buf(cert_pem, (int)cert_length);
     X509 *leaf = bio ? PEM_read_bio_X509_AUX(bio, NULL, NULL, NULL) : NULL;
@@ -318,9 +332,9 @@ static inline SSL_CTX *gatehouse_tls_server_context(const char *cert_pem, long c
         ERR_clear_error();
         return NULL;
     }
-    gatehouse_ticket_keys *keys = OPENSSL_malloc(sizeof *keys);
+    gatehouse_ticket_keys *keys = OPENSSL_zalloc(sizeof *keys);
     if (keys == NULL) { SSL_CTX_free(ctx); return NULL; }
-    memcpy(keys, ticket_material, sizeof *keys);
+    memcpy(keys->keys, ticket_material, sizeof keys->keys);
     SSL_CTX_set_app_data(ctx, keys);
     SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, gatehouse_tls_ticket_key);
     *failure = 0;
@@ -330,8 +344,97 @@ static inline SSL_CTX *gatehouse_tls_server_context(const char *cert_pem, long c
 static inline void gatehouse_tls_server_context_free(SSL_CTX *ctx) {
     gatehouse_ticket_keys *keys = SSL_CTX_get_app_data(ctx);
     SSL_CTX_set_app_data(ctx, NULL);
-    if (keys != NULL) OPENSSL_clear_free(keys, sizeof *keys);
+    if (keys != NULL) {
+        for (int i = 0; i < keys->challenge_count; i++) SSL_CTX_free(keys->challenges[i].ctx);
+        OPENSSL_clear_free(keys, sizeof *keys);
+    }
     SSL_CTX_free(ctx);
+}
+
+static const unsigned char gatehouse_acme_tls_1[] = { 10, 'a', 'c', 'm', 'e', '-', 't', 'l', 's', '/', '1' };
+
+/* ALPN on a challenge context: acme-tls/1, nothing else (RFC 8737 §3). */
+static inline int gatehouse_tls_select_acme_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                                 const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    unsigned char *chosen = NULL;
+    if (SSL_select_next_proto(&chosen, outlen, gatehouse_acme_tls_1, sizeof gatehouse_acme_tls_1, in, inlen) == OPENSSL_NPN_NEGOTIATED) {
+        *out = chosen;
+        return SSL_TLSEXT_ERR_OK;
+    }
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+/* Whether an ALPN extension (its raw bytes: a 2-byte list length, then length-prefixed names) offers
+ * acme-tls/1. */
+static inline int gatehouse_alpn_offers_acme(const unsigned char *ext, size_t length) {
+    if (length < 2) return 0;
+    size_t list = ((size_t)ext[0] << 8) | ext[1], i = 2;
+    if (list + 2 != length) return 0;
+    while (i < length) {
+        size_t n = ext[i];
+        if (i + 1 + n > length) return 0;
+        if (n == 10 && memcmp(ext + i + 1, "acme-tls/1", 10) == 0) return 1;
+        i += 1 + n;
+    }
+    return 0;
+}
+
+/* The host name of an SNI extension's raw bytes, copied into `out` (NUL-terminated); 0 if none. */
+static inline int gatehouse_sni_name(const unsigned char *ext, size_t length, char *out, size_t size) {
+    if (length < 5 || ext[2] != 0 /* host_name */) return 0;
+    size_t n = ((size_t)ext[3] << 8) | ext[4];
+    if (5 + n > length || n == 0 || n >= size) return 0;
+    memcpy(out, ext + 5, n);
+    out[n] = 0;
+    for (size_t i = 0; i < n; i++) out[i] = (char)tolower((unsigned char)out[i]);
+    return 1;
+}
+
+/* Before anything else of a ClientHello: a validator's tls-alpn-01 connection (ALPN acme-tls/1) is
+ * given the challenge context for its name, or refused when no challenge is pending for it. */
+static inline int gatehouse_tls_client_hello(SSL *ssl, int *alert, void *arg) {
+    (void)arg;
+    const unsigned char *ext = NULL;
+    size_t length = 0;
+    if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_application_layer_protocol_negotiation, &ext, &length) != 1
+        || !gatehouse_alpn_offers_acme(ext, length)) {
+        return SSL_CLIENT_HELLO_SUCCESS;
+    }
+    gatehouse_ticket_keys *keys = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    char name[256];
+    if (keys != NULL && SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &ext, &length) == 1
+        && gatehouse_sni_name(ext, length, name, sizeof name)) {
+        for (int i = 0; i < keys->challenge_count; i++) {
+            if (strcmp(keys->challenges[i].name, name) == 0) {
+                SSL_set_SSL_CTX(ssl, keys->challenges[i].ctx);
+                return SSL_CLIENT_HELLO_SUCCESS;
+            }
+        }
+    }
+    *alert = SSL_AD_NO_APPLICATION_PROTOCOL;
+    return SSL_CLIENT_HELLO_ERROR;
+}
+
+/* Adds a challenge context for `name` to a server context not yet serving (it keeps a reference);
+ * 0 when full. The context answers acme-tls/1 only. */
+static inline int gatehouse_tls_server_add_challenge(SSL_CTX *ctx, const char *name, SSL_CTX *challenge) {
+    gatehouse_ticket_keys *keys = SSL_CTX_get_app_data(ctx);
+    if (keys == NULL || keys->challenge_count >= GATEHOUSE_TLS_ALPN_CHALLENGES || strlen(name) >= 256) return 0;
+    if (SSL_CTX_up_ref(challenge) != 1) return 0;
+    SSL_CTX_set_alpn_select_cb(challenge, gatehouse_tls_select_acme_alpn, NULL);
+    gatehouse_alpn_challenge *slot = &keys->challenges[keys->challenge_count++];
+    strcpy(slot->name, name);
+    slot->ctx = challenge;
+    return 1;
+}
+
+/* Whether the connection's handshake chose acme-tls/1 (a validator: closed once done). */
+static inline int gatehouse_tls_is_acme_challenge(const SSL *ssl) {
+    const unsigned char *proto = NULL;
+    unsigned int length = 0;
+    SSL_get0_alpn_selected(ssl, &proto, &length);
+    return length == 10 && memcmp(proto, "acme-tls/1", 10) == 0;
 }
 
 /* The certificate's notAfter in Unix seconds (0 when it cannot be read). */
@@ -508,15 +611,36 @@ static inline int gatehouse_acme_certificate_request(const char *const *names, i
 }
 
 /* A self-signed P-256 certificate for `name`, valid for a day, and its key (both PEM, malloc'ed):
- * what the HTTPS listener presents while ACME has not delivered, so probes reach /readyz. 0 on
- * success. */
-static inline int gatehouse_tls_placeholder(const char *name, unsigned char **cert, long *cert_length,
+ * what the HTTPS listener presents while ACME has not delivered, so probes reach /readyz; with
+ * `acme_digest` (32 bytes), a tls-alpn-01 challenge certificate. 0 on success. */
+static inline int gatehouse_tls_self_signed(const char *name, const unsigned char *acme_digest,
+                                            unsigned char **cert, long *cert_length,
                                             unsigned char **key, long *key_length) {
     *cert = NULL; *key = NULL;
     EVP_PKEY *pkey = EVP_EC_gen("P-256");
     X509 *x = X509_new();
     BIO *cert_bio = BIO_new(BIO_s_mem()), *key_bio = BIO_new(BIO_s_mem());
-    int ok = pkey && x && cert_bio && key_bio
+    int extensions_ok = x != NULL;
+    if (x != NULL && acme_digest != NULL) {
+        /* RFC 8737 §3: subjectAltName the one name, and the critical id-pe-acmeIdentifier extension
+         * holding the SHA-256 of the key authorization as a DER OCTET STRING. */
+        char san[270];
+        snprintf(san, sizeof san, "DNS:%s", name);
+        X509_EXTENSION *alt = X509V3_EXT_conf_nid(NULL, NULL, NID_subject_alt_name, san);
+        unsigned char der[34] = { 0x04, 0x20 };
+        memcpy(der + 2, acme_digest, 32);
+        ASN1_OBJECT *oid = OBJ_txt2obj("1.3.6.1.5.5.7.1.31", 1);
+        ASN1_OCTET_STRING *value = ASN1_OCTET_STRING_new();
+        X509_EXTENSION *identifier = NULL;
+        if (oid && value && ASN1_OCTET_STRING_set(value, der, sizeof der) == 1)
+            identifier = X509_EXTENSION_create_by_OBJ(NULL, oid, 1, value);
+        extensions_ok = alt && identifier && X509_add_ext(x, alt, -1) == 1 && X509_add_ext(x, identifier, -1) == 1;
+        X509_EXTENSION_free(alt);
+        X509_EXTENSION_free(identifier);
+        ASN1_OCTET_STRING_free(value);
+        ASN1_OBJECT_free(oid);
+    }
+    int ok = pkey && x && cert_bio && key_bio && extensions_ok
         && X509_set_version(x, 2) == 1
         && ASN1_INTEGER_set(X509_get_serialNumber(x), 1) == 1
         && X509_gmtime_adj(X509_getm_notBefore(x), 0) != NULL

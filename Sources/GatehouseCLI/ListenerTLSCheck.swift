@@ -21,7 +21,7 @@ enum ListenerTLSCheck {
         } else if let acme = settings.acme {
             lines.append("ok   HTTPS on \(listen) with a certificate from ACME \(acme.directory) for \(acme.domains.joined(separator: ", "))")
             if settings.redirectListen == nil {
-                lines.append("WARN no GATEHOUSE_HTTP_REDIRECT_LISTEN: the CA's http-01 validation has nowhere to go")
+                lines.append("     no redirect listener: names are proved with tls-alpn-01 on \(listen) (the CA must reach this port)")
             }
         }
         if let redirect = settings.redirectListen {

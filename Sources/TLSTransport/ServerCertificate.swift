@@ -30,6 +30,8 @@ public final class ServerCertificate: Sendable {
         var period: Int64
         var stamps: [FileStamp]
         var isPlaceholder = false
+        /// tls-alpn-01 challenges being validated, by name.
+        var challenges: [String: TLSServerContext] = [:]
     }
 
     public let files: Files?
@@ -75,11 +77,7 @@ public final class ServerCertificate: Sendable {
     public var notAfter: Int64? { current.withLock { $0.flatMap { $0.isPlaceholder ? nil : $0.context.notAfter } } }
 
     private static func placeholder(_ name: String) -> ([UInt8], [UInt8])? {
-        var cert: UnsafeMutablePointer<UInt8>?, key: UnsafeMutablePointer<UInt8>?
-        var certLength = 0, keyLength = 0
-        guard gatehouse_tls_placeholder(name, &cert, &certLength, &key, &keyLength) == 0, let cert, let key else { return nil }
-        defer { free(cert); free(key) }
-        return (Array(UnsafeBufferPointer(start: cert, count: certLength)), Array(UnsafeBufferPointer(start: key, count: keyLength)))
+        TLSServerContext.selfSigned(name: name, acmeDigest: nil)
     }
 
     /// What `refresh` did.
@@ -113,14 +111,7 @@ public final class ServerCertificate: Sendable {
         }
         guard period != held.period else { return .unchanged }
         do {
-            let context = try TLSServerContext(certificatePEM: held.certificatePEM, keyPEM: held.keyPEM,
-                                               ticketMaterial: Self.material(ticketKeys, period))
-            // Unless a certificate was installed meanwhile (ACME): that one has this period's keys.
-            current.withLock { now in
-                guard now?.certificatePEM == held.certificatePEM else { return }
-                now?.context = context
-                now?.period = period
-            }
+            try mutate { $0.period = period }
             return .rotated
         } catch {
             return .refused(error)
@@ -129,16 +120,51 @@ public final class ServerCertificate: Sendable {
 
     /// Serves this certificate from now on (an ACME order's result).
     public func install(certificatePEM: [UInt8], keyPEM: [UInt8]) throws(TLSServerContextError) {
-        try install(certificatePEM: certificatePEM, keyPEM: keyPEM, stamps: [],
-                    period: wallClock() / Self.ticketPeriodSeconds)
-    }
-
-    private func install(certificatePEM: [UInt8], keyPEM: [UInt8], stamps: [FileStamp], period: Int64) throws(TLSServerContextError) {
+        let period = wallClock() / Self.ticketPeriodSeconds
         let context = try TLSServerContext(certificatePEM: certificatePEM, keyPEM: keyPEM,
                                            ticketMaterial: Self.material(ticketKeys, period))
-        current.withLock {
-            $0 = Current(context: context, certificatePEM: certificatePEM, keyPEM: keyPEM, period: period, stamps: stamps)
+        try current.withLock { (held: inout Current?) throws(TLSServerContextError) in
+            guard var next = held else {
+                held = Current(context: context, certificatePEM: certificatePEM, keyPEM: keyPEM, period: period, stamps: [])
+                return
+            }
+            (next.certificatePEM, next.keyPEM, next.period, next.isPlaceholder) = (certificatePEM, keyPEM, period, false)
+            next.context = next.challenges.isEmpty ? context : try rebuilt(next)
+            held = next
         }
+    }
+
+    /// tls-alpn-01 (RFC 8737): validators connecting with ALPN `acme-tls/1` and `name` in SNI are shown
+    /// a certificate for `name` carrying `keyAuthorizationDigest` (SHA-256 of the key authorization)
+    /// until `withdrawALPNChallenge`; every other connection is served as before.
+    public func publishALPNChallenge(name: String, keyAuthorizationDigest: [UInt8]) throws(TLSServerContextError) {
+        guard keyAuthorizationDigest.count == 32,
+              let (cert, key) = TLSServerContext.selfSigned(name: name, acmeDigest: keyAuthorizationDigest) else {
+            throw .other("TLS: cannot make a tls-alpn-01 certificate for \(name)")
+        }
+        let challenge = try TLSServerContext(certificatePEM: cert, keyPEM: key,
+                                             ticketMaterial: [UInt8](repeating: 0, count: TLSServerContext.ticketMaterialCount))
+        try mutate { $0.challenges[name.lowercased()] = challenge }
+    }
+
+    public func withdrawALPNChallenge(name: String) {
+        try? mutate { $0.challenges[name.lowercased()] = nil }
+    }
+
+    /// Changes what is held and makes its context anew, under the lock (rare: a period, a challenge).
+    private func mutate(_ change: (inout Current) -> Void) throws(TLSServerContextError) {
+        try current.withLock { (held: inout Current?) throws(TLSServerContextError) in
+            guard var next = held else { throw .other("TLS: no certificate is held") }
+            change(&next)
+            next.context = try rebuilt(next)
+            held = next
+        }
+    }
+
+    private func rebuilt(_ held: Current) throws(TLSServerContextError) -> TLSServerContext {
+        try TLSServerContext(certificatePEM: held.certificatePEM, keyPEM: held.keyPEM,
+                             ticketMaterial: Self.material(ticketKeys, held.period),
+                             challenges: held.challenges.map { ($0.key, $0.value) })
     }
 
     private static func material(_ keys: (Int64) -> [UInt8], _ period: Int64) -> [UInt8] {

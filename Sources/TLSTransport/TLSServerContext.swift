@@ -38,7 +38,11 @@ public final class TLSServerContext: @unchecked Sendable {
     /// each a 16-byte name, a 32-byte AES key and a 32-byte HMAC key.
     public static let ticketMaterialCount = 160
 
-    public init(certificatePEM: [UInt8], keyPEM: [UInt8], ticketMaterial: [UInt8]) throws(TLSServerContextError) {
+    /// tls-alpn-01 challenge contexts this one hands validators to (kept alive with it).
+    private let challengeContexts: [TLSServerContext]
+
+    public init(certificatePEM: [UInt8], keyPEM: [UInt8], ticketMaterial: [UInt8],
+                challenges: [(name: String, context: TLSServerContext)] = []) throws(TLSServerContextError) {
         guard ticketMaterial.count == Self.ticketMaterialCount else { throw .other("TLS: ticket keys of the wrong size") }
         var failure: Int32 = 0
         var reason = [CChar](repeating: 0, count: 256)
@@ -63,6 +67,23 @@ public final class TLSServerContext: @unchecked Sendable {
         }
         pointer = made
         notAfter = Int64(gatehouse_tls_server_not_after(made))
+        challengeContexts = challenges.map(\.context)
+        for challenge in challenges where gatehouse_tls_server_add_challenge(made, challenge.name, challenge.context.pointer) != 1 {
+            throw .other("TLS: too many tls-alpn-01 challenges at once")
+        }
+    }
+
+    /// A self-signed P-256 certificate and key (PEM) for `name`, valid for a day: the ACME
+    /// placeholder, or with `acmeDigest` a tls-alpn-01 challenge certificate (RFC 8737 §3).
+    public static func selfSigned(name: String, acmeDigest: [UInt8]?) -> ([UInt8], [UInt8])? {
+        var cert: UnsafeMutablePointer<UInt8>?, key: UnsafeMutablePointer<UInt8>?
+        var certLength = 0, keyLength = 0
+        let rc = acmeDigest.map { digest in
+            digest.withUnsafeBufferPointer { gatehouse_tls_self_signed(name, $0.baseAddress, &cert, &certLength, &key, &keyLength) }
+        } ?? gatehouse_tls_self_signed(name, nil, &cert, &certLength, &key, &keyLength)
+        guard rc == 0, let cert, let key else { return nil }
+        defer { free(cert); free(key) }
+        return (Array(UnsafeBufferPointer(start: cert, count: certLength)), Array(UnsafeBufferPointer(start: key, count: keyLength)))
     }
 
     deinit { gatehouse_tls_server_context_free(pointer) }

@@ -53,6 +53,10 @@ public final class TLSStream {
     /// Whether the finished handshake resumed a session.
     public var resumed: Bool { gatehouse_tls_resumed(ssl) == 1 }
 
+    /// Whether the handshake chose ALPN `acme-tls/1`: an ACME validator, which only looks at the
+    /// certificate (RFC 8737); the connection is closed once the handshake is done.
+    public var isACMEChallenge: Bool { gatehouse_tls_is_acme_challenge(ssl) == 1 }
+
     /// Plaintext OpenSSL has decrypted and not yet handed over.
     public var hasBufferedBytes: Bool { SSL_pending(ssl) > 0 }
 

@@ -51,7 +51,7 @@ struct SideListeners: Sendable {
         var acme: ACMECertificates?
         if let settings = configuration.listenerTLS.acme, let acmeStore, let certificate {
             acme = ACMECertificates(settings: settings, store: acmeStore, certificate: certificate, challenges: challenges,
-                                    clock: context.clock, logger: context.logger)
+                                    provesOverHTTP: redirect != nil, clock: context.clock, logger: context.logger)
         }
         return SideListeners(metrics: metrics, redirect: redirect, challenges: challenges, certificateWatch: watch, acme: acme)
     }

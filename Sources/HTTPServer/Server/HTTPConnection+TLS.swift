@@ -16,6 +16,10 @@ extension HTTPConnection {
         guard state == .handshaking, let tls else { return }
         switch tls.handshake() {
         case .done:
+            if tls.isACMEChallenge {
+                close()
+                return
+            }
             state = .awaitingHead
             // The client may have sent its first request with its Finished: OpenSSL holds it, and
             // no edge will say so.

@@ -115,6 +115,30 @@ struct ServerCertificateTests {
         #expect(certificate.notAfter ?? 0 > 1_000)
     }
 
+    @Test("tls-alpn-01: a challenge certificate carries the critical acmeIdentifier with the digest; publishing and withdrawing make new contexts")
+    func alpnChallenge() async throws {
+        let digest = (0..<32).map { UInt8($0) }
+        let (cert, _) = try #require(TLSServerContext.selfSigned(name: "gatehouse.test", acmeDigest: digest))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-alpn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("challenge.pem").path
+        try Data(cert).write(to: URL(fileURLWithPath: path))
+        let shown = try await runTLSTestCommand("/usr/bin/env", ["openssl", "x509", "-in", path, "-noout", "-text"])
+        #expect(shown.output.contains("1.3.6.1.5.5.7.1.31: critical"))
+        #expect(shown.output.contains("DNS:gatehouse.test"))
+        // Its value (a DER OCTET STRING of the digest) is what pebble checks in e2e/test_acme.py.
+
+        let certificate = ServerCertificate(awaitingInstall: Self.keys, wallClock: { 1_000 }, placeholderName: "gatehouse.test")
+        let before = try #require(certificate.context)
+        try certificate.publishALPNChallenge(name: "Gatehouse.Test", keyAuthorizationDigest: digest)
+        let during = try #require(certificate.context)
+        #expect(during !== before && certificate.notAfter == nil)
+        #expect(throws: TLSServerContextError.self) { try certificate.publishALPNChallenge(name: "x.test", keyAuthorizationDigest: [1]) }
+        certificate.withdrawALPNChallenge(name: "gatehouse.test")
+        #expect(certificate.context !== during)
+    }
+
     @Test("a certificate request names every domain and comes with its own new key")
     func certificateRequest() async throws {
         let request = try #require(CertificateSigningRequest(names: ["gatehouse.test", "www.gatehouse.test"]))

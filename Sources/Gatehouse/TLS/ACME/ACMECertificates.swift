@@ -36,8 +36,13 @@ final class ACMECertificates: Sendable {
     /// How often the store is looked at for a certificate another instance obtained.
     static let lookSeconds: Int64 = 60
 
+    /// http-01 when a redirect listener answers it, else tls-alpn-01 on the HTTPS port.
+    private let provesOverHTTP: Bool
+
     init(settings: ACMESettings, store: any CertificateRecordStore, certificate: ServerCertificate,
-         challenges: ACMEChallengeAnswers, clock: any GatewayClock, logger: Logger, exchange: ACMEExchange? = nil) {
+         challenges: ACMEChallengeAnswers, provesOverHTTP: Bool, clock: any GatewayClock, logger: Logger,
+         exchange: ACMEExchange? = nil) {
+        self.provesOverHTTP = provesOverHTTP
         self.settings = settings
         self.store = store
         self.certificate = certificate
@@ -118,8 +123,12 @@ final class ACMECertificates: Sendable {
         var state = previous
         let key = ACMEAccountKey(raw: state.accountKey) ?? ACMEAccountKey()
         state.accountKey = key.raw
+        let certificate = self.certificate
+        let challenge: ACMEClient.Challenge = provesOverHTTP ? .http01 : .tlsALPN01(
+            publish: { name, digest in try certificate.publishALPNChallenge(name: name, keyAuthorizationDigest: digest) },
+            withdraw: { certificate.withdrawALPNChallenge(name: $0) })
         let client = ACMEClient(directoryURL: settings.directory, key: key, accountURL: state.accountURL,
-                                exchange: exchange, pause: { Self.pause($0) })
+                                exchange: exchange, challenge: challenge, pause: { Self.pause($0) })
         if state.accountURL == nil {
             state.accountURL = try client.ensureAccount(email: settings.email)
             try save(state)

@@ -1,3 +1,4 @@
+import Crypto
 import GatehouseEncoding
 import GatehouseOIDC
 import TLSTransport
@@ -6,6 +7,20 @@ import TLSTransport
 /// order through http-01 validation to the issued chain. Confined to the thread that drives it;
 /// every call blocks on the network (`ACMEExchange`).
 final class ACMEClient {
+    /// How names are proved (RFC 8555 §8.3, RFC 8737).
+    enum Challenge {
+        /// Answered by every instance's redirect listener (`ACMEChallengeAnswers`).
+        case http01
+        /// A certificate shown on the HTTPS port to validators asking for `acme-tls/1`: published
+        /// with the name and the key authorization's SHA-256 for the time of the validation.
+        case tlsALPN01(publish: (String, [UInt8]) throws -> Void, withdraw: (String) -> Void)
+
+        var type: String {
+            if case .http01 = self { return "http-01" }
+            return "tls-alpn-01"
+        }
+    }
+
     let directoryURL: String
     let key: ACMEAccountKey
     /// The account's URL (`kid`), once created or found.
@@ -21,8 +36,11 @@ final class ACMEClient {
     /// Tries of one request refused for its nonce (a CA may refuse valid nonces now and then).
     static let nonceAttempts = 5
 
+    private let challenge: Challenge
+
     init(directoryURL: String, key: ACMEAccountKey, accountURL: String?, exchange: @escaping ACMEExchange,
-         pause: @escaping (Double) -> Void) {
+         challenge: Challenge = .http01, pause: @escaping (Double) -> Void) {
+        self.challenge = challenge
         self.directoryURL = directoryURL
         self.key = key
         self.accountURL = accountURL
@@ -67,17 +85,28 @@ final class ACMEClient {
         return (chain.body, csr.keyPEM)
     }
 
-    /// Proves one name: the answer is already served (`ACMEChallengeAnswers` knows this account's
-    /// thumbprint), so the challenge is only told to go.
+    /// Proves one name. http-01: the answer is already served (`ACMEChallengeAnswers` knows this
+    /// account's thumbprint), so the challenge is only told to go; tls-alpn-01: its certificate is
+    /// shown for the time of the validation.
     private func authorize(_ url: String) throws(ACMEError) {
         let authorization = try object(try post(url, payload: nil))
         if authorization["status"]?.stringValue == "valid" { return }
+        let name = Self.identifier(authorization)
         let challenges = authorization["challenges"]?.arrayValue?.compactMap(\.objectValue) ?? []
-        guard let challenge = challenges.first(where: { $0["type"]?.stringValue == "http-01" }),
-              let token = challenge["token"]?.stringValue, let challengeURL = challenge["url"]?.stringValue,
+        guard let offered = challenges.first(where: { $0["type"]?.stringValue == challenge.type }),
+              let token = offered["token"]?.stringValue, let challengeURL = offered["url"]?.stringValue,
               !token.isEmpty, token.utf8.allSatisfy(Self.isTokenByte)
         else {
-            throw .invalid("the CA offers no usable http-01 challenge for \(Self.identifier(authorization))")
+            throw .invalid("the CA offers no usable \(challenge.type) challenge for \(name)")
+        }
+        if case .tlsALPN01(let publish, let withdraw) = challenge {
+            do { try publish(name, Array(SHA256.hash(data: Array(key.keyAuthorization(token: token).utf8)))) } catch {
+                throw .invalid("cannot show the tls-alpn-01 certificate for \(name): \(error)")
+            }
+            defer { withdraw(name) }
+            _ = try post(challengeURL, payload: [:])
+            _ = try poll(url, until: authorization, what: "the authorization of \(name)")
+            return
         }
         _ = try post(challengeURL, payload: [:])
         _ = try poll(url, until: authorization, what: "the authorization of \(Self.identifier(authorization))")

@@ -293,6 +293,38 @@ def main() -> int:
         code = gateway.stop()
         assert code == 0, f"exit code {code}"
 
+    # ---- HTTPS: mounted certificate files, the image's TLS defaults (8443, redirect on 8080) ----
+    tls_box = f"gatehouse-ct-{TAG}-tls"
+    containers.append(tls_box)
+
+    @check("with GATEHOUSE_TLS_CERT/KEY mounted: HTTPS on 8443, 308 to https on 8080, HEALTHCHECK passes")
+    def _():
+        folder = work / "tls"
+        folder.mkdir(parents=True, exist_ok=True)
+        cert, key = folder / "cert.pem", folder / "key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+        # The image's user (uid 10001) reads them through the read-only mount.
+        folder.chmod(0o755)
+        cert.chmod(0o644)
+        key.chmod(0o644)
+        podman("run", "-d", "--name", tls_box, "--network=none", *RUN_FLAGS, "-v", f"{folder}:/tls:ro",
+               "-e", "GATEHOUSE_ISSUER=http://127.0.0.1:9/unreachable",
+               "-e", "GATEHOUSE_CLIENT_ID=container-test", "-e", "GATEHOUSE_CLIENT_SECRET=unused",
+               "-e", "GATEHOUSE_PUBLIC_URL=https://localhost",
+               "-e", "GATEHOUSE_TLS_CERT=/tls/cert.pem", "-e", "GATEHOUSE_TLS_KEY=/tls/key.pem",
+               "-e", f"GATEHOUSE_SECRET_KEY={random_secret_key()}", IMAGE)
+        wait_until(lambda: podman("exec", tls_box, "curl", "-fsS", "--cacert", "/tls/cert.pem", "-o", "/dev/null",
+                                  "https://127.0.0.1:8443/healthz", check=False).returncode == 0
+                   or not running(tls_box), "https://127.0.0.1:8443/healthz inside the container", timeout=60)
+        assert running(tls_box), podman("logs", tls_box, check=False).stderr[-800:]
+        redirect = podman("exec", tls_box, "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
+                          "http://127.0.0.1:8080/app?x=1").stdout.strip()
+        assert redirect == "308 https://localhost/app?x=1", redirect
+        cp = podman("healthcheck", "run", tls_box, check=False)
+        assert cp.returncode == 0, f"podman healthcheck run: {cp.returncode} {cp.stdout}{cp.stderr}"
+
     # ---- clean up ----
     for name in containers:
         if running(name):

@@ -115,7 +115,8 @@ public final class GatewayRuntime: Sendable {
         if let loopCount { serverConfig.loopCount = loopCount }
         serverConfig.pinsLoopsToCPUs = configuration.cpuAffinity == .auto
         let observer = GatewayObserver(metrics: metrics, logger: logger, classify: { gateway.routeClass(of: $0) },
-                                       tracer: tracer, route: { gateway.routeTemplate(of: $0) })
+                                       tracer: tracer, route: { gateway.routeTemplate(of: $0) },
+                                       scheme: certificate == nil ? "http" : "https")
         let server = HTTPServer(configuration: serverConfig, handler: gateway, observer: observer,
                                 defaultHeaders: context.secure.serverDefaults, logger: logger)
         // The side listeners first: a port they cannot have stops the start before the public one opens.

@@ -48,9 +48,16 @@ final class SpanBatcher: @unchecked Sendable {
             if !condition.wait(untilMonotonic: deadline) { break }
         }
         if waiting.isEmpty { return stopping ? nil : [] }
-        let count = min(maxBatchSize, waiting.count)
-        let batch = Array(waiting.prefix(count))
-        waiting.removeFirst(count)
+        if waiting.count <= maxBatchSize {
+            // The whole queue is the batch: handed over, not copied (a copy retains every span's
+            // strings and the removal releases them again).
+            var batch: [SpanRecord] = []
+            batch.reserveCapacity(maxBatchSize)
+            swap(&batch, &waiting)
+            return batch
+        }
+        let batch = Array(waiting.prefix(maxBatchSize))
+        waiting.removeFirst(maxBatchSize)
         return batch
     }
 

@@ -27,9 +27,14 @@ public struct SpanRecord: Sendable {
     public var attributes: [SpanAttribute]
     /// The span's status is `ERROR` (a server span's 5xx, a call that failed).
     public var failed: Bool
+    /// `http.response.status_code`, written after `attributes` (kept apart so that ending a call's
+    /// span adds it without copying the attributes made when the call began).
+    public var statusCode: Int?
 
     public init(traceID: TraceID, spanID: UInt64, parentSpanID: UInt64, name: String, nameSuffix: String? = nil, kind: Kind,
-                startUnixNanoseconds: UInt64, endUnixNanoseconds: UInt64, attributes: [SpanAttribute], failed: Bool = false) {
+                startUnixNanoseconds: UInt64, endUnixNanoseconds: UInt64, attributes: [SpanAttribute], statusCode: Int? = nil,
+                failed: Bool = false) {
+        self.statusCode = statusCode
         self.traceID = traceID
         self.spanID = spanID
         self.parentSpanID = parentSpanID
@@ -47,6 +52,7 @@ public struct SpanRecord: Sendable {
 
     func forEachAttribute(_ body: (StaticString, SpanAttribute.Value) -> Void) {
         for attribute in attributes { body(attribute.key, attribute.value) }
+        if let statusCode { body("http.response.status_code", .int(Int64(statusCode))) }
     }
 }
 
@@ -55,6 +61,9 @@ public struct SpanAttribute: Sendable, Equatable {
     public enum Value: Sendable, Equatable {
         case string(String)
         case substring(Substring)
+        /// One string value written from two parts (a route's origin and a request's path), not
+        /// concatenated on the request path.
+        case joined(String, Substring)
         case int(Int64)
         case bool(Bool)
     }
@@ -66,12 +75,17 @@ public struct SpanAttribute: Sendable, Equatable {
     public init(_ key: StaticString, _ value: Substring) { (self.key, self.value) = (key, .substring(value)) }
     public init(_ key: StaticString, _ value: Int) { (self.key, self.value) = (key, .int(Int64(value))) }
     public init(_ key: StaticString, _ value: Bool) { (self.key, self.value) = (key, .bool(value)) }
+    public init(_ key: StaticString, value: Value) { (self.key, self.value) = (key, value) }
 
     /// A string and a substring of the same text are equal (they are written alike).
     public static func == (a: SpanAttribute, b: SpanAttribute) -> Bool {
         guard a.key.description == b.key.description else { return false }
         switch (a.value, b.value) {
-        case (.string, .string), (.string, .substring), (.substring, .string), (.substring, .substring): return a.text == b.text
+        case (.string, _), (.substring, _), (.joined, _):
+            switch b.value {
+            case .string, .substring, .joined: return a.text == b.text
+            default: return false
+            }
         default: return a.value == b.value
         }
     }
@@ -81,6 +95,7 @@ public struct SpanAttribute: Sendable, Equatable {
         switch value {
         case .string(let s): s
         case .substring(let s): String(s)
+        case .joined(let first, let second): first + second
         case .int(let i): String(i)
         case .bool(let b): String(b)
         }

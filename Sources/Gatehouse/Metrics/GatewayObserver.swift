@@ -20,9 +20,12 @@ public final class GatewayObserver: HTTPServerObserver {
     /// `http.route` from `route`.
     let tracer: Tracer?
     let route: @Sendable (Substring) -> String?
+    /// `url.scheme` of the server spans: `https` on the HTTPS listener.
+    let scheme: String
 
     public init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass,
-                tracer: Tracer? = nil, route: @escaping @Sendable (Substring) -> String? = { _ in nil }) {
+                tracer: Tracer? = nil, route: @escaping @Sendable (Substring) -> String? = { _ in nil }, scheme: String = "http") {
+        self.scheme = scheme
         self.metrics = metrics
         self.logger = logger
         self.classify = classify
@@ -34,13 +37,13 @@ public final class GatewayObserver: HTTPServerObserver {
     /// An observer object of the loop's own (the same metrics and log): each request retains
     /// the observer it reports to.
     public func loopObserver(for loop: EventLoop) -> any HTTPServerObserver {
-        GatewayObserver(metrics: metrics, logger: logger, classify: classify, tracer: tracer, route: route)
+        GatewayObserver(metrics: metrics, logger: logger, classify: classify, tracer: tracer, route: route, scheme: scheme)
     }
 
     public func requestCompleted(_ record: HTTPAccessRecord) {
         metrics.recordRequest(classify(record.path), status: record.status, durationNanoseconds: record.durationNanoseconds)
         if let tracer, record.spanID != 0,
-           let span = GatewaySpans.server(record, route: route(record.path), now: Tracer.unixNanoseconds()) {
+           let span = GatewaySpans.server(record, route: route(record.path), scheme: scheme, now: Tracer.unixNanoseconds()) {
             tracer.record(span)
         }
         guard accessLog else { return }

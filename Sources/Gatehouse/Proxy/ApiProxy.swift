@@ -117,9 +117,8 @@ struct ApiProxy {
         guard trace.recordsSpans, let tracer = context.tracer else { return nil }
         let route = target.route
         return CallSpan(tracer: tracer, parent: trace, name: method,
-                        attributes: GatewaySpans.upstreamAttributes(method: method, scheme: route.scheme, host: route.host,
-                                                                    port: route.port, hostHeader: route.hostHeader,
-                                                                    target: target.target, route: route.prefix))
+                        attributes: GatewaySpans.upstreamAttributes(method: method, origin: route.upstreamOrigin, host: route.host,
+                                                                    port: route.port, target: target.target, route: route.prefix))
     }
 
     private static func upstreamRequest(_ target: ForwardTarget, method: String, trace: TraceParent, authorization: String?,

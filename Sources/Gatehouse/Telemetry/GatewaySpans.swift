@@ -10,30 +10,29 @@ import HTTPServer
 enum GatewaySpans {
     /// The request's span: `{method} {route}` (`http.route`: an API route's prefix, an own
     /// endpoint's path), ended when its answer was complete; an error at 5xx.
-    static func server(_ record: HTTPAccessRecord, route: String?, now: UInt64) -> SpanRecord? {
+    static func server(_ record: HTTPAccessRecord, route: String?, scheme: String = "http", now: UInt64) -> SpanRecord? {
         guard record.spanID != 0, let traceID = record.traceID else { return nil }
         var attributes: [SpanAttribute] = []
-        attributes.reserveCapacity(5)
+        attributes.reserveCapacity(4)
         attributes.append(SpanAttribute("http.request.method", record.method))
         if let route { attributes.append(SpanAttribute("http.route", route)) }
         attributes.append(SpanAttribute("url.path", record.path))
-        attributes.append(SpanAttribute("url.scheme", "http"))
-        attributes.append(SpanAttribute("http.response.status_code", record.status))
+        attributes.append(SpanAttribute("url.scheme", scheme))
         return SpanRecord(traceID: traceID, spanID: record.spanID, parentSpanID: record.parentSpanID,
                           name: record.method, nameSuffix: route, kind: .server,
                           startUnixNanoseconds: now &- min(now, record.durationNanoseconds), endUnixNanoseconds: now,
-                          attributes: attributes, failed: record.status >= 500)
+                          attributes: attributes, statusCode: record.status, failed: record.status >= 500)
     }
 
     /// The attributes of a call to an upstream route (its target's query left out): built from the
     /// route's own strings, without parsing a URL back.
-    static func upstreamAttributes(method: String, scheme: String, host: String, port: Int, hostHeader: String,
+    static func upstreamAttributes(method: String, origin: String, host: String, port: Int,
                                    target: String, route: String) -> [SpanAttribute] {
         let path = target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }.map { target[..<$0] } ?? target[...]
         var attributes: [SpanAttribute] = []
-        attributes.reserveCapacity(7)
+        attributes.reserveCapacity(5)
         attributes.append(SpanAttribute("http.request.method", method))
-        attributes.append(SpanAttribute("url.full", scheme + "://" + hostHeader + path))
+        attributes.append(SpanAttribute("url.full", value: .joined(origin, path)))
         attributes.append(SpanAttribute("server.address", host))
         attributes.append(SpanAttribute("server.port", port))
         attributes.append(SpanAttribute("gatehouse.route", route))
@@ -84,11 +83,9 @@ final class CallSpan: Sendable {
 
     /// Records the span: the answer's status, or a failure without one.
     func end(status: Int?, failed: Bool = false) {
-        var attributes = self.attributes
-        if let status { attributes.append(SpanAttribute("http.response.status_code", status)) }
         tracer.record(SpanRecord(traceID: trace.traceID, spanID: trace.span, parentSpanID: trace.parentID, name: name,
                                  nameSuffix: nameSuffix, kind: .client, startUnixNanoseconds: start, endUnixNanoseconds: Tracer.unixNanoseconds(),
-                                 attributes: attributes, failed: failed || (status ?? 0) >= 500))
+                                 attributes: attributes, statusCode: status, failed: failed || (status ?? 0) >= 500))
     }
 }
 

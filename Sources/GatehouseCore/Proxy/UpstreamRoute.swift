@@ -55,7 +55,9 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     private final class Storage: @unchecked Sendable {
         // Mutated only through `mutableStorage()`, i.e. while uniquely referenced.
         var prefix: String
-        var upstream: AbsoluteURL
+        var upstream: AbsoluteURL { didSet { origin = Self.origin(of: upstream) } }
+        /// `scheme://authority`, made once (a span's `url.full` starts with it).
+        private(set) var origin: String
         var replacementPath: String?
         var auth: RouteAuth
         var maxInFlight: Int?
@@ -69,9 +71,12 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
         init(prefix: String, upstream: AbsoluteURL, replacementPath: String?, auth: RouteAuth, maxInFlight: Int?,
              providers: [String]?, identity: RouteIdentity, stepUp: StepUpPolicy?, allow: AccessRule?) {
             (self.prefix, self.upstream, self.replacementPath) = (prefix, upstream, replacementPath)
+            origin = Self.origin(of: upstream)
             (self.auth, self.maxInFlight, self.providers, self.identity) = (auth, maxInFlight, providers, identity)
             (self.stepUp, self.allow) = (stepUp, allow)
         }
+
+        static func origin(of upstream: AbsoluteURL) -> String { upstream.scheme + "://" + upstream.authority }
     }
 
     private mutating func mutableStorage() -> Storage {
@@ -101,6 +106,8 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     public var host: String { upstream.host }
     public var port: Int { upstream.port }
     public var hostHeader: String { upstream.authority }
+    /// `scheme://authority` of the upstream, kept with the route.
+    public var upstreamOrigin: String { storage.origin }
     public var usesTLS: Bool { upstream.isHTTPS }
 
     /// Why one route entry was refused; `description` is phrased for an operator.

@@ -53,9 +53,22 @@ struct GatewaySpansTests {
         #expect(span.spanID == 7 && span.parentSpanID == 9)
         #expect(span.attributes.contains(SpanAttribute("http.route", "/api")))
         #expect(span.attributes.contains(SpanAttribute("url.path", "/api/items")))
+        #expect(span.attributes.contains(SpanAttribute("url.scheme", "http")))
+        #expect(span.statusCode == 502)
         #expect(!span.attributes.contains { $0.key.description.contains("client") })
+        let secure = try #require(GatewaySpans.server(record, route: "/api", scheme: "https", now: 10_000_000))
+        #expect(secure.attributes.contains(SpanAttribute("url.scheme", "https")))
         record.spanID = 0
         #expect(GatewaySpans.server(record, route: "/api", now: 1) == nil)
+    }
+
+    @Test("An upstream call's attributes: url.full from the route's origin and the path, without the query")
+    func upstreamCall() {
+        let attributes = GatewaySpans.upstreamAttributes(method: "GET", origin: "https://api.internal:9443", host: "api.internal",
+                                                         port: 9443, target: "/v1/items?token=secret#x", route: "/api")
+        #expect(attributes.contains(SpanAttribute("url.full", "https://api.internal:9443/v1/items")))
+        #expect(attributes.contains(SpanAttribute("server.port", 9443)) && attributes.contains(SpanAttribute("gatehouse.route", "/api")))
+        #expect(!attributes.contains { $0.text.contains("secret") })
     }
 
     @Test("A call's attributes: host, port, the URL without query or fragment")

@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// A thin, thread-safe handle on one SQLite database file through the system libsqlite3.
@@ -48,7 +51,11 @@ public final class SQLiteDatabase: Sendable {
         // process opening the same file at the same moment may hold.
         sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
         let conn = SQLiteConnection(handle: handle)
-        let mode = try conn.queryFirst("PRAGMA journal_mode=WAL") { row in row.string(0) } ?? nil
+        let mode: String?
+        do { mode = try Self.switchToWAL(conn) } catch {
+            _ = conn.closeHandle()
+            throw error
+        }
         let inMemory = path == ":memory:" || path.isEmpty
         guard mode?.lowercased() == "wal" || (inMemory && mode?.lowercased() == "memory") else {
             conn.closeHandle()
@@ -58,6 +65,26 @@ public final class SQLiteDatabase: Sendable {
         }
         try conn.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
         self.connection = Mutex(conn)
+    }
+
+    /// `PRAGMA journal_mode=WAL`, tried again while another process holds the file's lock (two
+    /// instances starting at once on a new file: the busy handler is not called when waiting could
+    /// deadlock, so SQLite answers BUSY at once), up to the busy timeout.
+    private static func switchToWAL(_ conn: SQLiteConnection) throws(SQLiteError) -> String? {
+        let deadline = monotonicMilliseconds() + Int64(busyTimeoutMilliseconds)
+        while true {
+            do {
+                return try conn.queryFirst("PRAGMA journal_mode=WAL") { row in row.string(0) } ?? nil
+            } catch where error.code & 0xFF == SQLITE_BUSY && monotonicMilliseconds() < deadline {
+                usleep(20_000)
+            }
+        }
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// Lends the connection to `body` while holding the lock. Statements run in autocommit mode

@@ -35,7 +35,8 @@ extension HTTPConnection {
     }
 
     /// Runs the other direction's pending work when this readiness is what it waited for. Returns
-    /// true when the connection ended meanwhile.
+    /// true when the caller has nothing more to do: the readiness went to the handshake, or the
+    /// connection ended meanwhile.
     func tlsReadinessCrossed(readable: Bool) -> Bool {
         if state == .handshaking {
             continueHandshake()

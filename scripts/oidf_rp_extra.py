@@ -77,6 +77,30 @@ EXTRA = {
     "rp-id_token-sig+enc-a128kw": {"spec": {"mode": "accept"}, "enc": "RSA",
                                    "registration": {"id_token_encrypted_response_alg": "A128KW",
                                                     "id_token_encrypted_response_enc": "A256CBC-HS512"}},
+    # Request objects by reference (GATEHOUSE_REQUEST_OBJECT=reference): the browser carries only
+    # request_uri (a /request-object/ URL of the gateway) beside the repeated parameters, and the OP
+    # fetches the object from it. Gatehouse always signs (RS256 here): `-unsigned` asks for alg none,
+    # which it never sends; the OP takes the signed object as registered. `-enc`: encrypted to the
+    # OP's key (GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on); the flow's text says RSA1_5, which Gatehouse
+    # never uses: it picks RSA-OAEP-256 with A256GCM from what the OP lists.
+    "rp-request_uri-unsigned": {"spec": {"mode": "request_object", "object": "signed"}, "sig": True,
+                                "env": {"GATEHOUSE_REQUEST_OBJECT": "reference"},
+                                "registration": {"request_object_signing_alg": "RS256"}},
+    "rp-request_uri-sig": {"spec": {"mode": "request_object", "object": "signed"}, "sig": True,
+                           "env": {"GATEHOUSE_REQUEST_OBJECT": "reference"},
+                           "registration": {"request_object_signing_alg": "RS256"}},
+    "rp-request_uri-enc": {"spec": {"mode": "request_object", "object": "encrypted"}, "sig": True,
+                           "env": {"GATEHOUSE_REQUEST_OBJECT": "reference", "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION": "on"},
+                           "registration": {"request_object_signing_alg": "RS256"}},
+    "rp-request_uri-sig+enc": {"spec": {"mode": "request_object", "object": "encrypted"}, "sig": True,
+                               "env": {"GATEHOUSE_REQUEST_OBJECT": "reference",
+                                       "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION": "on"},
+                               "registration": {"request_object_signing_alg": "RS256"}},
+    # The OP rotates its encryption keys after every authorization request: two logins, each request
+    # object (by value here) encrypted to the key the OP publishes at that moment.
+    "rp-key-rotation-op-enc-key": {"spec": {"mode": "enc_rotation"}, "sig": True,
+                                   "env": {"GATEHOUSE_REQUEST_OBJECT": "on", "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION": "on"},
+                                   "registration": {"request_object_signing_alg": "RS256"}},
 }
 
 # Skipped (the shared table's reason replaced by the precise one); OIDF_RP_TRY_SKIPPED=1 runs them as
@@ -89,31 +113,6 @@ NOT_APPLICABLE = {
         {"spec": {"mode": "accept"}, "enc": "RSA",
          "registration": {"id_token_encrypted_response_alg": "RSA1_5",
                           "id_token_encrypted_response_enc": "A128CBC-HS256"}}),
-    "rp-key-rotation-op-enc-key": (
-        "the RP must encrypt (request objects) to the OP's encryption keys, which the OP rotates after "
-        "each authorization request; Gatehouse encrypts nothing to the provider (its encryption key is "
-        "for what the provider sends it), so the rotation is not exercised",
-        {"spec": {"mode": "rotate"}}),
-    "rp-request_uri-unsigned": (
-        "a request object by reference (request_uri), unsigned (alg none); Gatehouse sends signed "
-        "request objects by value only (GATEHOUSE_REQUEST_OBJECT=on)",
-        {"spec": {"mode": "accept"}, "sig": True, "env": {"GATEHOUSE_REQUEST_OBJECT": "on"},
-         "registration": {"request_object_signing_alg": "RS256"}}),
-    "rp-request_uri-sig": (
-        "a request object by reference (request_uri), RS256; Gatehouse sends request objects by value only "
-        "(GATEHOUSE_REQUEST_OBJECT=on: the OP accepts that too, but the test's point, request_uri, is missed)",
-        {"spec": {"mode": "accept"}, "sig": True, "env": {"GATEHOUSE_REQUEST_OBJECT": "on"},
-         "registration": {"request_object_signing_alg": "RS256"}}),
-    "rp-request_uri-enc": (
-        "a request object by reference (request_uri) encrypted to the OP (RSA1_5, A128CBC-HS256); Gatehouse "
-        "neither uses request_uri nor encrypts request objects",
-        {"spec": {"mode": "accept"}, "sig": True, "env": {"GATEHOUSE_REQUEST_OBJECT": "on"},
-         "registration": {"request_object_signing_alg": "RS256"}}),
-    "rp-request_uri-sig+enc": (
-        "a signed request object by reference (request_uri) encrypted to the OP (RSA1_5, A128CBC-HS256); "
-        "Gatehouse neither uses request_uri nor encrypts request objects",
-        {"spec": {"mode": "accept"}, "sig": True, "env": {"GATEHOUSE_REQUEST_OBJECT": "on"},
-         "registration": {"request_object_signing_alg": "RS256"}}),
     "rp-claims-aggregated": (
         "aggregated claims: the test OP's aggregated JWT is unsigned (alg none); Gatehouse takes a source's "
         "claims only once its JWT is verified, so eye_color and shoe_size are dropped (by design)",
@@ -130,7 +129,7 @@ if os.environ.get("OIDF_RP_TRY_SKIPPED") == "1":
 
 # The gateway variables each provider has its own of: with several providers they are set as the
 # test OP's (GATEHOUSE_IDP_OP_…).
-PROVIDER_VARIABLES = ("RESPONSE_MODE", "CLAIMS_REQUEST", "REQUEST_OBJECT", "SCOPES", "USERINFO", "AUTH_PARAMS",
+PROVIDER_VARIABLES = ("RESPONSE_MODE", "CLAIMS_REQUEST", "REQUEST_OBJECT", "REQUEST_OBJECT_ENCRYPTION", "SCOPES", "USERINFO", "AUTH_PARAMS",
                       "LOGIN_PARAMS")
 
 # ---------------------------------------------------------------------------------------------
@@ -564,7 +563,91 @@ def run_third_party(ctx):
                            "target_link_uri]; {}".format(via, d))
 
 
+def _jose_header(token):
+    part = token.split(".")[0]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def _start_login(br):
+    """GET /login without following: the authorization URL's parameters, or an Outcome."""
+    r = br.get(login_url())
+    loc = r.headers.get("Location", "")
+    if r.status_code != 302 or not loc:
+        raise Outcome("FAIL", "/login answered {} {}".format(r.status_code, drive.page_text(r.text)))
+    return loc, {k: v[0] for k, v in parse_qs(urlparse(loc).query).items()}
+
+
+def _object_problem(token, want):
+    """Why the request object `token` is not what `want` (signed | encrypted) says, or None."""
+    parts = token.split(".")
+    try:
+        header = _jose_header(token)
+    except ValueError:
+        return "its header is not JSON"
+    if want == "encrypted":
+        if len(parts) != 5 or header.get("cty") != "JWT" or header.get("alg") in (None, "RSA1_5"):
+            return "not a JWE with a signed JWT inside: header {}".format(header)
+    elif len(parts) != 3 or header.get("alg") != "RS256" or header.get("typ") != "oauth-authz-req+jwt":
+        return "not a JWS (RS256, typ oauth-authz-req+jwt): header {}".format(header)
+    return None
+
+
+def run_request_object(ctx):
+    """By reference: the browser's URL carries request_uri (a gateway URL) and no state, nonce or
+    code_challenge, so the OP can only have them from the object it fetched; the object served there
+    is signed (or encrypted to the OP); after the login it is gone."""
+    op_base, gh = ctx["op_base"], ctx["gh"]
+    br = drive.Browser()
+    auth_url, ap = _start_login(br)
+    uri = ap.get("request_uri", "")
+    if not uri.startswith(PUBLIC + "/request-object/") or "request" in ap:
+        raise Outcome("FAIL", "the authorization URL carries no gateway request_uri (parameters {})".format(sorted(ap)))
+    leaked = sorted({"state", "nonce", "code_challenge"} & set(ap))
+    if leaked:
+        raise Outcome("FAIL", "the authorization URL repeats {} beside request_uri".format(leaked))
+    fetched = drive.requests.get(uri, timeout=10)
+    if fetched.status_code != 200 or fetched.headers.get("Content-Type") != "application/oauth-authz-req+jwt":
+        raise Outcome("FAIL", "GET request_uri -> {} {}".format(fetched.status_code, fetched.headers.get("Content-Type")))
+    problem = _object_problem(fetched.text, ctx["spec"]["object"])
+    if problem:
+        raise Outcome("FAIL", "the object at request_uri is " + problem)
+    header = _jose_header(fetched.text)
+    res = browse_login(br, op_base, auth_url)
+    d = drive.describe_login(res, gh)
+    if not drive.session_ok(res):
+        raise Outcome("FAIL", "expected a session; {} ({})".format(d, " > ".join(res["trail"])))
+    after = drive.requests.get(uri, timeout=10).status_code
+    if after != 404:
+        raise Outcome("FAIL", "the request object outlived its login (GET request_uri -> {})".format(after))
+    return Outcome("PASS", "request_uri {}/request-object/... fetched by the OP ({} {}{}); object gone after the "
+                           "login (404); {}".format(PUBLIC, header.get("alg"), header.get("enc", ""),
+                                                     " kid " + header["kid"][:12] if "kid" in header else "", d))
+
+
+def run_enc_rotation(ctx):
+    """Two logins; the OP rotates its encryption keys after each authorization request, so each
+    request object must be encrypted to a key the OP published after the previous one."""
+    op_base, gh = ctx["op_base"], ctx["gh"]
+    kids = []
+    for i in (1, 2):
+        br = drive.Browser()
+        auth_url, ap = _start_login(br)
+        problem = _object_problem(ap.get("request", ""), "encrypted")
+        if problem:
+            raise Outcome("FAIL", "login {}: the request parameter is {}".format(i, problem))
+        kids.append(_jose_header(ap["request"]).get("kid"))
+        res = browse_login(br, op_base, auth_url)
+        if not drive.session_ok(res):
+            raise Outcome("FAIL", "login {} (encrypted to kid {}): {}".format(i, kids[-1], drive.describe_login(res, gh)))
+    if kids[0] == kids[1]:
+        raise Outcome("FAIL", "both request objects were encrypted to kid {}: the OP's rotation was not followed".format(kids[0]))
+    return Outcome("PASS", "two logins, the request objects encrypted to kid {} then to the rotated {}".format(
+        (kids[0] or "-")[:24], (kids[1] or "-")[:24]))
+
+
 MODES = {
+    "request_object": run_request_object,
+    "enc_rotation": run_enc_rotation,
     "form_post": run_form_post,
     "form_post_error": run_form_post_error,
     "fc_logout": run_fc_logout,

@@ -19,6 +19,8 @@ public final class Gateway: HTTPHandler {
     private let csrfHeader: String
     /// Whether `/callback/NAME` and `/backchannel-logout/NAME` are the gateway's (`GATEHOUSE_PROVIDERS`).
     private let namedProviders: Bool
+    /// Whether `/request-object/…` is the gateway's (a provider with `GATEHOUSE_REQUEST_OBJECT=reference`).
+    private let requestObjects: Bool
     /// `/providers`' answer never changes either.
     private let providersAnswer: HTTPResponse
     /// Nor does `/.well-known/jwks.json`'s.
@@ -42,6 +44,7 @@ public final class Gateway: HTTPHandler {
         healthAnswer = health
         notFound = context.secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "Not found."))
         namedProviders = context.providers.named
+        requestObjects = context.providers.all.contains { $0.configuration.idp.requestObject == .reference }
         providersAnswer = context.secure.response(ProviderEndpoints.list(context.providers))
         keySetAnswer = context.secure.response(IdentityEndpoints.keySet(context.identities))
         cors = context.configuration.cors
@@ -57,16 +60,16 @@ public final class Gateway: HTTPHandler {
     /// The class of a request the server answered without asking the gateway (malformed, too
     /// large): every other request's class comes from its route (`RequestRoute.routeClass`).
     public func routeClass(of path: Substring) -> RouteClass {
-        RequestRoute(path: path, routes: routes, namedProviders: namedProviders).routeClass
+        RequestRoute(path: path, routes: routes, namedProviders: namedProviders, requestObjects: requestObjects).routeClass
     }
 
     /// `http.route` of a request to `path` (`RequestRoute.template`).
     public func routeTemplate(of path: Substring) -> String? {
-        RequestRoute(path: path, routes: routes, namedProviders: namedProviders).template(path: path)
+        RequestRoute(path: path, routes: routes, namedProviders: namedProviders, requestObjects: requestObjects).template(path: path)
     }
 
     public func answer(_ head: HTTPRequestHead, _ connection: RequestConnection) -> HandlerAnswer {
-        let route = RequestRoute(path: head.path, routes: routes, namedProviders: namedProviders)
+        let route = RequestRoute(path: head.path, routes: routes, namedProviders: namedProviders, requestObjects: requestObjects)
         connection.categorize(route.routeClass.rawValue)
         // A page of another origin (`GATEHOUSE_CORS_ORIGINS`): its preflight is answered here, before
         // the gate (it carries no anti-forgery header), and a listed origin's answer gets the CORS
@@ -177,6 +180,9 @@ public final class Gateway: HTTPHandler {
             return .now(providersAnswer)
         case .jwks:
             return .now(keySetAnswer)
+        case .requestObject:
+            let handle = OwnPath.providerName(in: head.path, of: .requestObject)
+            return endpoint { _ in await RequestObjectEndpoint(context: context).respond(handle: handle) }
         case .healthz, .metrics, .auth:
             return .now(healthAnswer)  // answered before the gate (`/auth` by the caller)
         }

@@ -26,6 +26,7 @@ struct OwnEndpoint: Sendable {
         case .backchannelLogout, .providerBackchannelLogout: backchannelLogout
         case .frontchannelLogout, .providerFrontchannelLogout: frontchannelLogout
         case .jwks: jwks
+        case .requestObject: requestObject
         case .healthz, .readyz, .metrics: operations
         case .auth: forwardAuth
         }
@@ -42,6 +43,8 @@ struct OwnEndpoint: Sendable {
     private static let backchannelLogout = OwnEndpoint(methods: ["POST"], antiForgery: .never, routeClass: .logout)
     private static let frontchannelLogout = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .logout)
     private static let jwks = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .ops)
+    /// Fetched by the provider, never by the SPA: counted with the logins it belongs to.
+    private static let requestObject = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .login)
     /// Every method: nginx's `auth_request` asks with the original request's. The anti-forgery rule
     /// is the original method's (`ForwardAuthEndpoint`).
     private static let forwardAuth = OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .auth)

@@ -16,17 +16,28 @@ enum OwnPath {
     case providerCallback, providerBackchannelLogout
     /// `/frontchannel-logout` and `/frontchannel-logout/NAME`: OpenID Connect Front-Channel Logout.
     case frontchannelLogout, providerFrontchannelLogout
+    /// `/request-object/{handle}`: a login's request object, fetched by its provider
+    /// (`GATEHOUSE_REQUEST_OBJECT=reference`).
+    case requestObject
 
     static let callbackPrefix: StaticString = "/callback/"
     static let backchannelLogoutPrefix: StaticString = "/backchannel-logout/"
     static let frontchannelLogoutPrefix: StaticString = "/frontchannel-logout/"
+    static let requestObjectPrefix: StaticString = "/request-object/"
 
-    /// - Parameter namedProviders: whether `/callback/NAME` and `/backchannel-logout/NAME` are ours
-    ///   (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
-    init?(_ path: Substring, namedProviders: Bool = false) {
+    /// - Parameters:
+    ///   - namedProviders: whether `/callback/NAME` and `/backchannel-logout/NAME` are ours
+    ///     (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
+    ///   - requestObjects: whether `/request-object/…` is ours (a provider passes its request
+    ///     objects by reference); likewise the SPA's otherwise.
+    init?(_ path: Substring, namedProviders: Bool = false, requestObjects: Bool = false) {
         let count = path.utf8.count
         if let fixed = Self.fixedPath(path, count: count) {
             self = fixed
+            return
+        }
+        if requestObjects, count > 16, Self.spells(path.utf8.prefix(16), Self.requestObjectPrefix) {
+            self = .requestObject
             return
         }
         // A provider's own path: the prefix and a name of 1–32 characters (any length may also be
@@ -88,8 +99,16 @@ enum OwnPath {
         case .providerCallback: String(path.utf8.dropFirst(callbackPrefix.utf8CodeUnitCount)) ?? ""
         case .providerBackchannelLogout: String(path.utf8.dropFirst(backchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
         case .providerFrontchannelLogout: String(path.utf8.dropFirst(frontchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
+        case .requestObject: String(path.utf8.dropFirst(requestObjectPrefix.utf8CodeUnitCount)) ?? ""
         default: ""
         }
+    }
+
+    /// `path` as logs and spans may show it: a request object's handle (what lets anyone fetch the
+    /// object) replaced by `{handle}`.
+    static func withoutHandle(_ path: Substring) -> Substring {
+        guard path.utf8.count > 16, spells(path.utf8.prefix(16), requestObjectPrefix) else { return path }
+        return "/request-object/{handle}"
     }
 
     private static func spells(_ path: Substring, _ spelling: StaticString) -> Bool {

@@ -9,8 +9,8 @@ enum RequestRoute {
     case api(RouteMatch)
     case staticFile
 
-    init(path: Substring, routes: RouteTable, namedProviders: Bool = false) {
-        if let own = OwnPath(path, namedProviders: namedProviders) {
+    init(path: Substring, routes: RouteTable, namedProviders: Bool = false, requestObjects: Bool = false) {
+        if let own = OwnPath(path, namedProviders: namedProviders, requestObjects: requestObjects) {
             self = .own(own)
         } else if let match = routes.match(path: path) {
             self = .api(match)
@@ -59,6 +59,7 @@ enum RequestRoute {
     /// static files (any path).
     func template(path: Substring) -> String? {
         switch self {
+        case .own(.requestObject): String(OwnPath.withoutHandle(path))
         case .own: String(path)
         case .api(.forward(let route, _)), .api(.refused(let route)): route.prefix
         case .staticFile: nil

@@ -101,11 +101,7 @@ enum ContentEncryption: String {
             // bits, 64-bit big-endian), compared before anything is decrypted.
             let half = keyBytes / 2
             let macKey = SymmetricKey(data: key[0..<half]), encKey = SymmetricKey(data: key[half..<keyBytes])
-            let bits = UInt64(aad.count) * 8
-            let length = (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * UInt64($0))) }
-            let input = aad + iv + ciphertext + length
-            let mac = self == .a128cbcHS256 ? Array(HMAC<SHA256>.authenticationCode(for: input, using: macKey))
-                : Array(HMAC<SHA512>.authenticationCode(for: input, using: macKey))
+            let mac = macTag(aad: aad, iv: iv, ciphertext: ciphertext, macKey: macKey)
             guard tag.count == half, ConstantTime.equals(Array(mac[0..<half]), tag) else { throw JWEError.undecryptable }
             return Array(try AES._CBC.decrypt(ciphertext, using: encKey, iv: AES._CBC.IV(ivBytes: iv)))
         }

@@ -26,6 +26,11 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     /// Whether the provider takes DPoP proofs signed ES256, the only kind Gatehouse signs
     /// (`GATEHOUSE_DPOP=on` stops `serve` and fails `check` without it).
     public var takesES256DPoPProofs: Bool { dpopSigningAlgValuesSupported?.contains("ES256") ?? false }
+    /// Discovery §3: whether the provider fetches request objects by reference (absent: it does).
+    public var requestURIParameterSupported: Bool?
+    /// Discovery §3: the key managements and content encryptions it opens request objects with.
+    public var requestObjectEncryptionAlgValuesSupported: [String]?
+    public var requestObjectEncryptionEncValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -44,6 +49,9 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
+        case requestURIParameterSupported = "request_uri_parameter_supported"
+        case requestObjectEncryptionAlgValuesSupported = "request_object_encryption_alg_values_supported"
+        case requestObjectEncryptionEncValuesSupported = "request_object_encryption_enc_values_supported"
     }
 
     public init(issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String,

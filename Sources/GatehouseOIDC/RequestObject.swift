@@ -32,12 +32,51 @@ public enum RequestObject {
         return try await key.sign(RawClaims(claims: claims), type: type)
     }
 
+    /// `signed` encrypted to the provider (a nested JWT, `cty` `JWT`): the key management Gatehouse
+    /// prefers among those the provider lists, to one of the keys its `jwks_uri` publishes now.
+    public static func encrypted(_ signed: String, metadata: ProviderMetadata,
+                                 keys: ProviderEncryptionKeySource) async throws(RequestObjectEncryptionError) -> String {
+        let published: [ProviderEncryptionKey]
+        do { published = try await keys.current() } catch { throw .keys(error) }
+        guard let choice = JWEEncryptionChoice.choose(algorithms: metadata.requestObjectEncryptionAlgValuesSupported,
+                                                      contents: metadata.requestObjectEncryptionEncValuesSupported,
+                                                      keys: published) else {
+            throw .noFittingKey(algorithms: metadata.requestObjectEncryptionAlgValuesSupported ?? [],
+                                contents: metadata.requestObjectEncryptionEncValuesSupported ?? [], keys: published.count)
+        }
+        do { return try JWEEncrypter.encrypt(Array(signed.utf8), with: choice) } catch { throw .encryption(error) }
+    }
+
+    /// What travels beside a request object passed by reference (RFC 9101 §5.2, OIDC Core §6.2):
+    /// `request_uri` where the provider fetches it, with the same parameters repeated as by value.
+    public static func referenceParameters(_ parameters: [(String, String)], requestURI: String) -> [(String, String)] {
+        outerParameters(parameters, requestObject: "").filter { $0.0 != "request" } + [("request_uri", requestURI)]
+    }
+
     /// What travels beside the object, in the browser's URL or the pushed request: `client_id` and
     /// `request` (RFC 9101 §5), with `response_type` and `scope` repeated as OIDC Core §6.1 asks,
     /// and `redirect_uri` for the providers that read it before the object.
     public static func outerParameters(_ parameters: [(String, String)], requestObject: String) -> [(String, String)] {
         let repeated: Set<String> = ["client_id", "response_type", "scope", "redirect_uri"]
         return parameters.filter { repeated.contains($0.0) } + [("request", requestObject)]
+    }
+}
+
+/// Why a request object could not be encrypted to the provider: logged, and the login refused.
+public enum RequestObjectEncryptionError: Error, Sendable, CustomStringConvertible {
+    /// The provider's `jwks_uri` could not be read.
+    case keys(KeySetError)
+    /// None of the keys it publishes fits a key management it lists that Gatehouse uses.
+    case noFittingKey(algorithms: [String], contents: [String], keys: Int)
+    case encryption(JWEError)
+
+    public var description: String {
+        switch self {
+        case .keys(let error): "the provider's encryption keys could not be read: \(error)"
+        case .noFittingKey(let algorithms, let contents, let keys):
+            "none of the \(keys) encryption keys in the provider's jwks_uri fits its request_object_encryption_alg_values_supported [\(algorithms.joined(separator: ", "))] with enc [\(contents.joined(separator: ", "))] and Gatehouse's RSA-OAEP-256, RSA-OAEP, ECDH-ES(+A256KW, +A128KW), A256GCM, A128CBC-HS256, A256CBC-HS512"
+        case .encryption(let error): "\(error)"
+        }
     }
 }
 

@@ -114,24 +114,64 @@ struct LoginEndpoint {
     struct Refusal: Error { let response: HTTPResponse }
 
     /// Where the browser goes for `parameters`: them signed as a request object when configured
-    /// (RFC 9101), pushed to the provider when it takes PAR (the browser then carries a reference
-    /// only), else in the URL; and how long the login may wait (a pushed request's lifetime).
-    private func authorizationURL(_ parameters: [(String, String)], provider: RegisteredProvider,
-                                  clients: ProviderClients) async -> Result<(String, Int64), Refusal> {
+    /// (RFC 9101; encrypted to the provider too when configured), by reference to the object hosted
+    /// here or by value, pushed to the provider when it takes PAR (the browser then carries a
+    /// reference only), else in the URL; how long the login may wait (a pushed request's lifetime);
+    /// and the object to host with the pending login, when it is passed by reference.
+    private func authorizationURL(_ parameters: [(String, String)], stateHash: String, provider: RegisteredProvider,
+                                  clients: ProviderClients) async -> Result<(String, Int64, hosted: String?), Refusal> {
         let configuration = provider.configuration
         var parameters = parameters
+        var hosted: String?
+        let pushes = configuration.idp.pushedAuthorization.pushes(endpoint: clients.metadata.pushedAuthorizationRequestEndpoint)
         if let key = clients.requestObjectKey {
-            do {
-                let object = try await RequestObject.signed(parameters, clientID: configuration.clientID,
-                                                            audience: clients.metadata.issuer, key: key, now: Date())
+            let object: String
+            switch await requestObject(parameters, key: key, provider: provider, clients: clients) {
+            case .success(let made): object = made
+            case .failure(let refusal): return .failure(refusal)
+            }
+            // With PAR the pushed request is already a reference: the object goes in it by value.
+            if configuration.idp.requestObject == .reference, !pushes {
+                hosted = object
+                let requestURI = context.configuration.publicURL.origin + "/request-object/" + stateHash
+                parameters = RequestObject.referenceParameters(parameters, requestURI: requestURI)
+            } else {
                 parameters = RequestObject.outerParameters(parameters, requestObject: object)
-            } catch {
-                context.logger.error("login: the request object could not be signed",
-                                     metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
-                return .failure(Refusal(response: HTMLPage.error(status: 500, title: "Sign-in unavailable",
-                                                                 message: "The sign-in request could not be made.")))
             }
         }
+        return await redirect(parameters, provider: provider, clients: clients).map { ($0.0, $0.1, hosted: hosted) }
+    }
+
+    /// The request object for `parameters`: signed with the client key, then encrypted to the
+    /// provider when `GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on`.
+    private func requestObject(_ parameters: [(String, String)], key: ClientSigningKey, provider: RegisteredProvider,
+                               clients: ProviderClients) async -> Result<String, Refusal> {
+        let signed: String
+        do {
+            signed = try await RequestObject.signed(parameters, clientID: provider.configuration.clientID,
+                                                    audience: clients.metadata.issuer, key: key, now: Date())
+        } catch {
+            context.logger.error("login: the request object could not be signed",
+                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+            return .failure(Refusal(response: HTMLPage.error(status: 500, title: "Sign-in unavailable",
+                                                             message: "The sign-in request could not be made.")))
+        }
+        guard let keys = clients.requestObjectEncryptionKeys else { return .success(signed) }
+        do {
+            return .success(try await RequestObject.encrypted(signed, metadata: clients.metadata, keys: keys))
+        } catch {
+            context.logger.error("login: the request object could not be encrypted to the provider",
+                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+            context.metrics.upstreamError(kind: "jwks")
+            return .failure(Refusal(response: HTMLPage.error(status: 502, title: "Sign-in unavailable",
+                                                             message: "The sign-in provider's keys could not be used. Try again later.")))
+        }
+    }
+
+    /// The provider's authorization URL for `parameters`, pushed first when it takes PAR.
+    private func redirect(_ parameters: [(String, String)], provider: RegisteredProvider,
+                          clients: ProviderClients) async -> Result<(String, Int64), Refusal> {
+        let configuration = provider.configuration
         let parEndpoint = clients.metadata.pushedAuthorizationRequestEndpoint
         guard configuration.idp.pushedAuthorization.pushes(endpoint: parEndpoint), let parEndpoint else {
             return .success((PercentEncoding.appendingQuery(parameters, to: clients.metadata.authorizationEndpoint), Self.pendingLifetime))
@@ -184,9 +224,10 @@ struct LoginEndpoint {
             responseMode: configuration.idp.responseMode == .formPost ? ResponseMode.formPost.rawValue : nil,
             openIDConnect: configuration.idp.profile.openIDConnect)
         if let claims = clients.claimsRequest { parameters.append(("claims", claims)) }
-        let url: String, pendingLifetime: Int64
-        switch await authorizationURL(parameters, provider: provider, clients: clients) {
-        case .success(let found): (url, pendingLifetime) = found
+        let stateHash = SecretHash.hex(of: secrets.state)
+        let url: String, pendingLifetime: Int64, hostedObject: String?
+        switch await authorizationURL(parameters, stateHash: stateHash, provider: provider, clients: clients) {
+        case .success(let found): (url, pendingLifetime, hostedObject) = found
         case .failure(let page): return page.response
         }
 
@@ -195,10 +236,11 @@ struct LoginEndpoint {
             .first { LoginBinding.isWellFormed($0) }
         let binding = existing ?? RandomToken.make(bytes: 32)
         let now = context.now()
-        var pending = PendingLogin(stateHash: SecretHash.hex(of: secrets.state), bindingHash: SecretHash.hex(of: binding),
+        var pending = PendingLogin(stateHash: stateHash, bindingHash: SecretHash.hex(of: binding),
                                    codeVerifier: secrets.codeVerifier.value, nonce: secrets.nonce, returnTo: returnTo,
                                    createdAt: now, expiresAt: now + pendingLifetime)
         pending.provider = provider.name
+        pending.requestObject = hostedObject
         pending.requiredClaims = LoginClaimChecks.required(by: loginParameters, profile: configuration.provider)
         if let stepUp {
             pending.acrValues = stepUp.acrValues

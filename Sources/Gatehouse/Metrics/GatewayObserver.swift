@@ -50,7 +50,7 @@ public final class GatewayObserver: HTTPServerObserver {
         var metadata: Logger.Metadata = [
             "request.id": "\(record.requestID)",
             "http.method": "\(record.method)",
-            "http.path": "\(record.path)",
+            "http.path": "\(OwnPath.withoutHandle(record.path))",
             "http.status": "\(record.status)",
             "http.bytes": "\(record.bytesSent)",
             "http.duration_ms": "\(Double(record.durationNanoseconds / 1000) / 1000)",

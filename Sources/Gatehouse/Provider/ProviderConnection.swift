@@ -17,8 +17,10 @@ public struct ProviderClients: Sendable {
     public var appleIdentity = false
     /// A provider without ID tokens (GitHub): the user's identity comes from its user API.
     public var userAPI: GitHubUserAPI?
-    /// `GATEHOUSE_REQUEST_OBJECT=on`: the key the request objects are signed with.
+    /// `GATEHOUSE_REQUEST_OBJECT=on` or `reference`: the key the request objects are signed with.
     public var requestObjectKey: ClientSigningKey?
+    /// `GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on`: where the provider's encryption keys are read.
+    public var requestObjectEncryptionKeys: ProviderEncryptionKeySource?
     /// `GATEHOUSE_CLAIMS_REQUEST`, compact JSON.
     public var claimsRequest: String?
 }
@@ -233,6 +235,7 @@ public final class ProviderConnection: Sendable {
         clients.userAPI = userAPI
         clients.claimsRequest = configuration.idp.claimsRequest.flatMap { try? ClaimsRequest.validated($0).get() }
         clients.requestObjectKey = try await requestObjectKey(metadata: metadata)
+        clients.requestObjectEncryptionKeys = try requestObjectEncryptionKeys(metadata: metadata)
         return clients
     }
 
@@ -255,15 +258,29 @@ public final class ProviderConnection: Sendable {
         return client
     }
 
-    /// The key request objects are signed with (`GATEHOUSE_REQUEST_OBJECT=on`), else nil.
+    /// The key request objects are signed with (`GATEHOUSE_REQUEST_OBJECT=on` or `reference`), else nil.
     private func requestObjectKey(metadata: ProviderMetadata) async throws(DiscoveryError) -> ClientSigningKey? {
-        guard configuration.idp.requestObject == .on, let pem = configuration.clientPrivateKeyPEM else { return nil }
+        guard configuration.idp.requestObject.signs, let pem = configuration.clientPrivateKeyPEM else { return nil }
+        if configuration.idp.requestObject == .reference, metadata.requestURIParameterSupported == false {
+            throw .malformedDocument("request_uri_parameter_supported is false: the provider does not fetch request objects by reference (GATEHOUSE_REQUEST_OBJECT=reference; use on)")
+        }
         do {
             return try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID,
                                               algorithm: Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata))
         } catch {
             throw .malformedDocument("request object key: \(error)")
         }
+    }
+
+    /// Where the provider's encryption keys are read (`GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on`), once
+    /// its metadata says it opens encrypted request objects with a key management Gatehouse uses.
+    private func requestObjectEncryptionKeys(metadata: ProviderMetadata) throws(DiscoveryError) -> ProviderEncryptionKeySource? {
+        guard configuration.idp.requestObjectEncryption == .on else { return nil }
+        let listed = metadata.requestObjectEncryptionAlgValuesSupported ?? []
+        guard KeyEncryption.allCases.contains(where: { listed.contains($0.rawValue) }) else {
+            throw .malformedDocument("request_object_encryption_alg_values_supported lists none of \(KeyEncryption.allCases.map(\.rawValue).joined(separator: ", ")) (GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on)")
+        }
+        return ProviderEncryptionKeySource(jwksURI: metadata.jwksURI, http: http)
     }
 
     /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`
@@ -278,7 +295,7 @@ public final class ProviderConnection: Sendable {
         if let text = configuration.idp.claimsRequest, case .failure(let problem) = ClaimsRequest.validated(text) {
             return "GATEHOUSE_CLAIMS_REQUEST: \(problem)"
         }
-        if configuration.idp.requestObject == .on, let pem = configuration.clientPrivateKeyPEM,
+        if configuration.idp.requestObject.signs, let pem = configuration.clientPrivateKeyPEM,
            let problem = ClientSigningKey.problem(pem: pem, requested: ClientSigningKey.Algorithm(rawValue: configuration.idp.clientKeyAlgorithm.rawValue),
                                                   fapi2: configuration.securityProfile == .fapi2) {
             return problem

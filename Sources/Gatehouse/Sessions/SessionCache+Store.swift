@@ -20,6 +20,10 @@ extension SessionCache {
         try await onStore { store throws(SessionStoreError) in try store.takePendingLogin(stateHash: stateHash, now: now) }
     }
 
+    public func pendingLogin(stateHash: String, now: Int64) async throws(SessionStoreError) -> PendingLogin? {
+        try await onStore { store throws(SessionStoreError) in try store.pendingLogin(stateHash: stateHash, now: now) }
+    }
+
     /// Stores the new session, deleting the browser's previous one in the same transaction, and
     /// drops the previous one from the cache.
     public func createSession(_ new: NewSession, replacing previousIdHash: String?) async throws(SessionStoreError) -> Session {

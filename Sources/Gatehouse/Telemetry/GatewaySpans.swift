@@ -16,7 +16,7 @@ enum GatewaySpans {
         attributes.reserveCapacity(4)
         attributes.append(SpanAttribute("http.request.method", record.method))
         if let route { attributes.append(SpanAttribute("http.route", route)) }
-        attributes.append(SpanAttribute("url.path", record.path))
+        attributes.append(SpanAttribute("url.path", OwnPath.withoutHandle(record.path)))
         attributes.append(SpanAttribute("url.scheme", scheme))
         return SpanRecord(traceID: traceID, spanID: record.spanID, parentSpanID: record.parentSpanID,
                           name: record.method, nameSuffix: route, kind: .server,

@@ -161,16 +161,27 @@ extension EnvironmentReader {
         return text
     }
 
-    /// `REQUEST_OBJECT`: `on` needs the client key that signs the objects, and OpenID Connect.
+    /// `REQUEST_OBJECT`: `on` or `reference` needs the client key that signs the objects, and
+    /// OpenID Connect.
     mutating func requestObject(profile: ProviderProfile) -> RequestObjectMode? {
         let name = "GATEHOUSE_REQUEST_OBJECT"
-        guard let mode = choice(name, default: RequestObjectMode.off, expected: "on or off") else { return nil }
-        guard mode == .on else { return mode }
+        guard let mode = choice(name, default: RequestObjectMode.off, expected: "on, reference or off") else { return nil }
+        guard mode.signs else { return mode }
         if value("GATEHOUSE_CLIENT_PRIVATE_KEY") == nil {
-            fail(name, "is on but GATEHOUSE_CLIENT_PRIVATE_KEY is not set: request objects are signed with the client key")
+            fail(name, "is \(mode.rawValue) but GATEHOUSE_CLIENT_PRIVATE_KEY is not set: request objects are signed with the client key")
         }
         if !profile.openIDConnect || profile.signsClientSecret {
             fail(name, "is not supported by GATEHOUSE_PROVIDER=\(profile.name.rawValue)")
+        }
+        return mode
+    }
+
+    /// `REQUEST_OBJECT_ENCRYPTION`: only an object there is can be encrypted.
+    mutating func requestObjectEncryption(requestObject: RequestObjectMode?) -> RequestObjectEncryptionMode? {
+        let name = "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION"
+        guard let mode = choice(name, default: RequestObjectEncryptionMode.off, expected: "on or off") else { return nil }
+        if mode == .on, requestObject == .off {
+            fail(name, "is on but GATEHOUSE_REQUEST_OBJECT is off: there is no request object to encrypt")
         }
         return mode
     }

@@ -48,15 +48,17 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var pushedAuthorization: PushedAuthorizationMode = .auto
     /// `DPOP`: sender-constrained tokens (RFC 9449).
     public var dpop: DPoPMode = .off
-    /// `APPLE_TEAM_ID` and `APPLE_KEY_ID` (`GATEHOUSE_PROVIDER=apple`): the client secret's `iss`
-    /// and the `.p8` key's id; the key is `clientPrivateKeyPEM`.
-    /// `REQUEST_OBJECT`: the authorization request as a signed JWT (RFC 9101).
+    /// `REQUEST_OBJECT`: the authorization request as a signed JWT (RFC 9101), by value or by reference.
     public var requestObject: RequestObjectMode = .off
+    /// `REQUEST_OBJECT_ENCRYPTION`: that JWT also encrypted to the provider.
+    public var requestObjectEncryption: RequestObjectEncryptionMode = .off
     /// `CLAIMS_REQUEST`: the `claims` parameter (OIDC Core §5.5), JSON as configured (checked where
     /// JSON is read, `ProviderConnection.clientCredentialProblem`).
     public var claimsRequest: String? = nil
     /// `API_URL` (`GATEHOUSE_PROVIDER=github`): the REST API the user's identity is read from.
     public var apiURL: String? = nil
+    /// `APPLE_TEAM_ID` and `APPLE_KEY_ID` (`GATEHOUSE_PROVIDER=apple`): the client secret's `iss`
+    /// and the `.p8` key's id; the key is `clientPrivateKeyPEM`.
     public var appleTeamID: String? = nil
     public var appleKeyID: String? = nil
     /// `GATEHOUSE_RESPONSE_MODE`: `query` or `form_post`.

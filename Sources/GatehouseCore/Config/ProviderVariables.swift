@@ -10,7 +10,7 @@ extension EnvironmentReader {
         "GATEHOUSE_DISCOVERY_URL", "GATEHOUSE_LONG_LIVED_TOKEN", "GATEHOUSE_PAR", "GATEHOUSE_DPOP", "GATEHOUSE_RESPONSE_MODE",
         "GATEHOUSE_GROUPS_CLAIM", "GATEHOUSE_ALLOWED_EMAIL_DOMAINS", "GATEHOUSE_ALLOWED_EMAILS", "GATEHOUSE_ALLOWED_GROUPS",
         "GATEHOUSE_APPLE_TEAM_ID", "GATEHOUSE_APPLE_KEY_ID", "GATEHOUSE_API_URL", "GATEHOUSE_REQUEST_OBJECT",
-        "GATEHOUSE_CLAIMS_REQUEST",
+        "GATEHOUSE_CLAIMS_REQUEST", "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION",
     ]).union(endpointVariables)
 
     /// Refused beside `GATEHOUSE_PROVIDERS` (SPEC): one issuer and client cannot be every provider's.
@@ -79,6 +79,7 @@ extension EnvironmentReader {
         let scopes = self.scopes(default: profile.defaultScopes, openIDConnect: profile.openIDConnect)
         let apiURL = self.apiURL(profile: profile)
         let requestObject = self.requestObject(profile: profile)
+        let requestObjectEncryption = self.requestObjectEncryption(requestObject: requestObject)
         let authParams = refuseUnsupportedAuthParams(self.authParams(default: profile.defaultAuthParams))
         let endpointOverrides = self.endpointOverrides(profile: profile)
         let discoveryURL = discoveryURLOverride(profile: profile)
@@ -122,6 +123,7 @@ extension EnvironmentReader {
         (settings.appleTeamID, settings.appleKeyID) = (apple?.teamID, apple?.keyID)
         settings.apiURL = apiURL
         settings.requestObject = requestObject ?? .off
+        settings.requestObjectEncryption = requestObjectEncryption ?? .off
         settings.claimsRequest = value("GATEHOUSE_CLAIMS_REQUEST")
         settings.groupsClaim = groupsClaim
         settings.loginGate = loginGate

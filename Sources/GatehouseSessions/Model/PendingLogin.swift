@@ -22,6 +22,9 @@ public struct PendingLogin: Sendable, Equatable {
     public var acrValues: [String] = []
     /// Step-up: the `max_age` asked for; the ID token's `auth_time` must be within it.
     public var maxAge: Int? = nil
+    /// `GATEHOUSE_REQUEST_OBJECT=reference`: the signed (perhaps encrypted) request object the
+    /// provider fetches by the `request_uri` of this login.
+    public var requestObject: String? = nil
 
     public static let defaultProvider = "default"
 

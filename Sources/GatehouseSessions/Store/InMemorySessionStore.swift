@@ -202,6 +202,10 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
+    public func pendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
+        state.withLock { state in state.pendingLogins[stateHash].flatMap { now < $0.expiresAt ? $0 : nil } }
+    }
+
     public func endSessions(forLogoutToken jti: String, expiresAt: Int64,
                             matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
         let jtiHash = LogoutJTI.hash(jti, provider: match.provider)

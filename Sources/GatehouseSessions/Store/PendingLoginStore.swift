@@ -7,4 +7,9 @@ public protocol PendingLoginStore: Sendable {
     /// missing or expired at `now` (an expired one is still removed).
     func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin?
 
+    /// The pending login for `stateHash`, left in place: how its request object is served to the
+    /// provider (`GATEHOUSE_REQUEST_OBJECT=reference`) before the callback takes it. Nil when it is
+    /// missing or expired at `now`.
+    func pendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin?
+
 }

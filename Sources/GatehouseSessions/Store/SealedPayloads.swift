@@ -68,12 +68,15 @@ struct PendingLoginSecrets: SealedRowPayload {
     /// Step-up (absent in logins that asked for none).
     var acrValues: [String]?
     var maxAge: Int?
+    /// Absent unless the login's request object is passed by reference.
+    var requestObject: String?
 
     static func sealed(_ login: PendingLogin, sealer: TokenSealer) throws(SessionStoreError) -> [UInt8] {
         try PendingLoginSecrets(codeVerifier: login.codeVerifier, nonce: login.nonce, returnTo: login.returnTo,
                                 provider: login.provider,
                                 requiredClaims: login.requiredClaims.isEmpty ? nil : login.requiredClaims,
-                                acrValues: login.acrValues.isEmpty ? nil : login.acrValues, maxAge: login.maxAge)
+                                acrValues: login.acrValues.isEmpty ? nil : login.acrValues, maxAge: login.maxAge,
+                                requestObject: login.requestObject)
             .sealed(boundTo: login.stateHash, sealer: sealer)
     }
 

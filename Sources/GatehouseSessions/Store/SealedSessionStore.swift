@@ -156,6 +156,15 @@ public final class SealedSessionStore<Database: SessionDatabase>: SessionMainten
         return taken?.pendingLogin(stateHash: stateHash, now: now, sealer: sealer, logger: logger)
     }
 
+    public func pendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
+        let found = try observedRead { (tx: Connection) throws(Failure) -> StoredPendingRow? in
+            try tx.queryFirst(.selectPending, [.text(stateHash)]) { (row: Connection.Row) throws(Failure) in
+                try StoredPendingRow(taken: row)
+            }
+        }
+        return found?.pendingLogin(stateHash: stateHash, now: now, sealer: sealer, logger: logger)
+    }
+
     // MARK: - Back-channel logout
 
     public func endSessions(forLogoutToken jti: String, expiresAt: Int64,

@@ -123,6 +123,9 @@ extension SessionStatement {
     static let takePending = SessionStatement("""
         DELETE FROM pending_logins WHERE state_hash = ?1 RETURNING binding_hash, sealed, created_at, expires_at
         """)
+    static let selectPending = SessionStatement("""
+        SELECT binding_hash, sealed, created_at, expires_at FROM pending_logins WHERE state_hash = ?1
+        """)
     static let countPending = SessionStatement("SELECT COUNT(*) FROM pending_logins")
 
     // MARK: - Back-channel logout

@@ -61,12 +61,13 @@ struct StoredPendingRow: Sendable {
         login.requiredClaims = secrets.requiredClaims ?? [:]
         login.acrValues = secrets.acrValues ?? []
         login.maxAge = secrets.maxAge
+        login.requestObject = secrets.requestObject
         return login
     }
 }
 
 extension StoredPendingRow {
-    /// A row `SessionStatement.takePending` returns.
+    /// A row `SessionStatement.takePending` or `.selectPending` returns.
     init<Row: SessionRow>(taken row: Row) throws(Row.Failure) {
         self.init(bindingHash: try row.requiredString(0), sealed: try row.requiredBytes(1),
                   createdAt: row.int64(2), expiresAt: row.int64(3))

@@ -194,4 +194,17 @@ struct ProviderProfileConfigurationTests {
         #expect(issues(["GATEHOUSE_PROVIDER": "github", "GATEHOUSE_CLIENT_SECRET": "s", "GATEHOUSE_REQUEST_OBJECT": "on",
                         "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT"])
     }
+
+    @Test("GATEHOUSE_REQUEST_OBJECT=reference, and the encryption of an object there is")
+    func requestObjectByReferenceAndEncrypted() throws {
+        #expect(issues(["GATEHOUSE_REQUEST_OBJECT": "reference"]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT"])
+        let reference = try load(["GATEHOUSE_REQUEST_OBJECT": "reference", "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey,
+                                  "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION": "on"]).get()
+        #expect(reference.idp.requestObject == .reference && reference.idp.requestObjectEncryption == .on)
+        #expect(try load(["GATEHOUSE_REQUEST_OBJECT": "on", "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey]).get()
+                    .idp.requestObjectEncryption == .off)
+        #expect(issues(["GATEHOUSE_REQUEST_OBJECT_ENCRYPTION": "on"]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT_ENCRYPTION"])
+        #expect(issues(["GATEHOUSE_REQUEST_OBJECT": "on", "GATEHOUSE_CLIENT_PRIVATE_KEY": Self.appleKey,
+                        "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION": "RSA1_5"]).map(\.variable) == ["GATEHOUSE_REQUEST_OBJECT_ENCRYPTION"])
+    }
 }

@@ -236,6 +236,9 @@ final class CountingSessionStore: SessionStore {
     func takePendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
         try inner.takePendingLogin(stateHash: stateHash, now: now)
     }
+    func pendingLogin(stateHash: String, now: Int64) throws(SessionStoreError) -> PendingLogin? {
+        try inner.pendingLogin(stateHash: stateHash, now: now)
+    }
     func endSessions(forLogoutToken jti: String, expiresAt: Int64, matching match: LogoutTokenMatch) throws(SessionStoreError) -> Int? {
         try inner.endSessions(forLogoutToken: jti, expiresAt: expiresAt, matching: match)
     }

@@ -41,6 +41,25 @@ struct OwnPathTests {
         #expect(OwnPath("/api/callback/google"[...], namedProviders: true) == nil)
     }
 
+    @Test("/request-object/{handle} is ours only when a provider passes request objects by reference; logs hide the handle")
+    func requestObjectPath() {
+        let handle = String(repeating: "ab", count: 32)
+        #expect(OwnPath(("/request-object/" + handle)[...]) == nil, "the SPA's otherwise")
+        #expect(OwnPath(("/request-object/" + handle)[...], requestObjects: true) == .requestObject)
+        #expect(OwnPath("/request-object/"[...], requestObjects: true) == nil)
+        #expect(OwnPath("/request-objects/x"[...], requestObjects: true) == nil)
+        #expect(OwnPath.providerName(in: ("/request-object/" + handle)[...], of: .requestObject) == handle)
+        #expect(OwnPath.withoutHandle(("/request-object/" + handle)[...]) == "/request-object/{handle}")
+        #expect(OwnPath.withoutHandle("/api/items"[...]) == "/api/items")
+        #expect(OwnEndpoint.of(.requestObject).methods == ["GET"])
+        #expect(OwnEndpoint.of(.requestObject).requiresAntiForgery(method: "GET") == false)
+        #expect(RequestObjectEndpoint.isStateHash(handle))
+        #expect(!RequestObjectEndpoint.isStateHash(handle.uppercased()))
+        #expect(!RequestObjectEndpoint.isStateHash(String(handle.dropLast())))
+        #expect(!RequestObjectEndpoint.isStateHash(String(handle.dropLast()) + "g"))
+        #expect(!RequestObjectEndpoint.isStateHash("../../" + String(handle.dropFirst(6))))
+    }
+
     @Test("A provider path as long as a fixed one is still the provider's (every name length)")
     func providerPathsOfEveryLength() {
         for length in 1...32 {

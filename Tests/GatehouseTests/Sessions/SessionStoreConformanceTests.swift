@@ -289,6 +289,22 @@ struct PendingLoginStoreConformanceTests {
         }
     }
 
+    @Test("A pending login is read in place (its request object served) until it is taken or expires",
+          arguments: StoreKind.allCases)
+    func pendingLoginRead(kind: StoreKind) throws {
+        try withStore(kind) { (store: any SessionStore) throws in
+            var login = PendingLogin.make(now: t0)
+            login.requestObject = "eyJhbGciOiJSUzI1NiJ9.eyJzdGF0ZSI6InMifQ.c2ln"
+            try store.savePendingLogin(login)
+            #expect(try store.pendingLogin(stateHash: login.stateHash, now: t0 + 1)?.requestObject == login.requestObject)
+            #expect(try store.pendingLogin(stateHash: login.stateHash, now: t0 + 2) == login, "reading leaves it")
+            #expect(try store.pendingLogin(stateHash: login.stateHash, now: login.expiresAt) == nil, "expired")
+            #expect(try store.pendingLogin(stateHash: SecretHash.hex(of: "unknown"), now: t0) == nil)
+            #expect(try store.takePendingLogin(stateHash: login.stateHash, now: t0 + 3) == login)
+            #expect(try store.pendingLogin(stateHash: login.stateHash, now: t0 + 4) == nil, "taken")
+        }
+    }
+
     @Test("An expired pending login is nil and consumed", arguments: StoreKind.allCases)
     func pendingLoginExpired(kind: StoreKind) throws {
         try withStore(kind) { (store: any SessionStore) throws in

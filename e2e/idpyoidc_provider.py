@@ -75,6 +75,16 @@ Behaviour worth knowing (idpyoidc 5.0.0; e2e/idpyoidc_selfcheck.py shows each):
     only what the object says; discovery then lists request_parameter_supported
     true and request_object_signing_alg_values_supported. A `request` whose
     signature does not verify is a 400 invalid_request page (no redirect).
+  * --request-uri: discovery says request_uri_parameter_supported true and
+    idpyoidc fetches a `request_uri` that is no PAR reference from the URL
+    (RFC 9101 §5.2), verifying the object as above (default: false, as
+    idpyoidc's own configuration says without PAR).
+  * --enc-keys: the provider also has an RSA and a P-256 key with use enc in
+    its JWKS and opens request objects encrypted to them (JWE, by value or by
+    reference). idpyoidc 5 checks the JWS header's `alg` against the
+    encryption algorithms when it fetches an encrypted object by reference (a
+    bug that refuses every one); that one check is skipped here, the rest
+    (decryption, the signature inside) is idpyoidc's own.
   * --record-requests lists each /authorization and /par request in /_stats
     (`requests`): the parameters as received (client credentials left out)
     and what idpyoidc made of them after verifying (a verified request
@@ -291,7 +301,7 @@ def build_conf(args, issuer: str) -> dict:
                 "client_authn_method": None,
                 "claims_parameter_supported": True,
                 "request_parameter_supported": False,
-                "request_uri_parameter_supported": bool(args.par),
+                "request_uri_parameter_supported": bool(args.par or args.request_uri),
                 "response_types_supported": ["code"],
                 "response_modes_supported": ["query", "fragment", "form_post"],
             },
@@ -366,7 +376,10 @@ def build_conf(args, issuer: str) -> dict:
             "key_defs": [
                 {"type": "RSA", "use": ["sig"]},
                 {"type": "EC", "crv": "P-256", "use": ["sig"]},
-            ],
+            ] + ([
+                {"type": "RSA", "use": ["enc"]},
+                {"type": "EC", "crv": "P-256", "use": ["enc"]},
+            ] if args.enc_keys else []),
             "public_path": "static/jwks.json",
             "read_only": False,
             "uri_path": "jwks.json",
@@ -537,6 +550,24 @@ class Provider:
                 self.server.keyjar.import_jwks(json.load(f), args.client_id)
             self.context.provider_info["request_parameter_supported"] = True
             self.context.provider_info["request_object_signing_alg_values_supported"] = ["RS256", "PS256", "ES256"]
+        if args.request_uri:
+            self.context.provider_info["request_uri_parameter_supported"] = True
+        if args.enc_keys:
+            # What cryptojwt (idpyoidc's JOSE library) opens, as discovery lists it (RFC 8414 / OIDC
+            # Discovery); idpyoidc's own provider_info leaves both out.
+            self.context.provider_info["request_object_encryption_alg_values_supported"] = [
+                "RSA-OAEP", "RSA-OAEP-256", "ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A256KW"]
+            self.context.provider_info["request_object_encryption_enc_values_supported"] = ["A128CBC-HS256", "A256GCM"]
+            authorization = self.server.get_endpoint("authorization")
+            checked = authorization.allowed_request_algorithms
+
+            def allowed(client_id, context, alg, alg_type, _checked=checked):
+                # idpyoidc passes the JWS header's alg for "enc_alg"/"enc_enc" (see --enc-keys above)
+                if alg_type in ("enc_alg", "enc_enc"):
+                    return None
+                return _checked(client_id, context, alg, alg_type)
+
+            authorization.allowed_request_algorithms = allowed
         ResourceAwareRefreshHelper.allowed_resources = list(args.resource)
         self.reset_stats()
 
@@ -986,6 +1017,10 @@ def parse_args(argv=None):
     p.add_argument("--request-object-jwks",
                    help="request objects: the client's public JWKS (a file) `request` parameters are verified with")
     # Test visibility (default off: /_stats has no `requests` list).
+    p.add_argument("--request-uri", action="store_true",
+                   help="fetch request objects by reference (request_uri_parameter_supported true)")
+    p.add_argument("--enc-keys", action="store_true",
+                   help="RSA and P-256 encryption keys in the JWKS; request objects encrypted to them are opened")
     p.add_argument("--record-requests", action="store_true",
                    help="list each /authorization and /par request (and idpyoidc's parse of it) in /_stats")
     p.add_argument("--verbose", action="store_true")

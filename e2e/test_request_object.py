@@ -45,12 +45,12 @@ CLAIMS_COMPACT = '{"id_token":{"email":null},"userinfo":{"email":{"essential":tr
 
 @pytest.fixture
 def jar_setup(tmp_path, upstream):
-    """make(kind, env, par, verify_keys, start) -> (gw, provider, public JWK): a gateway with a fresh
+    """make(kind, env, par, verify_keys, start, provider_args) -> (gw, provider, public JWK): a gateway with a fresh
     client key (test_dpop.client_key, kid client-1) and GATEHOUSE_REQUEST_OBJECT=on, and idpyoidc
     with that key registered for request objects (unless verify_keys=False), PKCE required."""
     made = []
 
-    def make(kind="rsa", env=None, par=False, verify_keys=True, start=True):
+    def make(kind="rsa", env=None, par=False, verify_keys=True, start=True, provider_args=()):
         n = len(made)
         pem, jwks = client_key(kind, tmp_path / f"keys{n}")
         placeholder = SimpleNamespace(issuer="http://127.0.0.1:1", client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
@@ -68,6 +68,7 @@ def jar_setup(tmp_path, upstream):
             extra += ["--request-object-jwks", str(jwks)]
         if par:
             extra.append("--par")
+        extra += list(provider_args)
         provider = IdpyProvider(tmp_path / f"idp{n}", gw.public_url + "/callback", extra_args=tuple(extra))
         gw.env["GATEHOUSE_ISSUER"] = provider.issuer
         made.append((gw, provider))

@@ -3,7 +3,8 @@
 scripts/conformance copies the shared run.sh next to this file's copy (as drive.py) and the shared
 drive.py as drive_shared.py; this wrapper then classifies the tests Gatehouse supports beyond the
 shared runner's table (with each one's registration additions and gateway environment), drives the
-ones the shared modes cannot (form_post, front-channel logout, third-party initiated login), and runs
+ones the shared modes cannot (form_post, front-channel logout, third-party initiated login, request
+objects by reference, encryption to the OP's rotating keys), and runs
 its main().
 
 OIDF_RP_TRY_SKIPPED=1 also runs the tests listed in NOT_APPLICABLE (below) with the registration the

@@ -67,6 +67,20 @@ struct ProviderCheck {
         }
     }
 
+    /// How request objects travel (`GATEHOUSE_REQUEST_OBJECT`), and whether the provider takes them so.
+    private func requestObjectChecks(_ metadata: ProviderMetadata, _ findings: inout CheckFindings) {
+        let mode = view.idp.requestObject
+        guard mode.signs else { return }
+        if let problem = ProviderConnection.requestObjectProblem(view, metadata: metadata) {
+            print("FAIL \(named)request objects: \(problem)")
+            findings.misconfigured = true
+            return
+        }
+        let travel = mode == .reference ? "by reference (\(config.publicURL.origin)/request-object/…, fetched by the provider)" : "by value"
+        let encrypted = view.idp.requestObjectEncryption == .on ? ", encrypted to the provider's key" : ""
+        print("     request objects: signed, \(travel)\(encrypted) (GATEHOUSE_REQUEST_OBJECT=\(mode.rawValue))")
+    }
+
     /// What the configuration asks of the provider, against its metadata.
     private func discovered(_ metadata: ProviderMetadata, _ findings: inout CheckFindings) async {
         let view = self.view
@@ -98,6 +112,7 @@ struct ProviderCheck {
                 findings.misconfigured = true
             }
         }
+        requestObjectChecks(metadata, &findings)
         if let api = view.idp.apiURL {
             print("     identity:      the user API at \(api) (OAuth 2.0 without OpenID Connect: no ID token)")
         } else {

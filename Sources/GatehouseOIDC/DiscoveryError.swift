@@ -14,6 +14,9 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
     /// at a provider without `pushed_authorization_request_endpoint`); `otherValues` are the values
     /// of `variable` that would start (`GATEHOUSE_DPOP` has no `auto`).
     case requiredFeatureMissing(feature: String, field: String, variable: String, otherValues: String)
+    /// The document says the provider does not do what a setting needs (`request_uri_parameter_supported:
+    /// false` under `GATEHOUSE_REQUEST_OBJECT=reference`).
+    case featureNotOffered(setting: String, feature: String, field: String, instead: String)
 
     public var description: String {
         switch self {
@@ -33,6 +36,8 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
             "the discovery document's \(field) \"\(value)\" \(reason)"
         case .requiredFeatureMissing(let feature, let field, let variable, let otherValues):
             "\(variable)=on requires \(feature), but the discovery document has no \(field); set \(variable)=\(otherValues), or use a provider that supports it"
+        case .featureNotOffered(let setting, let feature, let field, let instead):
+            "\(setting) needs \(feature), but the discovery document's \(field) says the provider does not offer it; \(instead)"
         case .s256NotSupported(let advertised):
             "the provider's code_challenge_methods_supported (\(advertised.joined(separator: ", "))) lacks S256; Gatehouse requires PKCE with S256"
         }
@@ -46,7 +51,7 @@ extension DiscoveryError {
     public var isMisconfiguration: Bool {
         switch self {
         case .issuerMismatch, .invalidEndpoint, .s256NotSupported, .missingField, .missingEndpoint,
-             .requiredFeatureMissing: true
+             .requiredFeatureMissing, .featureNotOffered: true
         case .transport, .unexpectedStatus, .malformedDocument: false
         }
     }
@@ -57,7 +62,7 @@ extension DiscoveryError {
     /// needs is not there (an endpoint no variable supplies, PAR required but not offered).
     public var stopsServe: Bool {
         switch self {
-        case .missingEndpoint, .requiredFeatureMissing: true
+        case .missingEndpoint, .requiredFeatureMissing, .featureNotOffered: true
         default: false
         }
     }

@@ -261,9 +261,7 @@ public final class ProviderConnection: Sendable {
     /// The key request objects are signed with (`GATEHOUSE_REQUEST_OBJECT=on` or `reference`), else nil.
     private func requestObjectKey(metadata: ProviderMetadata) async throws(DiscoveryError) -> ClientSigningKey? {
         guard configuration.idp.requestObject.signs, let pem = configuration.clientPrivateKeyPEM else { return nil }
-        if configuration.idp.requestObject == .reference, metadata.requestURIParameterSupported == false {
-            throw .malformedDocument("request_uri_parameter_supported is false: the provider does not fetch request objects by reference (GATEHOUSE_REQUEST_OBJECT=reference; use on)")
-        }
+        if let problem = Self.requestObjectProblem(configuration, metadata: metadata) { throw problem }
         do {
             return try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID,
                                               algorithm: Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata))
@@ -276,11 +274,26 @@ public final class ProviderConnection: Sendable {
     /// its metadata says it opens encrypted request objects with a key management Gatehouse uses.
     private func requestObjectEncryptionKeys(metadata: ProviderMetadata) throws(DiscoveryError) -> ProviderEncryptionKeySource? {
         guard configuration.idp.requestObjectEncryption == .on else { return nil }
-        let listed = metadata.requestObjectEncryptionAlgValuesSupported ?? []
-        guard KeyEncryption.allCases.contains(where: { listed.contains($0.rawValue) }) else {
-            throw .malformedDocument("request_object_encryption_alg_values_supported lists none of \(KeyEncryption.allCases.map(\.rawValue).joined(separator: ", ")) (GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on)")
-        }
+        if let problem = Self.requestObjectProblem(configuration, metadata: metadata) { throw problem }
         return ProviderEncryptionKeySource(jwksURI: metadata.jwksURI, http: http)
+    }
+
+    /// Whether the provider's metadata allows the request objects configured: fetched by reference
+    /// (`request_uri_parameter_supported` not false), encrypted with a key management Gatehouse
+    /// uses; nil when it does (for `serve` and `check` alike).
+    public static func requestObjectProblem(_ configuration: GatehouseConfiguration, metadata: ProviderMetadata) -> DiscoveryError? {
+        if configuration.idp.requestObject == .reference, metadata.requestURIParameterSupported == false {
+            return .featureNotOffered(setting: "GATEHOUSE_REQUEST_OBJECT=reference", feature: "request objects fetched by reference",
+                                      field: "request_uri_parameter_supported", instead: "set GATEHOUSE_REQUEST_OBJECT=on (by value)")
+        }
+        let listed = metadata.requestObjectEncryptionAlgValuesSupported ?? []
+        if configuration.idp.requestObjectEncryption == .on, !KeyEncryption.allCases.contains(where: { listed.contains($0.rawValue) }) {
+            return .featureNotOffered(setting: "GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on",
+                                      feature: "request objects encrypted with \(KeyEncryption.allCases.map(\.rawValue).joined(separator: ", "))",
+                                      field: "request_object_encryption_alg_values_supported",
+                                      instead: "set GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=off")
+        }
+        return nil
     }
 
     /// A configuration problem the provider's metadata is not needed to see (the `private_key_jwt`

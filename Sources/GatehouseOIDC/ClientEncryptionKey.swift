@@ -9,15 +9,8 @@ import GatehouseEncoding
 /// its `kid` is its RFC 7638 thumbprint, so a provider's JWE names which key it used.
 public struct ClientEncryptionKey: Sendable, CustomStringConvertible {
     enum Material: Sendable {
-        case rsa(RSAKey)
+        case rsa(SharedRSAKey<_RSA.Encryption.PrivateKey>)
         case p256(P256.KeyAgreement.PrivateKey)
-    }
-
-    /// swift-crypto does not mark its RSA keys `Sendable`; this one is never changed after it is
-    /// read, and BoringSSL's RSA decryption reads the key only, from any thread.
-    final class RSAKey: @unchecked Sendable {
-        let key: _RSA.Encryption.PrivateKey
-        init(_ key: _RSA.Encryption.PrivateKey) { self.key = key }
     }
 
     let material: Material
@@ -43,7 +36,7 @@ public struct ClientEncryptionKey: Sendable, CustomStringConvertible {
             let n = Base64URL.encode(Array(components.modulus)), e = Base64URL.encode(Array(components.publicExponent))
             keyID = Self.thumbprint(#"{"e":"\#(e)","kty":"RSA","n":"\#(n)"}"#)
             publicJWK = ["kty": .string("RSA"), "n": .string(n), "e": .string(e), "use": .string("enc"), "kid": .string(keyID)]
-            material = .rsa(RSAKey(key))
+            material = .rsa(SharedRSAKey(key))
         } else {
             throw .unusableKey("no RSA (2048 bits or more) or P-256 private key in PEM")
         }
@@ -53,4 +46,11 @@ public struct ClientEncryptionKey: Sendable, CustomStringConvertible {
     private static func thumbprint(_ canonical: String) -> String {
         Base64URL.encode(Array(SHA256.hash(data: Array(canonical.utf8))))
     }
+}
+
+/// An RSA key of swift-crypto's, which does not mark them `Sendable`: this one is never changed
+/// after it is read, and BoringSSL's RSA operations read the key only, from any thread.
+final class SharedRSAKey<Key>: @unchecked Sendable {
+    let key: Key
+    init(_ key: Key) { self.key = key }
 }

@@ -7,15 +7,8 @@ import GatehouseEncoding
 /// bits or more, or P-256. Request objects are encrypted to it (OIDC Core §10.2).
 public struct ProviderEncryptionKey: Sendable, CustomStringConvertible {
     enum Material: Sendable {
-        case rsa(RSAPublicKey)
+        case rsa(SharedRSAKey<_RSA.Encryption.PublicKey>)
         case p256(P256.KeyAgreement.PublicKey)
-    }
-
-    /// swift-crypto does not mark its RSA keys `Sendable`; this one is never changed after it is
-    /// read, and BoringSSL's RSA encryption reads the key only.
-    final class RSAPublicKey: @unchecked Sendable {
-        let key: _RSA.Encryption.PublicKey
-        init(_ key: _RSA.Encryption.PublicKey) { self.key = key }
     }
 
     let material: Material
@@ -48,7 +41,7 @@ public struct ProviderEncryptionKey: Sendable, CustomStringConvertible {
                 guard let n = object["n"]?.stringValue.flatMap(Base64URL.decode),
                       let e = object["e"]?.stringValue.flatMap(Base64URL.decode),
                       let key = try? _RSA.Encryption.PublicKey(n: n, e: e), key.keySizeInBits >= 2048 else { return nil }
-                return ProviderEncryptionKey(material: .rsa(RSAPublicKey(key)), keyID: kid, algorithm: alg)
+                return ProviderEncryptionKey(material: .rsa(SharedRSAKey(key)), keyID: kid, algorithm: alg)
             case "EC":
                 guard object["crv"]?.stringValue == "P-256",
                       let x = object["x"]?.stringValue.flatMap(Base64URL.decode),

@@ -264,6 +264,14 @@ public actor KeySet {
     }
 
     private static func download(_ jwksURI: String, http: any ProviderHTTPClient) async -> Result<[ProviderKey], KeySetError> {
+        await fetchDocument(jwksURI, http: http).flatMap { response in
+            Result { () throws(KeySetError) in try ProviderKey.parseSet(response.body) }
+        }
+    }
+
+    /// The provider's JWKS answer (`200` only), for the signing keys here and the encryption keys
+    /// (`ProviderEncryptionKeySource`).
+    static func fetchDocument(_ jwksURI: String, http: any ProviderHTTPClient) async -> Result<ProviderHTTPResponse, KeySetError> {
         let response: ProviderHTTPResponse
         do {
             response = try await http.send(ProviderHTTPRequest(
@@ -273,7 +281,7 @@ public actor KeySet {
             return .failure(.transport(error))
         }
         guard response.status == 200 else { return .failure(.unexpectedStatus(response.status)) }
-        return Result { () throws(KeySetError) in try ProviderKey.parseSet(response.body) }
+        return .success(response)
     }
 }
 

@@ -55,16 +55,9 @@ public final class ProviderEncryptionKeySource: Sendable {
     }
 
     private static func download(_ uri: String, http: any ProviderHTTPClient) async -> Result<([ProviderEncryptionKey], TimeInterval), KeySetError> {
-        let response: ProviderHTTPResponse
-        do {
-            response = try await http.send(ProviderHTTPRequest(
-                method: .get, url: uri,
-                headers: [ProviderHTTPHeader("Accept", "application/jwk-set+json, application/json")], operation: .jwks))
-        } catch {
-            return .failure(.transport(error))
+        await KeySet.fetchDocument(uri, http: http).map { response in
+            (ProviderEncryptionKey.keys(inJWKS: response.body), cacheLifetime(response.header("Cache-Control")))
         }
-        guard response.status == 200 else { return .failure(.unexpectedStatus(response.status)) }
-        return .success((ProviderEncryptionKey.keys(inJWKS: response.body), cacheLifetime(response.header("Cache-Control"))))
     }
 
     /// How long a JWKS answer may be kept by its `Cache-Control` (RFC 9111 §5.2.2): `max-age`

@@ -151,21 +151,26 @@ struct LoginEndpoint {
             signed = try await RequestObject.signed(parameters, clientID: provider.configuration.clientID,
                                                     audience: clients.metadata.issuer, key: key, now: Date())
         } catch {
-            context.logger.error("login: the request object could not be signed",
-                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
-            return .failure(Refusal(response: HTMLPage.error(status: 500, title: "Sign-in unavailable",
-                                                             message: "The sign-in request could not be made.")))
+            return .failure(refusal("the request object could not be signed", provider: provider, error: error,
+                                    status: 500, message: "The sign-in request could not be made."))
         }
         guard let keys = clients.requestObjectEncryptionKeys else { return .success(signed) }
         do {
             return .success(try await RequestObject.encrypted(signed, metadata: clients.metadata, keys: keys))
         } catch {
-            context.logger.error("login: the request object could not be encrypted to the provider",
-                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
-            context.metrics.upstreamError(kind: "jwks")
-            return .failure(Refusal(response: HTMLPage.error(status: 502, title: "Sign-in unavailable",
-                                                             message: "The sign-in provider's keys could not be used. Try again later.")))
+            return .failure(refusal("the request object could not be encrypted to the provider", provider: provider, error: error,
+                                    status: 502, message: "The sign-in provider's keys could not be used. Try again later.",
+                                    upstreamError: "jwks"))
         }
+    }
+
+    /// A login ended before the browser left: logged (and counted as the provider's failure when
+    /// it was one), answered with a page that says only what the user can do.
+    private func refusal(_ why: String, provider: RegisteredProvider, error: any Error, status: Int, message: String,
+                         upstreamError: String? = nil) -> Refusal {
+        context.logger.error("login: \(why)", metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
+        if let upstreamError { context.metrics.upstreamError(kind: upstreamError) }
+        return Refusal(response: HTMLPage.error(status: status, title: "Sign-in unavailable", message: message))
     }
 
     /// The provider's authorization URL for `parameters`, pushed first when it takes PAR.
@@ -185,11 +190,9 @@ struct LoginEndpoint {
             // The pushed request ends at its `expires_in`: so does the login waiting for it.
             return .success((url, min(Self.pendingLifetime, Int64(pushed.expiresIn))))
         } catch {
-            context.logger.error("login: the pushed authorization request failed",
-                                 metadata: ["oauth.provider": "\(provider.name)", "error": "\(error)"])
-            context.metrics.upstreamError(kind: "pushed_authorization_request")
-            return .failure(Refusal(response: HTMLPage.error(status: 502, title: "Sign-in unavailable",
-                                                             message: "The sign-in provider did not accept the sign-in request. Try again later.")))
+            return .failure(refusal("the pushed authorization request failed", provider: provider, error: error, status: 502,
+                                    message: "The sign-in provider did not accept the sign-in request. Try again later.",
+                                    upstreamError: "pushed_authorization_request"))
         }
     }
 

@@ -7,14 +7,10 @@ import Testing
 
 @Suite("Request objects encrypted to the provider (JWE), and passed by reference")
 struct JWEEncrypterTests {
-    nonisolated(unsafe) static let rsaPrivate = try! _RSA.Encryption.PrivateKey(keySize: .bits2048)
-    static let ecPrivate = P256.KeyAgreement.PrivateKey()
-    static let plaintext = Array("header.payload.signature".utf8)
+    static let plaintext = JWEDecrypterTests.plaintext
 
-    /// The receiving side: the provider's private keys, as the client keys the decrypter opens with.
-    static func receiver() throws -> (rsa: ClientEncryptionKey, ec: ClientEncryptionKey) {
-        (try ClientEncryptionKey(pem: rsaPrivate.pemRepresentation), try ClientEncryptionKey(pem: ecPrivate.pemRepresentation))
-    }
+    /// The receiving side (the provider's private keys) as the client keys the decrypter opens with.
+    static func receiver() throws -> (rsa: ClientEncryptionKey, ec: ClientEncryptionKey) { try JWEDecrypterTests.keys() }
 
     /// The provider's JWKS: its public encryption halves, and a signing key to be skipped.
     static func jwks(_ keys: [[String: JSONValue]]) -> [UInt8] {

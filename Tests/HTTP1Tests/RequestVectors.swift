@@ -1,4 +1,5 @@
 import HTTP1
+import TestSupport
 import Testing
 
 /// One request message and what the parser plus `BodyFramingRules.request` must make of it.

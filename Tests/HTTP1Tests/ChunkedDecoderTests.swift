@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// One chunked body (possibly followed by the next message) and what decoding it must give.

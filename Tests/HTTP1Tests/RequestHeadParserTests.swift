@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// Each vector runs whole, byte by byte into a growing buffer, and split at every offset (picohttpparser

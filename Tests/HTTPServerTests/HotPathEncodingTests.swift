@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTP1
 @testable import HTTPServer
 

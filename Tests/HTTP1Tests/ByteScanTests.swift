@@ -1,5 +1,6 @@
 import CByteScan
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// The C scans (`CByteScan`) that parse and write every head agree with the plain Swift byte

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// Slow or oversized heads must be refused cheaply (slowloris, huge header lines).

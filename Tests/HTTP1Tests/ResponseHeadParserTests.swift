@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HTTP1
 
 /// One upstream response and what the parser plus `BodyFramingRules.response` must make of it.

@@ -31,7 +31,6 @@ final class APITokenCache: Sendable {
 
     private struct State {
         var tokens: [Key: Token] = [:]
-        var inflight: [Key: Task<Result<Token, Refusal>, Never>] = [:]
     }
 
     /// How long a token without `expires_in` is used: the provider did not say, so not for long.
@@ -39,6 +38,7 @@ final class APITokenCache: Sendable {
     static let capacity = 100_000
 
     private let state = Mutex(State())
+    private let fetches = SingleFlight<Key, Result<Token, Refusal>>()
     private let margin: Int64
     private let logger: Logger
 
@@ -60,31 +60,15 @@ final class APITokenCache: Sendable {
     func authorization(for route: UpstreamRoute, session: Session, context: GatewayContext) async -> Result<String, Refusal> {
         let now = context.now()
         let key = Key(session: SessionHashKey(session.idHash), route: route.prefix)
-        let task = state.withLock { state -> Task<Result<Token, Refusal>, Never>? in
-            if let token = state.tokens[key], now < token.renewAt { return nil }
-            if let running = state.inflight[key] { return running }
-            let task = Task { [self] in
-                let result = await self.fetch(for: route, session: session, context: context)
-                self.state.withLock { state in
-                    state.inflight[key] = nil
-                    if case .success(let token) = result {
-                        if state.tokens.count >= Self.capacity {
-                            state.tokens = state.tokens.filter { now < $0.value.expiresAt }
-                            if state.tokens.count >= Self.capacity { state.tokens.removeAll() }
-                        }
-                        state.tokens[key] = token
-                    }
-                }
-                return result
-            }
-            state.inflight[key] = task
-            return task
+        if let authorization = cached(for: route, idHash: session.idHash, now: now) { return .success(authorization) }
+        let result = await fetches.run(key) { () async -> Result<Token, Refusal> in
+            // A flight that ended just before this one began may have stored what is needed.
+            if let token = state.withLock({ $0.tokens[key] }), now < token.renewAt { return .success(token) }
+            let result = await self.fetch(for: route, session: session, context: context)
+            if case .success(let token) = result { store(token, for: key, now: now) }
+            return result
         }
-        guard let task else {
-            if let authorization = cached(for: route, idHash: session.idHash, now: now) { return .success(authorization) }
-            return await authorization(for: route, session: session, context: context)
-        }
-        switch await task.value {
+        switch result {
         case .success(let token): return .success(token.authorization)
         case .failure(let refusal):
             // The previous token, while it has not expired, still serves (the provider may be down).
@@ -92,6 +76,16 @@ final class APITokenCache: Sendable {
                 return .success(token.authorization)
             }
             return .failure(refusal)
+        }
+    }
+
+    private func store(_ token: Token, for key: Key, now: Int64) {
+        state.withLock { state in
+            if state.tokens.count >= Self.capacity {
+                state.tokens = state.tokens.filter { now < $0.value.expiresAt }
+                if state.tokens.count >= Self.capacity { state.tokens.removeAll() }
+            }
+            state.tokens[key] = token
         }
     }
 

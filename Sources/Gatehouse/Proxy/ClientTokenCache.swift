@@ -26,14 +26,8 @@ public final class ClientTokenCache: Sendable {
         let lifetime: Int64
     }
 
-    private enum Pending {
-        case ready(String)
-        case waiting(Task<Result<Token, Failure>, Never>)
-    }
-
     private struct State {
         var tokens: [ClientCredentialsGrant: Token] = [:]
-        var inflight: [ClientCredentialsGrant: Task<Result<Token, Failure>, Never>] = [:]
         /// Grants sent to the provider (for tests and logs).
         var grants = 0
     }
@@ -42,6 +36,7 @@ public final class ClientTokenCache: Sendable {
     static let defaultLifetime: Int64 = 60
 
     private let state = Mutex(State())
+    private let grants = SingleFlight<ClientCredentialsGrant, Result<Token, Failure>>()
     private let fetch: Fetch
     private let margin: Int64
     private let logger: Logger
@@ -78,20 +73,13 @@ public final class ClientTokenCache: Sendable {
     /// The `Authorization` value (`Bearer …`) for `grant`: cached, or from the one grant in flight.
     public func authorization(for grant: ClientCredentialsGrant) async -> Result<String, Failure> {
         let now = self.now()
-        let pending = state.withLock { state -> Pending in
-            if let token = state.tokens[grant], !isDue(token, now: now) { return .ready(token.authorization) }
-            if let task = state.inflight[grant] { return .waiting(task) }
-            state.grants += 1
-            let task = Task { [self] in await self.obtain(grant) }
-            state.inflight[grant] = task
-            return .waiting(task)
+        if let authorization = cached(for: grant) { return .success(authorization) }
+        let result = await grants.run(grant) { () async -> Result<Token, Failure> in
+            // A flight that ended just before this one began may have stored what is needed.
+            if let token = state.withLock({ $0.tokens[grant] }), !isDue(token, now: now) { return .success(token) }
+            return await obtain(grant)
         }
-        let task: Task<Result<Token, Failure>, Never>
-        switch pending {
-        case .ready(let authorization): return .success(authorization)
-        case .waiting(let inflight): task = inflight
-        }
-        switch await task.value {
+        switch result {
         case .success(let token): return .success(token.authorization)
         case .failure(let failure):
             // The provider is down, but the token we had has not expired yet: it still works.
@@ -106,8 +94,9 @@ public final class ClientTokenCache: Sendable {
         AccessTokenRenewal.isDue(expiresAt: token.expiresAt, lifetime: token.lifetime, margin: margin, now: now)
     }
 
-    /// One grant; stores its token and ends the single flight.
+    /// One grant; stores its token.
     private func obtain(_ grant: ClientCredentialsGrant) async -> Result<Token, Failure> {
+        state.withLock { $0.grants += 1 }
         let result: Result<Token, Failure>
         do {
             let response = try await fetch(grant)
@@ -123,10 +112,7 @@ public final class ClientTokenCache: Sendable {
             logger.warning("client-credentials grant failed", metadata: [
                 "oauth.scope": "\(grant.scope ?? "-")", "oauth.audience": "\(grant.audience ?? "-")", "error": "\(error)"])
         }
-        state.withLock { state in
-            state.inflight[grant] = nil
-            if case .success(let token) = result { state.tokens[grant] = token }
-        }
+        if case .success(let token) = result { state.withLock { $0.tokens[grant] = token } }
         return result
     }
 }

@@ -6,7 +6,6 @@ import GatehouseCore
 import GatehouseOIDC
 import GatehouseSessions
 import Logging
-import Synchronization
 
 /// Keeps a session's access token fresh, one refresh per session at a time.
 ///
@@ -36,7 +35,7 @@ public final class TokenRefresher: Sendable {
     fileprivate let now: @Sendable () -> Int64
     private let owner = "gatehouse-\(getpid())-\(UUID().uuidString.prefix(8))"
     fileprivate var leaseOwner: String { owner }
-    private let inflight = Mutex<[String: Task<Outcome, Never>]>([:])
+    private let refreshes = SingleFlight<String, Outcome>()
 
     public init(providers: ProviderRegistry, sessions: SessionCache,
                 metrics: GatewayMetrics, configuration: GatehouseConfiguration, logger: Logger,
@@ -64,17 +63,7 @@ public final class TokenRefresher: Sendable {
             return .fresh(session)
         }
         let idHash = session.idHash
-        let task = inflight.withLock { running -> Task<Outcome, Never> in
-            if let task = running[idHash] { return task }
-            let task = Task { [self] in
-                let outcome = await self.refresh(idHash: idHash)
-                _ = self.inflight.withLock { $0.removeValue(forKey: idHash) }
-                return outcome
-            }
-            running[idHash] = task
-            return task
-        }
-        let outcome = await task.value
+        let outcome = await refreshes.run(idHash) { await self.refresh(idHash: idHash) }
         // If the provider is down but the current token has not expired yet, it can still be used.
         if case .unavailable = outcome, let expiresAt = session.tokens.accessTokenExpiresAt, now < expiresAt {
             return .fresh(session)

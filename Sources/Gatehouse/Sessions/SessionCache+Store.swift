@@ -135,37 +135,14 @@ extension SessionCache {
     /// a read under way only when no session changed or ended in this process since that read
     /// began (`generation`): a read begun before a logout must not answer a request sent after it.
     func loadOnce(idHash: String, now: Int64, generation: UInt64) async throws(SessionStoreError) -> Session? {
-        let key = SessionHashKey(idHash)
-        let leads = loading.withLock { loads -> Bool? in
-            if let load = loads[key] { return load.generation == generation ? false : nil }
-            loads[key] = SessionLoad(generation: generation)
-            return true
-        }
-        let read = { [self] () async throws(SessionStoreError) -> Session? in
-            try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) }
-        }
-        switch leads {
-        case true?:
-            let outcome: Result<Session?, SessionStoreError>
-            do { outcome = .success(try await read()) } catch { outcome = .failure(error) }
-            for waiter in loading.withLock({ $0.removeValue(forKey: key)?.waiters ?? [] }) {
-                waiter.resume(returning: outcome)
+        let outcome = await loading.run(SessionHashKey(idHash), tag: generation) { () async -> Result<Session?, SessionStoreError> in
+            do throws(SessionStoreError) {
+                return .success(try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) })
+            } catch {
+                return .failure(error)
             }
-            return try outcome.get()
-        case false?:
-            let joined: Result<Session?, SessionStoreError>? = await withUnsafeContinuation { continuation in
-                let added = loading.withLock { loads -> Bool in
-                    guard loads[key]?.generation == generation else { return false }  // it ended meanwhile
-                    loads[key]?.waiters.append(continuation)
-                    return true
-                }
-                if !added { continuation.resume(returning: nil) }
-            }
-            if let joined { return try joined.get() }
-            return try await read()
-        case nil:
-            return try await read()
         }
+        return try outcome.get()
     }
 
     /// Runs one store call on the executor's threads.

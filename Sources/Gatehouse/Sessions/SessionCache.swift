@@ -454,7 +454,7 @@ public final class SessionCache: Sendable {
 
     /// Store reads under way, by session: the requests that miss the cache for the same session
     /// at once (every connection of a busy browser when its entry ages out) share one read.
-    let loading = Mutex<[SessionHashKey: SessionLoad]>([:])
+    let loading = SingleFlight<SessionHashKey, Result<Session?, SessionStoreError>>()
 }
 
 /// Where `SessionCache` is in reading the SQLite end board (under its lock).
@@ -464,9 +464,3 @@ struct EndBoardReader {
     var stuckSince: UInt64 = 0
 }
 
-/// One store read of a session under way (`SessionCache.loadOnce`): the generation it began at,
-/// and the callers waiting for its answer.
-struct SessionLoad {
-    let generation: UInt64
-    var waiters: [UnsafeContinuation<Result<Session?, SessionStoreError>?, Never>] = []
-}

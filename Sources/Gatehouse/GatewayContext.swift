@@ -16,22 +16,14 @@ import Logging
 /// (immutable, shared) so handing it to an endpoint costs one retain, not one per member.
 public final class GatewayContext: Sendable {
     public let configuration: GatehouseConfiguration
-    /// Every provider users sign in with (one, `default`, without `GATEHOUSE_PROVIDERS`).
+    /// The one door to the providers: every provider users sign in with (one, `default`, without
+    /// `GATEHOUSE_PROVIDERS`); the first is the source of `auth=client` routes' tokens.
     public let providers: ProviderRegistry
-    /// The first provider's connection: the only one without `GATEHOUSE_PROVIDERS`, and the source
-    /// of `auth=client` routes' tokens.
-    public var provider: ProviderConnection { providers.first.connection }
     /// The one door to sessions, pending logins and the logout replay cache.
     public let sessions: SessionCache
     public let metrics: GatewayMetrics
-    /// How `http://` upstreams are reached (the pooled client in production).
-    public let upstream: any UpstreamTransport
-    /// How `https://` upstreams are reached (the pooled client with TLS in production).
-    public let httpsUpstream: any UpstreamTransport
-    /// `upstream` and `httpsUpstream` as the pooled client when they are one (production), decided
-    /// once: the relay calls it directly instead of casting the transport on every request.
-    let upstreamClient: UpstreamClient?
-    let httpsUpstreamClient: UpstreamClient?
+    /// The one door to the upstreams (`http://` and `https://`).
+    let upstreams: Upstreams
     public let staticFiles: StaticFiles
     public let cookie: SessionCookie
     public let refresher: TokenRefresher
@@ -59,21 +51,19 @@ public final class GatewayContext: Sendable {
     /// Unix seconds from ``clock``.
     public let now: @Sendable () -> Int64
 
-    /// - Parameter providers: every provider; nil for `provider` as the only one.
-    public init(configuration: GatehouseConfiguration, provider: ProviderConnection, providers: ProviderRegistry? = nil,
+    /// - Parameters:
+    ///   - providers: every provider (`ProviderRegistry.only` for one).
+    ///   - upstream: how `http://` upstreams are reached (the pooled client in production).
+    ///   - httpsUpstream: how `https://` upstreams are reached (by default the pooled client with TLS).
+    public init(configuration: GatehouseConfiguration, providers: ProviderRegistry,
                 store: any SessionStore,
                 metrics: GatewayMetrics, upstream: any UpstreamTransport, httpsUpstream: (any UpstreamTransport)? = nil,
                 staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock(), tracer: Tracer? = nil) {
         self.configuration = configuration
         self.tracer = tracer
-        let providers = providers ?? ProviderRegistry([RegisteredProvider(configuration: configuration, connection: provider)],
-                                                      named: false)
         self.providers = providers
         self.metrics = metrics
-        self.upstream = upstream
-        self.httpsUpstream = httpsUpstream ?? UpstreamClients.tls(configuration)
-        upstreamClient = upstream as? UpstreamClient
-        httpsUpstreamClient = self.httpsUpstream as? UpstreamClient
+        upstreams = Upstreams(plain: upstream, tls: httpsUpstream ?? UpstreamClients.tls(configuration))
         self.staticFiles = staticFiles
         self.logger = logger
         self.clock = clock
@@ -92,7 +82,7 @@ public final class GatewayContext: Sendable {
         sessions = sessionCache
         refresher = TokenRefresher(providers: providers, sessions: sessionCache, metrics: metrics,
                                    configuration: configuration, logger: logger, now: now)
-        clientTokens = ClientTokenCache(provider: provider, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
+        clientTokens = ClientTokenCache(provider: providers.first.connection, margin: Int64(configuration.refreshMargin), logger: logger, now: now)
         // `serve` requires the secret key; a gateway made without one (tests) signs with a random key.
         identities = IdentityIssuer(secretKey: configuration.secretKey ?? RandomBytes.system(32),
                                     previousSecretKey: configuration.previousSecretKey, configuration: configuration,
@@ -118,10 +108,7 @@ public final class GatewayContext: Sendable {
         tracer = previous.tracer
         self.providers = providers
         metrics = previous.metrics
-        upstream = previous.upstream
-        httpsUpstream = previous.httpsUpstream
-        upstreamClient = previous.upstreamClient
-        httpsUpstreamClient = previous.httpsUpstreamClient
+        upstreams = previous.upstreams
         self.staticFiles = staticFiles
         logger = previous.logger
         clock = previous.clock
@@ -187,10 +174,7 @@ public final class GatewayContext: Sendable {
         providers = other.providers
         sessions = other.sessions
         metrics = other.metrics
-        upstream = other.upstream
-        httpsUpstream = other.httpsUpstream
-        upstreamClient = other.upstreamClient
-        httpsUpstreamClient = other.httpsUpstreamClient
+        upstreams = other.upstreams
         staticFiles = other.staticFiles
         cookie = other.cookie
         refresher = other.refresher

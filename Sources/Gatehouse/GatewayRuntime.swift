@@ -98,7 +98,7 @@ public final class GatewayRuntime: Sendable {
             metrics.countDroppedSpans { tracer.droppedSpans }
             (store as? any SessionOperationsObservable)?.operations.observe(with: StoreSpans(tracer: tracer))
         }
-        let context = GatewayContext(configuration: configuration, provider: providers.first.connection, providers: providers,
+        let context = GatewayContext(configuration: configuration, providers: providers,
                                      store: store, metrics: metrics,
                                      upstream: UpstreamClients.plain(configuration),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),

@@ -15,10 +15,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     private let stream: TLSStream
     /// What must live as long as the stream (the client session its callbacks reach).
     private let keeping: AnyObject?
-    private var leftover: [UInt8]
-    private var leftoverOffset = 0
-    private var unsent: [UInt8]
-    private var unsentOffset = 0
+    private var takenOver: TakenOverBytes
     private weak var handler: (any TunnelEndpointHandler)?
     private var closed = false
     private var registered = false
@@ -35,8 +32,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
         self.loop = loop
         self.stream = stream
         self.keeping = keeping
-        self.leftover = leftover
-        self.unsent = unsent
+        takenOver = TakenOverBytes(leftover: leftover, unsent: unsent)
     }
 
     /// Asks the tunnel to end gracefully (the server is shutting down).
@@ -60,13 +56,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
 
     public func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
-        if leftoverOffset < leftover.count {
-            let n = min(buffer.count, leftover.count - leftoverOffset)
-            leftover.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + leftoverOffset, byteCount: n) }
-            leftoverOffset += n
-            if leftoverOffset == leftover.count { leftover = []; leftoverOffset = 0 }
-            return .bytes(n)
-        }
+        if let n = takenOver.takeLeftover(into: buffer) { return .bytes(n) }
         switch stream.read(into: buffer.baseAddress!, count: buffer.count) {
         case .done(let n): return .bytes(n)
         case .wantRead: return .wouldBlock
@@ -78,14 +68,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     public func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
         // What the previous owner left unsent goes first.
-        while unsentOffset < unsent.count {
-            let step = unsent.withUnsafeBytes { raw in
-                writeSome(UnsafeRawBufferPointer(rebasing: raw[unsentOffset...]))
-            }
-            guard case .bytes(let n) = step else { return step }
-            unsentOffset += n
-            if unsentOffset == unsent.count { unsent = []; unsentOffset = 0 }
-        }
+        if let stopped = takenOver.flushUnsent(writeSome) { return stopped }
         if bytes.isEmpty { return .bytes(0) }
         return writeSome(bytes)
     }
@@ -125,7 +108,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     }
 
     public func socketWritable() {
-        if unsentOffset < unsent.count, case .closed = send(UnsafeRawBufferPointer(start: nil, count: 0)) {
+        if takenOver.hasUnsent, case .closed = send(UnsafeRawBufferPointer(start: nil, count: 0)) {
             handler?.endpointEnded(self, graceful: false)
             return
         }

@@ -11,10 +11,7 @@ import Glibc
 public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     public let fd: Int32
     public let loop: EventLoop
-    private var leftover: [UInt8]
-    private var leftoverOffset = 0
-    private var unsent: [UInt8]
-    private var unsentOffset = 0
+    private var takenOver: TakenOverBytes
     private weak var handler: (any TunnelEndpointHandler)?
     private var closed = false
     private var registered = false
@@ -24,8 +21,7 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     public init(fd: Int32, loop: EventLoop, leftover: [UInt8] = [], unsent: [UInt8] = []) {
         self.fd = fd
         self.loop = loop
-        self.leftover = leftover
-        self.unsent = unsent
+        takenOver = TakenOverBytes(leftover: leftover, unsent: unsent)
     }
 
     /// Asks the tunnel to end gracefully (the server is shutting down).
@@ -43,7 +39,7 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
         guard registered else { return }
         // Bytes taken over from the previous owner are not in the socket: no edge will announce
         // them, so say so once the caller has finished attaching.
-        if leftoverOffset < leftover.count {
+        if takenOver.hasLeftover {
             loop.scheduleTimer(afterNanoseconds: 0) { [weak self] in
                 guard let self, !self.closed else { return }
                 self.handler?.endpointReadable(self)
@@ -53,15 +49,7 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
 
     public func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
-        if leftoverOffset < leftover.count {
-            let n = min(buffer.count, leftover.count - leftoverOffset)
-            leftover.withUnsafeBytes { raw in
-                buffer.baseAddress!.copyMemory(from: raw.baseAddress! + leftoverOffset, byteCount: n)
-            }
-            leftoverOffset += n
-            if leftoverOffset == leftover.count { leftover = []; leftoverOffset = 0 }
-            return .bytes(n)
-        }
+        if let n = takenOver.takeLeftover(into: buffer) { return .bytes(n) }
         while true {
             let n = recv(fd, buffer.baseAddress!, buffer.count, 0)
             if n > 0 { return .bytes(n) }
@@ -75,20 +63,13 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     public func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
         if closed { return .closed }
         // What the previous owner left unsent (the end of the 101 head) goes first.
-        while unsentOffset < unsent.count {
-            let result = unsent.withUnsafeBytes { raw in
-                sendSome(UnsafeRawBufferPointer(rebasing: raw[unsentOffset...]))
-            }
-            guard case .bytes(let n) = result else { return result }
-            unsentOffset += n
-            if unsentOffset == unsent.count { unsent = []; unsentOffset = 0 }
-        }
+        if let stopped = takenOver.flushUnsent(sendSome) { return stopped }
         if bytes.isEmpty { return .bytes(0) }
         return sendSome(bytes)
     }
 
     /// True while bytes of the previous owner still wait to be sent.
-    public var hasUnsent: Bool { unsentOffset < unsent.count }
+    public var hasUnsent: Bool { takenOver.hasUnsent }
 
     private func sendSome(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
         while true {

@@ -54,6 +54,11 @@ public final class ProviderRegistry: Sendable {
     /// The first provider: `auth=client` routes' token source, and the only one without `GATEHOUSE_PROVIDERS`.
     public var first: RegisteredProvider { all[0] }
 
+    /// The registry of a gateway with one provider (no `GATEHOUSE_PROVIDERS`): `default`.
+    public static func only(_ connection: ProviderConnection, configuration: GatehouseConfiguration) -> ProviderRegistry {
+        ProviderRegistry([RegisteredProvider(configuration: configuration, connection: connection)], named: false)
+    }
+
     public func provider(named name: String) -> RegisteredProvider? { byName[name] }
 
     /// The label metrics carry for `name`: nil with one provider (no label, as before).

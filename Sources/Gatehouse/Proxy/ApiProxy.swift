@@ -67,7 +67,7 @@ struct ApiProxy {
         let span = Self.upstreamSpan(target, method: head.method, trace: request.trace, context: context)
         let (upstreamRequest, retry) = Self.upstreamCall(target, dpop: dpop, request: request, span: span, authorization: authorization,
                                                          identity: identity, passing: passing, context: context)
-        guard loopTransport, connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreamClient, let completion else {
+        guard loopTransport, connection.declaredBodyLength == 0, !route.usesTLS, let client = context.upstreams.plainClient, let completion else {
             let ticket = InFlightTicket(admitted: route.inFlight, client: caller)
             return .inTask { request, writer in
                 defer { withExtendedLifetime(ticket) {} }
@@ -170,8 +170,8 @@ struct ApiProxy {
     private static func send(_ upstreamRequest: UpstreamRequest, retry: DPoPNonceRetry? = nil, span: CallSpan?,
                              route: UpstreamRoute, request: HTTPRequest, context: GatewayContext,
                              writer: any HTTPResponseWriter) async {
-        guard let client = route.usesTLS ? context.httpsUpstreamClient : context.upstreamClient else {
-            let transport = route.usesTLS ? context.httpsUpstream : context.upstream
+        guard let client = context.upstreams.client(for: route) else {
+            let transport = context.upstreams.transport(for: route)
             return await UpstreamRelay.forward(upstreamRequest, body: request.body, via: transport, span: span,
                                                context: context, writer: writer)
         }

@@ -80,7 +80,7 @@ final class LoopRelay: UpstreamCallReceiver, @unchecked Sendable {
     /// the loop sends), its answer relayed; a nonce in that answer is remembered too.
     private static func relayResent(_ request: UpstreamRequest, retry: DPoPNonceRetry, method: String, span: CallSpan?,
                                     context: GatewayContext, writer: any HTTPResponseWriter) async {
-        guard let client = context.upstreamClient else {
+        guard let client = context.upstreams.plainClient else {
             return await UpstreamRelay.answerFailure(.connectFailed("no upstream client"), span: span, context: context, writer: writer)
         }
         let answer: UpstreamResponse

@@ -41,7 +41,7 @@ struct WebSocketProxy {
         // The live session the socket lives and dies with; none on `auth=none` or when signed out.
         let sessionIDHash = await liveSessionIDHash(head, route: forward.route)
         let route = forward.route
-        let transport = route.usesTLS ? context.httpsUpstream : context.upstream
+        let transport = context.upstreams.transport(for: route)
         guard let switching = transport as? any UpstreamSwitchingTransport else {
             return await writer.respond(HTTPResponse.jsonError(
                 status: 502, error: "websocket_upstream_unsupported",

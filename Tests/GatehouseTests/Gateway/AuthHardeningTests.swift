@@ -168,8 +168,9 @@ struct AuthHardeningTests {
     static func context(store: any SessionStore) throws -> GatewayContext {
         let configuration = try configuration()
         return GatewayContext(configuration: configuration,
-                              provider: ProviderConnection(configuration: configuration,
-                                                           http: HTTPProviderClient(timeout: 1), logger: quiet),
+                              providers: .only(ProviderConnection(configuration: configuration,
+                                                                  http: HTTPProviderClient(timeout: 1), logger: quiet),
+                                               configuration: configuration),
                               store: store, metrics: GatewayMetrics(), upstream: UpstreamClient(),
                               staticFiles: StaticFiles(root: NSTemporaryDirectory(), logger: quiet), logger: quiet)
     }

@@ -80,7 +80,7 @@ struct TLSHardeningScenarios {
         let writer = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(UpstreamRequest(host: "127.0.0.1", port: upstream.port, method: method, target: target,
                                                   headers: headers),
-                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
+                                  body: BufferedRequestBody([]), via: context.upstreams.tls, context: context, writer: writer)
         return writer.snapshot
     }
 

@@ -126,7 +126,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         let end = ContinuousClock.now
         #expect(record.head?.status == 200)
@@ -149,11 +149,11 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         // Warm up (TLS, allocator), then measure the big body against a browser reading ~8 MiB/s.
         await relayOnTestLoop(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: RecordingTLSWriter())
+                                  via: context.upstreams.tls, context: context, writer: RecordingTLSWriter())
         let baseline = residentBytes()
         let writer = RecordingTLSWriter(pause: .milliseconds(2))
         await relayOnTestLoop(Self.request("/big", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         #expect(record.contentLength == TLSTestUpstream.bigSize)
@@ -172,7 +172,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: closed.port)
         let writer = RecordingTLSWriter()
         await relayOnTestLoop(Self.request("/echo", port: closed.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 502)
         #expect(response.jsonErrorCode == "upstream_unreachable")
@@ -186,7 +186,7 @@ struct TLSUpstreamScenarios {
         let writer = RecordingTLSWriter()
         let started = ContinuousClock.now
         await relayOnTestLoop(Self.request("/slow", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let elapsed = ContinuousClock.now - started
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 504)
@@ -200,7 +200,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/redirect", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 302)
         #expect(record.head?.headers["Location"] == "/echo")
@@ -219,7 +219,7 @@ struct TLSUpstreamScenarios {
                                                headers: ["Content-Type": "application/octet-stream",
                                                          "Content-Length": "\(upload.count)",
                                                          "X-Custom": "kept"]),
-                                  body: BufferedRequestBody(upload), via: context.httpsUpstream, context: context, writer: writer)
+                                  body: BufferedRequestBody(upload), via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(record.pieceTexts.joined().utf8)) as? [String: Any])
@@ -238,7 +238,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/gzip", port: server.port, headers: ["Accept-Encoding": "gzip"]),
-                                  body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
+                                  body: BufferedRequestBody([]), via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         // Passed through as the upstream encoded it: coding, length and bytes unchanged.
         #expect(record.head?.status == 200)
@@ -256,7 +256,7 @@ struct TLSUpstreamScenarios {
         let writer = RecordingTLSWriter(failAtPiece: 1)
         let started = ContinuousClock.now
         await relayOnTestLoop(Self.request("/sse", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         // The first event fails to reach the browser: the relay stops instead of waiting out the stream.
         #expect(ContinuousClock.now - started < .milliseconds(1000))
         #expect(writer.snapshot.pieceTimes.count == 1)
@@ -269,7 +269,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter()
         await relayOnTestLoop(Self.request("/cookie", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let head = try #require(writer.snapshot.head)
         #expect(head.headers["X-Upstream"] == "yes")
         #expect(!head.headers.contains("Set-Cookie"))
@@ -281,7 +281,7 @@ struct TLSUpstreamScenarios {
         defer { server.stop() }
         let context = try makeTLSTestContext(upstreamPort: server.port, maxBody: "100m")
         await relayOnTestLoop(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: RecordingTLSWriter())
+                                  via: context.upstreams.tls, context: context, writer: RecordingTLSWriter())
         let baseline = residentBytes()
         // 64 MiB from a slow browser: it must reach the upstream whole, without being held in memory.
         let body = GeneratedTLSBody(size: 64 << 20, declareLength: true)
@@ -289,7 +289,7 @@ struct TLSUpstreamScenarios {
         await relayOnTestLoop(Self.request("/upload", method: "PUT", port: server.port,
                                                headers: ["Content-Type": "application/octet-stream",
                                                          "Content-Length": "\(body.size)"]),
-                                  body: body, via: context.httpsUpstream, context: context, writer: writer)
+                                  body: body, via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         let answer = try tlsAnswerJSON(record)
@@ -307,7 +307,7 @@ struct TLSUpstreamScenarios {
         let body = GeneratedTLSBody(size: 3 << 20, pieceSize: 10_000, declareLength: false)
         let writer = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/upload", method: "POST", port: server.port), body: body,
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         #expect(record.head?.status == 200)
         let answer = try tlsAnswerJSON(record)
@@ -324,7 +324,7 @@ struct TLSUpstreamScenarios {
         let writer = RecordingTLSWriter()
         await relayOnTestLoop(Self.request("/upload", method: "POST", port: server.port),
                                   body: GeneratedTLSBody(size: 2 << 20, declareLength: false, limit: 1 << 20),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 413)
         #expect(response.jsonErrorCode == "payload_too_large")
@@ -332,7 +332,7 @@ struct TLSUpstreamScenarios {
         let declared = RecordingTLSWriter()
         await relayOnTestLoop(Self.request("/upload", method: "POST", port: server.port),
                                   body: GeneratedTLSBody(size: 2 << 20, declareLength: true, limit: 1 << 20),
-                                  via: context.httpsUpstream, context: context, writer: declared)
+                                  via: context.upstreams.tls, context: context, writer: declared)
         #expect(declared.snapshot.response?.status == 413)
     }
 
@@ -345,7 +345,7 @@ struct TLSUpstreamScenarios {
             let writer = RecordingTLSWriter(keepText: true)
             let upload: [UInt8] = method == "POST" ? Array("{\"a\":1}".utf8) : []
             await relayOnTestLoop(Self.request("/echo", method: method, port: server.port),
-                                      body: BufferedRequestBody(upload), via: context.httpsUpstream, context: context, writer: writer)
+                                      body: BufferedRequestBody(upload), via: context.upstreams.tls, context: context, writer: writer)
             #expect(writer.snapshot.head?.status == 200)
             let answer = try tlsAnswerJSON(writer.snapshot)
             #expect(answer["bodyLength"] as? Int == upload.count)
@@ -361,7 +361,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let writer = RecordingTLSWriter()
         await relayOnTestLoop(Self.request("/cut", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: writer)
+                                  via: context.upstreams.tls, context: context, writer: writer)
         let record = writer.snapshot
         // The head went out with the promised length: the browser's connection is cut, not finished.
         #expect(record.head?.status == 200)
@@ -373,7 +373,7 @@ struct TLSUpstreamScenarios {
         // The broken connection is not reused: the next request opens a new one.
         let next = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/echo", port: server.port), body: BufferedRequestBody([]),
-                                  via: context.httpsUpstream, context: context, writer: next)
+                                  via: context.upstreams.tls, context: context, writer: next)
         #expect(next.snapshot.head?.status == 200)
         let answer = try tlsAnswerJSON(next.snapshot)
         #expect(answer["connection"] as? Int != cutConnection)
@@ -394,7 +394,7 @@ struct TLSUpstreamScenarios {
         for _ in 0..<4 {
             let writer = RecordingTLSWriter(keepText: true)
             await relayOnTestLoop(Self.request("/close", port: server.port), body: BufferedRequestBody([]),
-                                        via: context.httpsUpstream, context: context, writer: writer)
+                                        via: context.upstreams.tls, context: context, writer: writer)
             #expect(writer.snapshot.head?.status == 200)
             let answer = try tlsAnswerJSON(writer.snapshot)
             connections.append(try #require(answer["connection"] as? Int))
@@ -427,7 +427,7 @@ struct TLSUpstreamScenarios {
         let context = try makeTLSTestContext(upstreamPort: server.port)
         let trusted = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/close", port: server.port), body: BufferedRequestBody([]),
-                              via: context.httpsUpstream, context: context, writer: trusted)
+                              via: context.upstreams.tls, context: context, writer: trusted)
         #expect(trusted.snapshot.head?.status == 200)
         let first = try #require(try tlsAnswerJSON(trusted.snapshot)["connection"] as? Int)
         for _ in 0..<2 {
@@ -436,7 +436,7 @@ struct TLSUpstreamScenarios {
         // The next trusted connection is the upstream's next request: the refused ones sent none.
         let again = RecordingTLSWriter(keepText: true)
         await relayOnTestLoop(Self.request("/close", port: server.port), body: BufferedRequestBody([]),
-                              via: context.httpsUpstream, context: context, writer: again)
+                              via: context.upstreams.tls, context: context, writer: again)
         let answer = try tlsAnswerJSON(again.snapshot)
         #expect(answer["resumed"] as? Bool == true)
         // The upstream counts the connections it served: none was served to `localhost`.
@@ -498,7 +498,7 @@ func expectTLSRefused(host: String, port: Int, target: String, context: GatewayC
                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
     let writer = RecordingTLSWriter()
     await relayOnTestLoop(UpstreamRequest(host: host, port: port, method: "GET", target: target, headers: ["Accept": "*/*"]),
-                          body: BufferedRequestBody([]), via: context.httpsUpstream, context: context, writer: writer)
+                          body: BufferedRequestBody([]), via: context.upstreams.tls, context: context, writer: writer)
     let response = try #require(writer.snapshot.response, sourceLocation: sourceLocation)
     #expect(response.status == 502, sourceLocation: sourceLocation)
     #expect(response.jsonErrorCode == "upstream_unreachable", sourceLocation: sourceLocation)

@@ -18,7 +18,7 @@ struct UpstreamTransportTests {
         let context = try makeTLSTestContext(upstreamPort: 9, httpsUpstream: fake)
         let writer = RecordingTLSWriter()
         await UpstreamRelay.forward(UpstreamRequest(host: "api", port: 443, method: "GET", target: "/v1", headers: [:]),
-                                    body: BufferedRequestBody([]), via: context.httpsUpstream, context: context,
+                                    body: BufferedRequestBody([]), via: context.upstreams.tls, context: context,
                                     writer: writer)
         #expect(fake.requests == ["GET /v1"])
         let response = try #require(writer.snapshot.response)
@@ -37,7 +37,7 @@ struct UpstreamTransportTests {
         let context = try makeTLSTestContext(upstreamPort: 9, httpsUpstream: fake)
         let writer = RecordingTLSWriter(keepText: true)
         await UpstreamRelay.forward(UpstreamRequest(host: "api", port: 443, method: "GET", target: "/s", headers: [:]),
-                                    body: BufferedRequestBody([]), via: context.httpsUpstream, context: context,
+                                    body: BufferedRequestBody([]), via: context.upstreams.tls, context: context,
                                     writer: writer)
         let record = writer.snapshot
         #expect(record.response == nil)
@@ -53,7 +53,7 @@ struct UpstreamTransportTests {
         let context = try makeTLSTestContext(upstreamPort: 9, httpsUpstream: fake)
         let writer = RecordingTLSWriter()
         await UpstreamRelay.forward(UpstreamRequest(host: "api", port: 443, method: "GET", target: "/", headers: [:]),
-                                    body: BufferedRequestBody([]), via: context.httpsUpstream, context: context,
+                                    body: BufferedRequestBody([]), via: context.upstreams.tls, context: context,
                                     writer: writer)
         let response = try #require(writer.snapshot.response)
         #expect(response.status == 504)

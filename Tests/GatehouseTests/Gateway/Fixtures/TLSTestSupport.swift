@@ -143,8 +143,9 @@ func makeTLSTestContext(upstreamPort: Int, upstreamTimeout: String = "5s", maxBo
     }
     let logger = Logger(label: "gatehouse.test.tls") { _ in SwiftLogNoOpLogHandler() }
     return GatewayContext(configuration: configuration,
-                          provider: ProviderConnection(configuration: configuration,
-                                                       http: HTTPProviderClient(timeout: 1), logger: logger),
+                          providers: .only(ProviderConnection(configuration: configuration,
+                                                              http: HTTPProviderClient(timeout: 1), logger: logger),
+                                           configuration: configuration),
                           store: InMemorySessionStore(), metrics: GatewayMetrics(), upstream: UpstreamClient(),
                           httpsUpstream: httpsUpstream,
                           staticFiles: StaticFiles(root: configuration.publicDir, logger: logger), logger: logger)

@@ -211,7 +211,7 @@ final class GatewayHarness: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
-            if gateway?.context.provider.isLoaded == true { return }
+            if gateway?.context.providers.first.connection.isLoaded == true { return }
             // A failed first discovery waits out its back-off on the gateway's clock: move a manual
             // one along, or the retry would never come.
             options.clock?.advance(seconds: 0.1)

@@ -46,7 +46,7 @@ enum CrossOriginAnswers {
             add(origin, to: &response.headers)
             return .now(response)
         case .inTask(let work):
-            return .inTask { request, writer in await work(request, CrossOriginWriter(writer, origin: origin)) }
+            return .inTask { request, writer in await work(request, FieldingResponseWriter(writer, fields: CrossOriginFields(origin: origin))) }
         case .onLoop:
             return answer
         }
@@ -63,43 +63,19 @@ enum CrossOriginAnswers {
     }
 }
 
-/// Adds the CORS fields to whatever goes through it (complete or streamed).
-final class CrossOriginWriter: HTTPResponseWriter, @unchecked Sendable {
-    private let inner: any HTTPResponseWriter
-    private let origin: String
+/// The CORS fields of an allowed origin, on whatever goes through a `FieldingResponseWriter`.
+struct CrossOriginFields: AnswerFields {
+    let origin: String
 
-    init(_ inner: any HTTPResponseWriter, origin: String) {
-        self.inner = inner
-        self.origin = origin
-    }
-
-    var headWritten: Bool { inner.headWritten }
-
-    func respond(_ response: HTTPResponse) async {
-        await inner.respond(fielded(response))
-    }
-
-    func respondImmediately(_ response: HTTPResponse) -> Bool {
-        inner.respondImmediately(fielded(response))
-    }
-
-    func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
-        var head = head
-        CrossOriginAnswers.add(origin, to: &head.headers)
-        try await inner.writeHead(head, contentLength: contentLength)
-    }
-
-    func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) { try await inner.writeBody(bytes) }
-    func finish() async throws(HTTPWriteError) { try await inner.finish() }
-    func abort() { inner.abort() }
-
-    func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
-        try await inner.switchProtocols(head)
-    }
-
-    private func fielded(_ response: HTTPResponse) -> HTTPResponse {
+    func response(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
         CrossOriginAnswers.add(origin, to: &response.headers)
         return response
+    }
+
+    func head(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var head = head
+        CrossOriginAnswers.add(origin, to: &head.headers)
+        return head
     }
 }

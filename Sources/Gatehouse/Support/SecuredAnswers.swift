@@ -52,34 +52,43 @@ struct SecuredAnswers: Sendable, Equatable {
     }
 
     /// `inner` securing whatever goes through it (complete or streamed).
-    func writer(_ inner: any HTTPResponseWriter) -> SecuredResponseWriter {
-        SecuredResponseWriter(inner, secure: self)
+    func writer(_ inner: any HTTPResponseWriter) -> FieldingResponseWriter<SecuredAnswers> {
+        FieldingResponseWriter(inner, fields: self)
     }
 }
 
-/// Adds the security headers to whatever a handler writes (complete or streamed), through
-/// `SecuredAnswers`.
-final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
-    private let inner: any HTTPResponseWriter
-    private let secure: SecuredAnswers
+/// Fields one policy adds to every answer: the security headers (`SecuredAnswers`), the CORS
+/// fields of an allowed origin (`CrossOriginFields`).
+protocol AnswerFields: Sendable {
+    func response(_ response: HTTPResponse) -> HTTPResponse
+    func head(_ head: HTTPResponseHead) -> HTTPResponseHead
+}
 
-    init(_ inner: any HTTPResponseWriter, secure: SecuredAnswers) {
+extension SecuredAnswers: AnswerFields {}
+
+/// Adds a policy's fields to whatever a handler writes through it (complete or streamed); a `101`
+/// gets none: what follows is not an HTTP answer the browser renders.
+final class FieldingResponseWriter<Fields: AnswerFields>: HTTPResponseWriter, @unchecked Sendable {
+    private let inner: any HTTPResponseWriter
+    private let fields: Fields
+
+    init(_ inner: any HTTPResponseWriter, fields: Fields) {
         self.inner = inner
-        self.secure = secure
+        self.fields = fields
     }
 
     var headWritten: Bool { inner.headWritten }
 
     func respond(_ response: HTTPResponse) async {
-        await inner.respond(secure.response(response))
+        await inner.respond(fields.response(response))
     }
 
     func respondImmediately(_ response: HTTPResponse) -> Bool {
-        inner.respondImmediately(secure.response(response))
+        inner.respondImmediately(fields.response(response))
     }
 
     func writeHead(_ head: HTTPResponseHead, contentLength: Int?) async throws(HTTPWriteError) {
-        try await inner.writeHead(secure.head(head), contentLength: contentLength)
+        try await inner.writeHead(fields.head(head), contentLength: contentLength)
     }
 
     func writeBody(_ bytes: [UInt8]) async throws(HTTPWriteError) { try await inner.writeBody(bytes) }
@@ -87,7 +96,6 @@ final class SecuredResponseWriter: HTTPResponseWriter, @unchecked Sendable {
     func abort() { inner.abort() }
 
     func switchProtocols(_ head: HTTPResponseHead) async throws(HTTPWriteError) -> any TunnelEndpoint {
-        // No security headers on a 101: what follows is not an HTTP answer the browser renders.
         try await inner.switchProtocols(head)
     }
 }

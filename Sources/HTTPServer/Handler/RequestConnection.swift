@@ -42,7 +42,7 @@ public struct RequestConnection {
     /// A small number the handler gives the request for the access record (`HTTPAccessRecord.category`):
     /// what it decided the request is, so the observer does not work it out again from the path.
     public func categorize(_ category: Int) {
-        connection?.category = category
+        connection?.turn.category = category
     }
 
     /// The request, its writer and, on a connection, its completion, for a handler that answers on

@@ -13,14 +13,14 @@ extension HTTPConnection {
 
     /// Called from `Exchange.next()` on the loop thread.
     func nextBodyPiece() async -> Result<[UInt8]?, HTTPBodyError> {
-        if let failed = bodyFailed { return .failure(failed) }
+        if let failed = turn.bodyFailed { return .failure(failed) }
         if let piece = takeBufferedBody() { return piece }
         if requestBody.isComplete { return .success(nil) }
         if state == .closed { return .failure(.connectionClosed) }
         // Once a final head is out, an interim one would land inside that response's body: the
         // client has its answer and sends the body or not (the connection closes afterwards).
-        if expectContinue && !continueSent && !responseStarted {
-            continueSent = true
+        if turn.expectContinue && !turn.continueSent && !turn.responseStarted {
+            turn.continueSent = true
             output.append(contentsOf: HTTPConnection.continueLine)
             flush()
             // A failed send closes the connection (and frees its fd number): do not read it now.
@@ -64,8 +64,8 @@ extension HTTPConnection {
         let (consumed, result) = requestBody.take(input.readable)
         input.consume(consumed)
         if case .failure(let error)? = result {
-            keepAlive = false
-            bodyFailed = error
+            turn.keepAlive = false
+            turn.bodyFailed = error
         }
         return result
     }

@@ -12,20 +12,20 @@ extension HTTPConnection {
 
     /// Writes a complete response (head and body in one write).
     func writeComplete(_ response: HTTPResponse) {
-        guard state == .handling, !responseStarted else { return }
-        responseStarted = true
+        guard state == .handling, !turn.responseStarted else { return }
+        turn.responseStarted = true
         let bodyAllowed = !(response.status == 204 || response.status == 304 || (100..<200).contains(response.status))
         // A HEAD answer may announce the length the GET would have (RFC 9110 §9.3.2).
-        let keepDeclaredLength = bodyAllowed && isHEAD && response.body.isEmpty && response.headers.contains("Content-Length")
-        status = response.status
+        let keepDeclaredLength = bodyAllowed && turn.isHEAD && response.body.isEmpty && response.headers.contains("Content-Length")
+        turn.status = response.status
         let nothingQueued = outputOffset == output.count
         ResponseHeadEncoder.encodeServerHead(status: response.status, headers: response.headers,
                                              keepContentLength: keepDeclaredLength,
                                              contentLength: bodyAllowed && !keepDeclaredLength ? response.body.count : nil,
                                              chunked: false, connection: connectionField(), into: &output)
         let sentFrom = outputOffset
-        if bodyAllowed && !isHEAD {
-            bytesSent = response.body.count
+        if bodyAllowed && !turn.isHEAD {
+            turn.bytesSent = response.body.count
             if nothingQueued && response.body.count >= Self.gatherWriteMinimum && tls == nil {
                 sendHeadAndBody(response.body)
             } else {
@@ -73,24 +73,24 @@ extension HTTPConnection {
     func connectionField() -> String? {
         // An unread body we will not drain (or a refused 100-continue) forces a close.
         if !requestBody.isComplete {
-            if expectContinue && !continueSent { keepAlive = false }
-            if case .contentLength = requestBody.framing, requestBody.remaining > config.maxDrainBytes { keepAlive = false }
+            if turn.expectContinue && !turn.continueSent { turn.keepAlive = false }
+            if case .contentLength = requestBody.framing, requestBody.remaining > config.maxDrainBytes { turn.keepAlive = false }
         }
-        if !keepAlive { return "close" }
+        if !turn.keepAlive { return "close" }
         // RFC 9112 §C.2.2: an HTTP/1.0 client keeps the connection only if the answer says so.
-        return version == .http1_0 ? "keep-alive" : nil
+        return turn.version == .http1_0 ? "keep-alive" : nil
     }
 
     func writeStreamHead(_ head: HTTPResponseHead, contentLength: Int?) {
-        guard state == .handling, !responseStarted else { return }
-        responseStarted = true
+        guard state == .handling, !turn.responseStarted else { return }
+        turn.responseStarted = true
         let bodyAllowed = !(head.status == 204 || head.status == 304)
         var declaredLength: Int? = nil
         if let contentLength {
             if bodyAllowed { declaredLength = contentLength }
             streamingRemaining = contentLength
             streamingChunked = false
-        } else if !bodyAllowed || isHEAD {
+        } else if !bodyAllowed || turn.isHEAD {
             streamingChunked = false
             streamingRemaining = nil
         } else if parserVersionIs11 {
@@ -98,23 +98,23 @@ extension HTTPConnection {
             streamingRemaining = nil
         } else {
             // HTTP/1.0 without a length: the end of the body is the end of the connection.
-            keepAlive = false
+            turn.keepAlive = false
             streamingChunked = false
             streamingRemaining = nil
         }
-        status = head.status
+        turn.status = head.status
         ResponseHeadEncoder.encodeServerHead(status: head.status, headers: head.headers, keepContentLength: false,
                                              contentLength: declaredLength, chunked: streamingChunked,
                                              connection: connectionField(), into: &output)
         flush()
     }
 
-    var parserVersionIs11: Bool { version == .http1_1 }
+    var parserVersionIs11: Bool { turn.version == .http1_1 }
 
     /// Queues body bytes; returns false when the connection is gone.
     func writeStreamBody(_ bytes: [UInt8]) async -> Bool {
-        guard state == .handling, responseStarted, !bytes.isEmpty else { return state != .closed }
-        if isHEAD { return true }
+        guard state == .handling, turn.responseStarted, !bytes.isEmpty else { return state != .closed }
+        if turn.isHEAD { return true }
         if streamingChunked {
             output.append(contentsOf: ChunkedEncoder.chunkHeader(bytes.count))
             output.append(contentsOf: bytes)
@@ -122,7 +122,7 @@ extension HTTPConnection {
         } else {
             output.append(contentsOf: bytes)
         }
-        bytesSent += bytes.count
+        turn.bytesSent += bytes.count
         flush()
         if state == .closed { return false }
         if output.count - outputOffset > config.writeHighWatermark {
@@ -134,11 +134,11 @@ extension HTTPConnection {
     }
 
     func finishStream() {
-        guard state == .handling, responseStarted else { return }
-        if streamingChunked && !isHEAD { output.append(contentsOf: ChunkedEncoder.lastChunk) }
-        if let expected = streamingRemaining, expected != bytesSent, !isHEAD {
+        guard state == .handling, turn.responseStarted else { return }
+        if streamingChunked && !turn.isHEAD { output.append(contentsOf: ChunkedEncoder.lastChunk) }
+        if let expected = streamingRemaining, expected != turn.bytesSent, !turn.isHEAD {
             // The body did not match the announced length: the client must not reuse this connection.
-            keepAlive = false
+            turn.keepAlive = false
         }
         flush()
         exchangeFinished()
@@ -151,9 +151,9 @@ extension HTTPConnection {
     /// connection of the listener until it closes, and server shutdown asks it to end.
     /// nil when the exchange cannot switch (an answer started, an unread request body, shutdown).
     func switchProtocols(_ head: HTTPResponseHead) -> (any ServerTunnelEndpoint)? {
-        guard state == .handling, !responseStarted, requestBody.isComplete, !shuttingDown, head.status == 101 else { return nil }
-        responseStarted = true
-        status = 101
+        guard state == .handling, !turn.responseStarted, requestBody.isComplete, !shuttingDown, head.status == 101 else { return nil }
+        turn.responseStarted = true
+        turn.status = 101
         ResponseHeadEncoder.encodeServerHead(status: 101, headers: head.headers, keepContentLength: false,
                                              contentLength: nil, chunked: false, connection: "Upgrade", into: &output)
         flush()
@@ -167,10 +167,10 @@ extension HTTPConnection {
             endpoint = SocketEndpoint(fd: fd, loop: loop, leftover: Array(input.readable),
                                       unsent: Array(output[outputOffset...]))
         }
-        var record = HTTPAccessRecord(method: method, path: path, status: 101, bytesSent: 0,
-                                      durationNanoseconds: EventLoop.monotonicNow() &- startTime,
-                                      requestID: requestID, peer: peer)
-        record.category = category
+        var record = HTTPAccessRecord(method: turn.method, path: turn.path, status: 101, bytesSent: 0,
+                                      durationNanoseconds: EventLoop.monotonicNow() &- turn.startTime,
+                                      requestID: turn.requestID, peer: peer)
+        record.category = turn.category
         observer?.requestCompleted(record)
         state = .upgraded
         current = nil
@@ -190,7 +190,7 @@ extension HTTPConnection {
         headers.set("Content-Type", "application/json")
         headers.set("Cache-Control", "no-store")
         let body = "{\"error\":\"\(error)\",\"error_description\":\"\(description)\"}"
-        keepAlive = false
+        turn.keepAlive = false
         writeComplete(HTTPResponse(status: status, headers: headers, body: body))
     }
 
@@ -200,16 +200,7 @@ extension HTTPConnection {
         requestBody.abandon()
         // Nothing of the previous request may shape this answer: after a HEAD, the JSON body was
         // left out while its Content-Length was sent (found by the connection fuzzer).
-        isHEAD = false
-        expectContinue = false
-        method = "-"
-        path = "-"
-        category = nil
-        requestID = listener.nextRequestID()
-        trace = nil
-        startTime = EventLoop.monotonicNow()
-        responseStarted = false
-        keepAlive = false
+        turn = RequestTurn(keepAlive: false, startTime: EventLoop.monotonicNow(), requestID: listener.nextRequestID())
         let code: String
         switch status {
         case 431: code = "request_header_fields_too_large"
@@ -223,25 +214,25 @@ extension HTTPConnection {
     }
 
     func exchangeFinished() {
-        var record = HTTPAccessRecord(method: method, path: path, status: status, bytesSent: bytesSent,
-                                      durationNanoseconds: EventLoop.monotonicNow() &- startTime,
-                                      requestID: requestID, peer: peer)
-        if let trace {
+        var record = HTTPAccessRecord(method: turn.method, path: turn.path, status: turn.status, bytesSent: turn.bytesSent,
+                                      durationNanoseconds: EventLoop.monotonicNow() &- turn.startTime,
+                                      requestID: turn.requestID, peer: peer)
+        if let trace = turn.trace {
             record.traceID = trace.traceID
             if trace.recordsSpans {
                 (record.spanID, record.parentSpanID) = (trace.span, trace.parentID)
             }
         }
-        record.category = category
+        record.category = turn.category
         observer?.requestCompleted(record)
         current = nil
-        responseStarted = false
+        turn.responseStarted = false
         if let waiter = bodyWaiter {
             bodyWaiter = nil
             waiter.resume(returning: .failure(.connectionClosed))
         }
         guard state != .closed else { return }
-        if !keepAlive {
+        if !turn.keepAlive {
             closeAfterFlush()
             return
         }

@@ -123,7 +123,7 @@ extension HTTPConnection {
 
     func beginShutdown() {
         shuttingDown = true
-        keepAlive = false
+        turn.keepAlive = false
         if state == .handshaking { close(); return }
         if state == .awaitingHead && input.isEmpty {
             if outputOffset < output.count { closeAfterFlush() } else { close() }

@@ -74,6 +74,8 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     @exclusivity(unchecked) var processingInput = false
     @exclusivity(unchecked) var shuttingDown = false
 
+    /// The request the connection is on, made anew per request (`begin`, `refuse`).
+    @exclusivity(unchecked) var turn = RequestTurn()
     // The exchange in progress.
     @exclusivity(unchecked) var current: Exchange?
     /// Runs the handler for this connection's requests (created for the first one that needs it).
@@ -82,25 +84,10 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     @exclusivity(unchecked) var requestBody: RequestBodyReader
     /// Unread body discarded after the response (bounded by `maxDrainBytes`).
     var drainedBytes = 0
-    @exclusivity(unchecked) var bodyFailed: HTTPBodyError?
     @exclusivity(unchecked) var bodyWaiter: UnsafeContinuation<Result<[UInt8]?, HTTPBodyError>, Never>?
     var drainWaiter: UnsafeContinuation<Bool, Never>?
-    @exclusivity(unchecked) var expectContinue = false
-    @exclusivity(unchecked) var continueSent = false
-    @exclusivity(unchecked) var keepAlive = true
-    @exclusivity(unchecked) var isHEAD = false
-    @exclusivity(unchecked) var startTime: UInt64 = 0
-    @exclusivity(unchecked) var method = ""
-    @exclusivity(unchecked) var version = HTTPVersion.http1_1
-    @exclusivity(unchecked) var path: Substring = ""
-    @exclusivity(unchecked) var requestID = RequestID(loop: 0, number: 0)
-    /// The request's W3C trace (received or fresh), for the handler and the access log.
-    @exclusivity(unchecked) var trace: TraceParent?
-    @exclusivity(unchecked) var status = 0
-    @exclusivity(unchecked) var bytesSent = 0
     @exclusivity(unchecked) var streamingChunked = false
     @exclusivity(unchecked) var streamingRemaining: Int?
-    @exclusivity(unchecked) var responseStarted = false
 
     init(fd: Int32, peer: PeerAddress, listener: Listener) {
         self.fd = fd
@@ -319,7 +306,6 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             return
         }
         requestBody.start(framing)
-        bodyFailed = nil
         // RFC 9110 §10.1.1: an HTTP/1.0 server ignores the expectation (1.0 has no interim responses).
         // The first `Expect` field's bytes (no String made for a value read once).
         var expects100 = false
@@ -329,32 +315,21 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 return false
             }
         }
-        expectContinue = expects100
-        continueSent = false
-        keepAlive = head.keepAlive && !shuttingDown
-        isHEAD = head.method == "HEAD"
-        method = head.method
-        version = head.version
-        path = head.path
-        // The turn's clock reading (taken when the loop woke up with these bytes, as nginx starts
-        // `$request_time`): the duration includes the wait behind the turn's earlier work, and a
-        // request costs one clock read instead of two.
-        startTime = loop.now
-        status = 0
-        bytesSent = 0
-        responseStarted = false
-        requestID = listener.nextRequestID()
-        // Made where something reads it: the handler, or the access log (a fresh trace costs
-        // three keyed hashes, a tenth of a `/healthz` answer).
-        trace = nil
-        category = nil
+        // A new turn, nothing of the previous one kept. Its clock reading is the loop's, taken when
+        // it woke up with these bytes (as nginx starts `$request_time`): the duration includes the
+        // wait behind the turn's earlier work, and a request costs one clock read instead of two.
+        // Its trace is made where something reads it: the handler, or the access log (a fresh
+        // trace costs three keyed hashes, a tenth of a `/healthz` answer).
+        turn = RequestTurn(method: head.method, version: head.version, path: head.path, isHEAD: head.method == "HEAD",
+                           keepAlive: head.keepAlive && !shuttingDown, expectContinue: expects100,
+                           startTime: loop.now, requestID: listener.nextRequestID())
         state = .handling
         // Request-side deadlines only; answers still unsent keep their own `sendDeadline`.
         deadlines.clear()
 
         if case .contentLength(let n) = framing, n > config.maxBodyBytes {
-            if server.recordsTraceIDs { trace = server.trace(head.headers) }
-            keepAlive = false
+            if server.recordsTraceIDs { turn.trace = server.trace(head.headers) }
+            turn.keepAlive = false
             writeServerError(status: 413, error: "payload_too_large",
                              description: "The request body is larger than the limit of \(config.maxBodyBytes) bytes.")
             return
@@ -369,7 +344,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
                 exchange.handlerReturnedSoon()
                 return
             }
-            if server.recordsTraceIDs { trace = server.trace(head.headers) }
+            if server.recordsTraceIDs { turn.trace = server.trace(head.headers) }
             writeComplete(response)
         case .onLoop:
             break
@@ -380,23 +355,21 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         }
     }
 
-    /// What the handler said the current request is (`RequestConnection.categorize`), for its record.
-    var category: Int?
 
     /// The request object and its exchange for the request being decided: the exchange and the
     /// trace are made once (`current` is nil until then), so a request taken on the loop and then
     /// handed to the task is the same request.
     func startExchange(_ head: HTTPRequestHead) -> (request: HTTPRequest, exchange: Exchange) {
         let exchange: Exchange, requestTrace: TraceParent
-        if let current, let trace {
+        if let current, let trace = turn.trace {
             (exchange, requestTrace) = (current, trace)
         } else {
             requestTrace = server.trace(head.headers)
-            trace = requestTrace
+            turn.trace = requestTrace
             exchange = Exchange(connection: self)
             current = exchange
         }
-        return (HTTPRequest(head: head, body: exchange, peer: peer, id: requestID, trace: requestTrace), exchange)
+        return (HTTPRequest(head: head, body: exchange, peer: peer, id: turn.requestID, trace: requestTrace), exchange)
     }
 
     /// Set by `closeAfterFlush`: close once the queued answers are out (`HTTPConnection+Writing`).

@@ -43,7 +43,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     var config: HTTPServerConfiguration { server.configuration }
 
     // `@exclusivity(unchecked)` on the properties every request touches (state, output, deadlines,
-    // flags, and the request's method, path, ids and exchange): each checked access is a runtime
+    // flags, the request's `turn` and exchange): each checked access is a runtime
     // call, about 2 % of a proxied request together (callgrind, commits 539f757 and 99c517a). Safe because no access to one of them overlaps another access to
     // it: they are read or assigned in single statements, `output` is only appended to, encoded
     // into (`into: &output`, by encoders that call nothing back) or read by `send` inside

@@ -35,13 +35,14 @@ public enum RouteAuth: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether a request must carry the anti-forgery header (SPEC: `auth=user` and a session-bound
     /// `auth=client` always; `auth=optional` and `session=optional` whenever a session cookie is
-    /// present, since only then is there ambient authority to forge; `auth=none` never).
-    public func requiresAntiForgery(sessionCookiePresent: Bool) -> Bool {
+    /// present, since only then is there ambient authority to forge; `auth=none` never). The
+    /// cookie is looked for only when the answer depends on it.
+    public func requiresAntiForgery(sessionCookiePresent: @autoclosure () -> Bool) -> Bool {
         switch self {
         case .user: true
         case .none: false
-        case .optional: sessionCookiePresent
-        case .client(_, let sessionRequired): sessionRequired || sessionCookiePresent
+        case .optional: sessionCookiePresent()
+        case .client(_, let sessionRequired): sessionRequired || sessionCookiePresent()
         }
     }
 }

@@ -85,3 +85,168 @@ public enum RequestHeadEncoder {
         }
     }
 }
+
+/// One head written into a piece of memory sized beforehand (an upper bound of its length), then
+/// appended to the output with one call.
+///
+/// Appending piece by piece to the output array cost a uniqueness and capacity check per piece,
+/// about a dozen per head and the larger part of writing one (`bench/instructions`). Every write is
+/// checked against the capacity: an upper bound that was too small stops the process rather than
+/// write past the memory.
+struct HeadBuffer {
+    private let base: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private(set) var count = 0
+
+    /// Writes a head of at most `capacity` bytes with `body`, then appends it to `bytes`.
+    @inline(__always)
+    static func append(to bytes: inout [UInt8], capacity: Int, _ body: (inout HeadBuffer) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { memory in
+            var head = HeadBuffer(base: memory.baseAddress!, capacity: capacity)
+            body(&head)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: memory.baseAddress!, count: head.count))
+        }
+    }
+
+    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    @inline(__always)
+    mutating func byte(_ value: UInt8) {
+        precondition(count < capacity, "head larger than its computed size")
+        base[count] = value
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
+        precondition(source.count <= capacity - count, "head larger than its computed size")
+        if let from = source.baseAddress { (base + count).initialize(from: from, count: source.count) }
+        count += source.count
+    }
+
+    @inline(__always)
+    mutating func text(_ literal: StaticString) {
+        bytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    mutating func utf8(_ text: String) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes($0) } != nil
+        if !copied { for b in text.utf8 { byte(b) } }
+    }
+
+    /// A non-negative number in decimal (at most 20 bytes).
+    mutating func decimal(_ value: Int) {
+        guard value > 0 else {
+            if value == 0 { byte(UInt8(ascii: "0")) } else { utf8(String(value)) }
+            return
+        }
+        // Digits counted by comparison (a division per digit was counted twice).
+        var digits = 1
+        var power = 10
+        while digits < 19 && value >= power {
+            digits += 1
+            power &*= 10
+        }
+        precondition(digits <= capacity - count, "head larger than its computed size")
+        var rest = value
+        for position in stride(from: count + digits - 1, through: count, by: -1) {
+            base[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        count += digits
+    }
+
+    /// `text` with every byte not `allowed` as `%XX` (at most three bytes per byte of `text`).
+    mutating func percentEncoded(_ text: String, allowed: (UInt8) -> Bool) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { raw -> Bool in
+            for b in raw where !allowed(b) { return false }
+            bytes(raw)
+            return true
+        } ?? false
+        if copied { return }
+        for b in text.utf8 {
+            if allowed(b) {
+                byte(b)
+            } else {
+                byte(UInt8(ascii: "%"))
+                byte(Self.hexDigit(b >> 4))
+                byte(Self.hexDigit(b & 0x0F))
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x41 + nibble - 10 }
+
+    /// The framing the connection decided on: `Content-Length: n\r\n` or
+    /// `Transfer-Encoding: chunked\r\n`, or nothing (at most `framingSize` bytes).
+    mutating func framing(contentLength: Int?, chunked: Bool) {
+        if let contentLength {
+            text("Content-Length: ")
+            decimal(contentLength)
+            byte(ASCII.cr)
+            byte(ASCII.lf)
+        }
+        if chunked { text("Transfer-Encoding: chunked\r\n") }
+    }
+
+    static let framingSize = 16 + 20 + 2 + 28
+}
+
+/// The rules every head is written by (`HeadBuffer`, the encoders).
+///
+/// Only what our own parser would accept is written: a field whose name is not a token, or whose
+/// value holds CR, LF, NUL or another control character, is dropped, so no header value coming from
+/// an upstream or a handler can split the response (or the forwarded request).
+enum HeadWriter {
+    /// True when `field` can be written without changing the message structure.
+    static func isSafe(_ field: HTTPField) -> Bool {
+        // On the contiguous bytes where the strings have them (native strings do): a proof or an
+        // assertion is hundreds of bytes, and the generic `UTF8View` walk costs about 30
+        // instructions a byte.
+        let name = field.name.utf8.withContiguousStorageIfAvailable(isToken)
+            ?? (!field.name.isEmpty && field.name.utf8.allSatisfy(ASCII.isTokenChar))
+        guard name else { return false }
+        return field.value.utf8.withContiguousStorageIfAvailable(isFieldValue)
+            ?? field.value.utf8.allSatisfy(ASCII.isFieldValueChar)
+    }
+
+    /// `Host: name\r\n`, `Host: name:port\r\n` or `Host: [v6]:port\r\n` (at most the name's length
+    /// plus 31 bytes), or nothing when the name could not be written as a field value.
+    static func writeHostField(hostName: String, port: Int?, into head: inout HeadBuffer) {
+        // On the contiguous bytes: the generic `UTF8View` walks cost about 30 instructions a byte.
+        let checked: (safe: Bool, bracketed: Bool) = hostName.utf8.withContiguousStorageIfAvailable { name in
+            (!name.isEmpty && isFieldValue(name),
+             ByteSearch.firstIndex(of: ASCII.colon, in: name, from: 0, to: name.count) < name.count)
+        } ?? (!hostName.isEmpty && hostName.utf8.allSatisfy(ASCII.isFieldValueChar), hostName.utf8.contains(ASCII.colon))
+        guard checked.safe else { return }
+        head.text("Host: ")
+        if checked.bracketed { head.byte(UInt8(ascii: "[")) }
+        head.utf8(hostName)
+        if checked.bracketed { head.byte(UInt8(ascii: "]")) }
+        if let port {
+            head.byte(ASCII.colon)
+            head.decimal(port)
+        }
+        head.byte(ASCII.cr)
+        head.byte(ASCII.lf)
+    }
+
+    /// Values such as a bearer token are a kilobyte long and written on every proxied request: the
+    /// check runs 16 bytes a step (`CByteScan`).
+    @inline(__always)
+    static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        return gatehouse_is_field_value(base, bytes.count) != 0
+    }
+
+    /// A non-empty name of token characters only.
+    @inline(__always)
+    static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+        return gatehouse_token_prefix(base, bytes.count) == bytes.count
+    }
+}

@@ -250,3 +250,98 @@ enum HeadWriter {
         return gatehouse_token_prefix(base, bytes.count) == bytes.count
     }
 }
+
+// MARK: - ForwardedRequestFields, written into a head
+
+extension ForwardedRequestFields {
+    /// At most how many bytes `write` writes.
+    var encodedSize: Int {
+        var size = received.encodedSize
+        if let forwardedFor { size += 19 + forwardedFor.utf8.count }
+        for field in fixed { size += field.line.count }
+        if let authorization { size += 17 + authorization.utf8.count }
+        for field in identity { size += field.line.count }
+        if let trace { size += 15 + (trace.received?.utf8.count ?? 55) }
+        return size
+    }
+
+    /// Writes the fields as `name: value\r\n` lines, except the passed ones `skip` returns true for
+    /// (given the name): checked lines as their bytes, others only when they are safe to write
+    /// (`HeadWriter`), as `HTTPHeaders.write` does.
+    func write(into head: inout HeadBuffer, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        received.write(into: &head, passing: passed, skipping: skip)
+        if let forwardedFor { Self.write("X-Forwarded-For: ", forwardedFor, into: &head) }
+        for field in fixed { field.line.withUnsafeBufferPointer { head.bytes($0) } }
+        if let authorization { Self.write("Authorization: ", authorization, into: &head) }
+        for field in identity { field.line.withUnsafeBufferPointer { head.bytes($0) } }
+        if let trace {
+            // A fresh trace's value is the gateway's own: written unchecked.
+            let checked = !trace.isReceived
+            trace.withHeaderValue { Self.line("traceparent: ", $0, checked: checked, into: &head) }
+        }
+    }
+
+    /// `prefix value\r\n`, or nothing when the value could not be written as a field's.
+    private static func write(_ prefix: StaticString, _ value: String, into head: inout HeadBuffer) {
+        // A native String's own bytes; a copy only for another kind.
+        if value.utf8.withContiguousStorageIfAvailable({ line(prefix, $0, checked: false, into: &head) }) != nil { return }
+        var copy = value
+        copy.withUTF8 { line(prefix, $0, checked: false, into: &head) }
+    }
+
+    /// `prefix value\r\n`; unless `checked`, only when `value` can be a field's.
+    private static func line(_ prefix: StaticString, _ value: UnsafeBufferPointer<UInt8>, checked: Bool,
+                             into head: inout HeadBuffer) {
+        guard checked || HeadWriter.isFieldValue(value) else { return }
+        head.text(prefix)
+        head.bytes(value)
+        head.byte(ASCII.cr)
+        head.byte(ASCII.lf)
+    }
+}
+
+// MARK: - HTTPHeaders, written into a head
+
+extension HTTPHeaders {
+
+    /// Writes each field `skip` returns false for (given its name) as `name: value\r\n`: a checked
+    /// field as its bytes, another only when it is safe to write (`HeadWriter`), else dropped.
+    /// At most `encodedSize` bytes.
+    func write(into head: inout HeadBuffer, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        write(into: &head, passing: nil, skipping: skip)
+    }
+
+    /// As above, only the fields whose bit `passed` has (nil: all; a mask covers the first 64).
+    func write(into head: inout HeadBuffer, passing passed: UInt64?, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        let marks = checkedFields
+        let passes = passed ?? .max
+        lines.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                guard let base = bytes.baseAddress else { return }
+                // Runs of consecutive kept, checked lines are copied at once.
+                var runStart = 0, runEnd = 0
+                for index in spans.indices {
+                    if index < 64, (passes >> UInt64(index)) & 1 == 0 { continue }
+                    let span = spans[index]
+                    let start = Int(span.start)
+                    let name = UnsafeBufferPointer(start: base + start, count: Int(span.nameLength))
+                    if skip(name) { continue }
+                    let line = UnsafeBufferPointer(start: base + start, count: span.lineLength)
+                    let checked = index < 64 && (marks >> UInt64(index)) & 1 == 1
+                    if checked || (HeadWriter.isToken(name)
+                                   && HeadWriter.isFieldValue(UnsafeBufferPointer(start: base + span.valueStart,
+                                                                                  count: Int(span.valueLength)))) {
+                        if start == runEnd {
+                            runEnd = start + line.count
+                        } else {
+                            if runEnd > runStart { head.bytes(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+                            runStart = start
+                            runEnd = start + line.count
+                        }
+                    }
+                }
+                if runEnd > runStart { head.bytes(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+            }
+        }
+    }
+}

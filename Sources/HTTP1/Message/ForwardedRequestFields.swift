@@ -57,49 +57,4 @@ public final class ForwardedRequestFields: Sendable {
         if let trace { out.add(trace) }
         return out
     }
-
-    /// At most how many bytes `write` writes.
-    var encodedSize: Int {
-        var size = received.encodedSize
-        if let forwardedFor { size += 19 + forwardedFor.utf8.count }
-        for field in fixed { size += field.line.count }
-        if let authorization { size += 17 + authorization.utf8.count }
-        for field in identity { size += field.line.count }
-        if let trace { size += 15 + (trace.received?.utf8.count ?? 55) }
-        return size
-    }
-
-    /// Writes the fields as `name: value\r\n` lines, except the passed ones `skip` returns true for
-    /// (given the name): checked lines as their bytes, others only when they are safe to write
-    /// (`HeadWriter`), as `HTTPHeaders.write` does.
-    func write(into head: inout HeadBuffer, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
-        received.write(into: &head, passing: passed, skipping: skip)
-        if let forwardedFor { Self.write("X-Forwarded-For: ", forwardedFor, into: &head) }
-        for field in fixed { field.line.withUnsafeBufferPointer { head.bytes($0) } }
-        if let authorization { Self.write("Authorization: ", authorization, into: &head) }
-        for field in identity { field.line.withUnsafeBufferPointer { head.bytes($0) } }
-        if let trace {
-            // A fresh trace's value is the gateway's own: written unchecked.
-            let checked = !trace.isReceived
-            trace.withHeaderValue { Self.line("traceparent: ", $0, checked: checked, into: &head) }
-        }
-    }
-
-    /// `prefix value\r\n`, or nothing when the value could not be written as a field's.
-    private static func write(_ prefix: StaticString, _ value: String, into head: inout HeadBuffer) {
-        // A native String's own bytes; a copy only for another kind.
-        if value.utf8.withContiguousStorageIfAvailable({ line(prefix, $0, checked: false, into: &head) }) != nil { return }
-        var copy = value
-        copy.withUTF8 { line(prefix, $0, checked: false, into: &head) }
-    }
-
-    /// `prefix value\r\n`; unless `checked`, only when `value` can be a field's.
-    private static func line(_ prefix: StaticString, _ value: UnsafeBufferPointer<UInt8>, checked: Bool,
-                             into head: inout HeadBuffer) {
-        guard checked || HeadWriter.isFieldValue(value) else { return }
-        head.text(prefix)
-        head.bytes(value)
-        head.byte(ASCII.cr)
-        head.byte(ASCII.lf)
-    }
 }

@@ -344,47 +344,4 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         }
         self = kept
     }
-
-    // MARK: Writing
-
-    /// Writes each field `skip` returns false for (given its name) as `name: value\r\n`: a checked
-    /// field as its bytes, another only when it is safe to write (`HeadWriter`), else dropped.
-    /// At most `encodedSize` bytes.
-    func write(into head: inout HeadBuffer, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
-        write(into: &head, passing: nil, skipping: skip)
-    }
-
-    /// As above, only the fields whose bit `passed` has (nil: all; a mask covers the first 64).
-    func write(into head: inout HeadBuffer, passing passed: UInt64?, skipping skip: (UnsafeBufferPointer<UInt8>) -> Bool) {
-        let marks = checkedFields
-        let passes = passed ?? .max
-        lines.withUnsafeBufferPointer { bytes in
-            spans.withUnsafeBufferPointer { spans in
-                guard let base = bytes.baseAddress else { return }
-                // Runs of consecutive kept, checked lines are copied at once.
-                var runStart = 0, runEnd = 0
-                for index in spans.indices {
-                    if index < 64, (passes >> UInt64(index)) & 1 == 0 { continue }
-                    let span = spans[index]
-                    let start = Int(span.start)
-                    let name = UnsafeBufferPointer(start: base + start, count: Int(span.nameLength))
-                    if skip(name) { continue }
-                    let line = UnsafeBufferPointer(start: base + start, count: span.lineLength)
-                    let checked = index < 64 && (marks >> UInt64(index)) & 1 == 1
-                    if checked || (HeadWriter.isToken(name)
-                                   && HeadWriter.isFieldValue(UnsafeBufferPointer(start: base + span.valueStart,
-                                                                                  count: Int(span.valueLength)))) {
-                        if start == runEnd {
-                            runEnd = start + line.count
-                        } else {
-                            if runEnd > runStart { head.bytes(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
-                            runStart = start
-                            runEnd = start + line.count
-                        }
-                    }
-                }
-                if runEnd > runStart { head.bytes(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd])) }
-            }
-        }
-    }
 }

@@ -135,7 +135,7 @@ public struct UpstreamRoute: Sendable, Equatable, CustomStringConvertible {
     /// Paths Gatehouse answers itself; a route must not shadow them.
     public static let reservedPaths = ["/login", "/callback", "/user", "/logout", "/backchannel-logout",
                                        "/healthz", "/readyz", "/metrics", "/providers", "/.well-known/jwks.json",
-                                       "/sessions", "/auth", "/frontchannel-logout"]
+                                       "/sessions", "/auth", "/frontchannel-logout", "/request-object"]
 
     /// - Parameter rawUpstream: the upstream URL, optionally followed by `;`-separated route options
     ///   (`http://cms:9200;auth=none`); a `;` therefore always starts the options.

@@ -246,6 +246,7 @@ struct ConfigurationErrorTests {
         ("GATEHOUSE_ROUTES", "/api=http://x,/api/=http://y", "more than once"),
         ("GATEHOUSE_ROUTES", "/=http://x", "every path"),
         ("GATEHOUSE_ROUTES", "/login=http://x", "own endpoint /login"),
+        ("GATEHOUSE_ROUTES", "/request-object=http://x", "own endpoint /request-object"),
         ("GATEHOUSE_ROUTES", "/a/../b=http://x", "dot segment"),
         ("GATEHOUSE_ROUTES", "/a%2fb=http://x", "unreserved"),
         ("GATEHOUSE_SECRET_KEY", "not base64!", "is not valid base64"),

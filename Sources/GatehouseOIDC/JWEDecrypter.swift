@@ -11,6 +11,8 @@ public enum JWEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No configured key opens it (wrong key, a key rotated away, a tampered token).
     case undecryptable
     case unusableKey(String)
+    /// A request object could not be encrypted to the provider's key (`JWEEncrypter`).
+    case encryptionFailed(String)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum JWEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupported(let what): "unsupported JWE \(what)"
         case .undecryptable: "no GATEHOUSE_CLIENT_ENCRYPTION_KEY decrypts it"
         case .unusableKey(let why): "GATEHOUSE_CLIENT_ENCRYPTION_KEY: \(why)"
+        case .encryptionFailed(let why): "cannot encrypt to the provider: \(why)"
         }
     }
 }

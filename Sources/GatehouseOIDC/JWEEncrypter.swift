@@ -66,11 +66,6 @@ public enum KeyEncryption: String, Sendable, CaseIterable {
     case ecdhES = "ECDH-ES"
 }
 
-/// The content encryptions Gatehouse encrypts with, preferred first.
-public enum ContentEncryptionChoice {
-    static let preference: [ContentEncryption] = [.a256GCM, .a128cbcHS256, .a256cbcHS512]
-}
-
 /// How a request object is encrypted to one provider: the key management and content encryption
 /// both sides take, and the key.
 public struct JWEEncryptionChoice: Sendable {
@@ -79,13 +74,16 @@ public struct JWEEncryptionChoice: Sendable {
     public let key: ProviderEncryptionKey
     public var contentEncryption: String { content.rawValue }
 
+    /// The content encryptions Gatehouse encrypts with, preferred first.
+    static let contentPreference: [ContentEncryption] = [.a256GCM, .a128cbcHS256, .a256cbcHS512]
+
     /// The first key management Gatehouse prefers that the provider lists and one of `keys`
     /// fits, with the first content encryption it lists (OIDC Registration §2: `A128CBC-HS256`
     /// when it lists none); nil when there is no such pair.
     public static func choose(algorithms: [String]?, contents: [String]?,
                               keys: [ProviderEncryptionKey]) -> JWEEncryptionChoice? {
         guard let algorithms else { return nil }
-        let content = contents.map { listed in ContentEncryptionChoice.preference.first { listed.contains($0.rawValue) } }
+        let content = contents.map { listed in contentPreference.first { listed.contains($0.rawValue) } }
             ?? .a128cbcHS256
         guard let content else { return nil }
         for alg in KeyEncryption.allCases where algorithms.contains(alg.rawValue) {
@@ -110,16 +108,16 @@ public enum JWEEncrypter {
         do {
             (cek, encryptedKey) = try managedKey(choice, content: content, header: &header, random: random)
         } catch {
-            throw .unusableKey("the provider's encryption key \(choice.key.keyID ?? "") cannot be encrypted to")
+            throw .encryptionFailed("its key \(choice.key.keyID ?? "without a kid") refused \(choice.keyEncryption.rawValue)")
         }
-        guard let headerBytes = JSONValueWriter.sortedKeys(header) else { throw .malformed("header not writable") }
+        guard let headerBytes = JSONValueWriter.sortedKeys(header) else { throw .encryptionFailed("the header cannot be written") }
         let protected = Base64URL.encode(headerBytes)
         let iv = random(content == .a256GCM ? 12 : 16)
         let sealed: (ciphertext: [UInt8], tag: [UInt8])
         do {
             sealed = try content.seal(plaintext, iv: iv, aad: Array(protected.utf8), key: cek)
         } catch {
-            throw .malformed("content encryption failed")
+            throw .encryptionFailed("\(content.rawValue) failed")
         }
         return [protected, Base64URL.encode(encryptedKey), Base64URL.encode(iv),
                 Base64URL.encode(sealed.ciphertext), Base64URL.encode(sealed.tag)].joined(separator: ".")

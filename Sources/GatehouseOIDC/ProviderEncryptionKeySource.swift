@@ -39,7 +39,7 @@ public final class ProviderEncryptionKeySource: Sendable {
                 await Self.download(uri, http: http).map { keys, maxAge in
                     self.state.withLock { state in
                         state.keys = keys
-                        state.freshUntil = Date().addingTimeInterval(maxAge)
+                        state.freshUntil = now.addingTimeInterval(maxAge)
                         state.inFlight = nil
                     }
                     return keys

@@ -50,15 +50,20 @@ public enum RequestObject {
     /// What travels beside a request object passed by reference (RFC 9101 §5.2, OIDC Core §6.2):
     /// `request_uri` where the provider fetches it, with the same parameters repeated as by value.
     public static func referenceParameters(_ parameters: [(String, String)], requestURI: String) -> [(String, String)] {
-        outerParameters(parameters, requestObject: "").filter { $0.0 != "request" } + [("request_uri", requestURI)]
+        repeated(parameters) + [("request_uri", requestURI)]
     }
 
     /// What travels beside the object, in the browser's URL or the pushed request: `client_id` and
     /// `request` (RFC 9101 §5), with `response_type` and `scope` repeated as OIDC Core §6.1 asks,
     /// and `redirect_uri` for the providers that read it before the object.
     public static func outerParameters(_ parameters: [(String, String)], requestObject: String) -> [(String, String)] {
-        let repeated: Set<String> = ["client_id", "response_type", "scope", "redirect_uri"]
-        return parameters.filter { repeated.contains($0.0) } + [("request", requestObject)]
+        repeated(parameters) + [("request", requestObject)]
+    }
+
+    /// The parameters repeated beside the object, by value or by reference.
+    private static func repeated(_ parameters: [(String, String)]) -> [(String, String)] {
+        let names: Set<String> = ["client_id", "response_type", "scope", "redirect_uri"]
+        return parameters.filter { names.contains($0.0) }
     }
 }
 

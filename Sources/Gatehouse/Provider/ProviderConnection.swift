@@ -234,8 +234,9 @@ public final class ProviderConnection: Sendable {
         clients.appleIdentity = configuration.idp.profile.name == .apple
         clients.userAPI = userAPI
         clients.claimsRequest = configuration.idp.claimsRequest.flatMap { try? ClaimsRequest.validated($0).get() }
+        if let problem = Self.requestObjectProblem(configuration, metadata: metadata) { throw problem }
         clients.requestObjectKey = try await requestObjectKey(metadata: metadata)
-        clients.requestObjectEncryptionKeys = try requestObjectEncryptionKeys(metadata: metadata)
+        clients.requestObjectEncryptionKeys = requestObjectEncryptionKeys(metadata: metadata)
         return clients
     }
 
@@ -261,7 +262,6 @@ public final class ProviderConnection: Sendable {
     /// The key request objects are signed with (`GATEHOUSE_REQUEST_OBJECT=on` or `reference`), else nil.
     private func requestObjectKey(metadata: ProviderMetadata) async throws(DiscoveryError) -> ClientSigningKey? {
         guard configuration.idp.requestObject.signs, let pem = configuration.clientPrivateKeyPEM else { return nil }
-        if let problem = Self.requestObjectProblem(configuration, metadata: metadata) { throw problem }
         do {
             return try await ClientSigningKey(pem: pem, keyID: configuration.clientKeyID,
                                               algorithm: Self.clientKeyAlgorithm(configuration, pem: pem, metadata: metadata))
@@ -270,11 +270,10 @@ public final class ProviderConnection: Sendable {
         }
     }
 
-    /// Where the provider's encryption keys are read (`GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on`), once
-    /// its metadata says it opens encrypted request objects with a key management Gatehouse uses.
-    private func requestObjectEncryptionKeys(metadata: ProviderMetadata) throws(DiscoveryError) -> ProviderEncryptionKeySource? {
+    /// Where the provider's encryption keys are read (`GATEHOUSE_REQUEST_OBJECT_ENCRYPTION=on`; its
+    /// metadata already checked by `requestObjectProblem`).
+    private func requestObjectEncryptionKeys(metadata: ProviderMetadata) -> ProviderEncryptionKeySource? {
         guard configuration.idp.requestObjectEncryption == .on else { return nil }
-        if let problem = Self.requestObjectProblem(configuration, metadata: metadata) { throw problem }
         return ProviderEncryptionKeySource(jwksURI: metadata.jwksURI, http: http)
     }
 

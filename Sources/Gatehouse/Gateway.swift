@@ -21,10 +21,9 @@ public final class Gateway: HTTPHandler {
     private let namedProviders: Bool
     /// Whether `/request-object/…` is the gateway's (a provider with `GATEHOUSE_REQUEST_OBJECT=reference`).
     private let requestObjects: Bool
-    /// `/providers`' answer never changes either.
-    private let providersAnswer: HTTPResponse
-    /// Nor does `/.well-known/jwks.json`'s.
-    private let keySetAnswer: HTTPResponse
+    /// The answers of the own endpoints built once (`OwnEndpoint.Answer.builtOnce`: `/providers`,
+    /// `/.well-known/jwks.json`), by `OwnPath` raw value.
+    private let builtAnswers: [HTTPResponse?]
     /// `GATEHOUSE_CORS_ORIGINS`.
     private let cors: CORSPolicy
     /// `/auth`'s policies, by query.
@@ -45,8 +44,10 @@ public final class Gateway: HTTPHandler {
         notFound = context.secure.response(HTTPResponse.jsonError(status: 404, error: "not_found", description: "Not found."))
         namedProviders = context.providers.named
         requestObjects = context.providers.all.contains { $0.configuration.idp.requestObject == .reference }
-        providersAnswer = context.secure.response(ProviderEndpoints.list(context.providers))
-        keySetAnswer = context.secure.response(IdentityEndpoints.keySet(context.identities))
+        builtAnswers = OwnEndpoint.table.map { row in
+            guard case .builtOnce(let build) = row.answer else { return nil }
+            return context.secure.response(build(context))
+        }
         cors = context.configuration.cors
     }
 
@@ -130,61 +131,31 @@ public final class Gateway: HTTPHandler {
             }
             return ApiProxy(context: context).forward(target, head: head, connection: connection, fieldsRead: fieldsRead,
                                                       loopTransport: loopTransport)
-        case .own(.auth):
-            return ForwardAuthEndpoint(context: context).answer(head, csrfHeader: csrfHeader, fieldsRead: fieldsRead,
-                                                                policies: forwardAuthPolicies)
         case .own(let path):
-            return ownAnswer(path, head: head)
+            return ownAnswer(path, head: head, fieldsRead: fieldsRead)
         case .staticFile:
             return .inTask { request, writer in await context.staticFiles.serve(request.head, to: context.secure.writer(writer)) }
         }
     }
 
-    /// The gateway's own endpoints past the gate (`/auth` aside, decided with the request's fields).
-    private func ownAnswer(_ path: OwnPath, head: HTTPRequestHead) -> HandlerAnswer {
+    /// The gateway's own endpoints past the gate, as their row in `OwnEndpoint.table` says.
+    private func ownAnswer(_ path: OwnPath, head: HTTPRequestHead, fieldsRead: RequestFieldMemo) -> HandlerAnswer {
         let context = self.context
-        switch path {
-        case .login:
-            return endpoint { request in await LoginEndpoint(context: context).respond(to: request) }
-        case .callback:
-            return endpoint { request in await CallbackEndpoint(context: context, path: nil).respond(to: request) }
-        case .providerCallback:
-            let name = OwnPath.providerName(in: head.path, of: .providerCallback)
-            return endpoint { request in await CallbackEndpoint(context: context, path: name).respond(to: request) }
-        case .user:
-            return endpoint { request in await UserEndpoint(context: context).respond(to: request) }
-        case .sessions:
-            return endpoint { request in await SessionsEndpoint(context: context).list(request) }
-        case .sessionsRevoke:
-            return endpoint { request in await SessionsEndpoint(context: context).revoke(request) }
-        case .logout:
-            return endpoint { request in await LogoutEndpoint(context: context).respond(to: request) }
-        case .backchannelLogout:
-            return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: nil).respond(to: request) }
-        case .providerBackchannelLogout:
-            let name = OwnPath.providerName(in: head.path, of: .providerBackchannelLogout)
-            return endpoint { request in await BackchannelLogoutEndpoint(context: context, path: name).respond(to: request) }
-        case .frontchannelLogout, .providerFrontchannelLogout:
-            let name = path == .providerFrontchannelLogout
-                ? OwnPath.providerName(in: head.path, of: .providerFrontchannelLogout) : nil
-            // Its own security fields: framed by the provider (`frame-ancestors`), so no
-            // `X-Frame-Options: DENY` from `SecuredAnswers`.
-            return .inTask { request, writer in
-                await writer.respond(await FrontChannelLogoutEndpoint(context: context, path: name).respond(to: request))
-            }
-        case .readyz:
-            // Asks the store: answered in a task, never on the loop.
-            return endpoint { _ in await OpsEndpoints.readiness(context) }
-        case .providers:
-            // Built once at start; past the gate, which answered other methods 405.
-            return .now(providersAnswer)
-        case .jwks:
-            return .now(keySetAnswer)
-        case .requestObject:
-            let handle = OwnPath.providerName(in: head.path, of: .requestObject)
-            return endpoint { _ in await RequestObjectEndpoint(context: context).respond(handle: handle) }
-        case .healthz, .metrics, .auth:
-            return .now(healthAnswer)  // answered before the gate (`/auth` by the caller)
+        let row = OwnEndpoint.of(path)
+        switch row.answer {
+        case .inTask(let respond):
+            let name = row.name(in: head.path)
+            return endpoint { request in await respond(context, request, name) }
+        case .inTaskOwnFields(let respond):
+            let name = row.name(in: head.path)
+            return .inTask { request, writer in await writer.respond(await respond(context, request, name)) }
+        case .builtOnce:
+            return .now(builtAnswers[Int(path.rawValue)] ?? notFound)
+        case .forwardAuth:
+            return ForwardAuthEndpoint(context: context).answer(head, csrfHeader: csrfHeader, fieldsRead: fieldsRead,
+                                                                policies: forwardAuthPolicies)
+        case .beforeGate:
+            return .now(notFound)  // answered before the gate (`answer`)
         }
     }
 
@@ -322,8 +293,8 @@ enum RequestRoute {
     /// static files (any path).
     func template(path: Substring) -> String? {
         switch self {
-        case .own(.requestObject): String(OwnPath.withoutHandle(path))
-        case .own: String(path)
+        case .own(let own):
+            OwnEndpoint.of(own).shape == .handle ? "\(OwnEndpoint.of(own).spelling){handle}" : String(path)
         case .api(.forward(let route, _)), .api(.refused(let route)): route.prefix
         case .staticFile: nil
         }

@@ -1,13 +1,35 @@
-/// What the gateway's own endpoints are, declared once: the methods each answers, whether it needs
-/// the anti-forgery header, and the class the metrics and the access log count it under. The router
-/// (`RequestRoute`), the method gate and the access log read this table; adding an endpoint is a
-/// case of `OwnPath`, its row here and its handler's line in `Gateway.answer`.
+import HTTP1
+import HTTPServer
+
+/// The gateway's own endpoints, declared once: each one's spelling, the methods it answers, whether
+/// it needs the anti-forgery header, the class the metrics and the access log count it under, and
+/// how it is answered. The recogniser (`OwnPath.init`), the router (`RequestRoute`), the method gate,
+/// the access log and the dispatch (`Gateway`) read this table and nothing else.
+///
+/// Adding an endpoint: a case of `OwnPath` and its row in `table` (the order of `OwnPath`'s cases;
+/// `OwnPathTests` checks it), nothing more.
 struct OwnEndpoint: Sendable {
+    let path: OwnPath
+    /// The fixed path, or the prefix before the name of a `providerName`/`handle` path.
+    let spelling: StaticString
+    let shape: Shape
     /// The methods it answers (`Allow` of a `405`); nil for every method.
     let methods: [String]?
     /// Whether the anti-forgery header is required, by method.
     let antiForgery: AntiForgery
     let routeClass: RouteClass
+    let answer: Answer
+
+    enum Shape: Sendable {
+        /// Exactly `spelling`.
+        case fixed
+        /// `spelling` and a provider's name of 1–32 characters; the gateway's only with
+        /// `GATEHOUSE_PROVIDERS` (the SPA's otherwise, as those paths always were).
+        case providerName
+        /// `spelling` and a handle; the gateway's only when a provider passes request objects by
+        /// reference. The handle lets anyone fetch what it names: logs and spans never show it.
+        case handle
+    }
 
     enum AntiForgery: Sendable {
         case never
@@ -16,39 +38,85 @@ struct OwnEndpoint: Sendable {
         case unlessGET
     }
 
-    static func of(_ path: OwnPath) -> OwnEndpoint {
-        switch path {
-        case .login, .providers: login
-        case .callback, .providerCallback: callback
-        case .user, .sessions: user
-        case .sessionsRevoke: sessionsRevoke
-        case .logout: logout
-        case .backchannelLogout, .providerBackchannelLogout: backchannelLogout
-        case .frontchannelLogout, .providerFrontchannelLogout: frontchannelLogout
-        case .jwks: jwks
-        case .requestObject: requestObject
-        case .healthz, .readyz, .metrics: operations
-        case .auth: forwardAuth
-        }
+    /// How the gateway answers. `name` is what follows a `providerName` or `handle` path's prefix
+    /// (nil for a fixed path).
+    enum Answer: Sendable {
+        /// From memory before the gate: every method, no session (`Gateway.answer`).
+        case beforeGate
+        /// Built and secured once when the gateway starts, then sent as is (past the gate, which
+        /// refused other methods).
+        case builtOnce(@Sendable (GatewayContext) -> HTTPResponse)
+        /// `/auth`: decided on the loop with the request's fields (`ForwardAuthEndpoint`).
+        case forwardAuth
+        /// Made in a task and secured.
+        case inTask(@Sendable (GatewayContext, HTTPRequest, _ name: String?) async -> HTTPResponse)
+        /// Made in a task with the endpoint's own security fields (front-channel logout is framed
+        /// by the provider: `frame-ancestors`, no `X-Frame-Options: DENY` from `SecuredAnswers`).
+        case inTaskOwnFields(@Sendable (GatewayContext, HTTPRequest, _ name: String?) async -> HTTPResponse)
     }
 
-    // The rows, made once (the router asks for every request to an own path).
-    private static let login = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .login)
-    /// `POST` for providers with `GATEHOUSE_RESPONSE_MODE=form_post` (the callback checks the method
-    /// against its provider's mode).
-    private static let callback = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .never, routeClass: .callback)
-    private static let user = OwnEndpoint(methods: ["GET"], antiForgery: .always, routeClass: .user)
-    private static let sessionsRevoke = OwnEndpoint(methods: ["POST"], antiForgery: .always, routeClass: .user)
-    private static let logout = OwnEndpoint(methods: ["GET", "POST"], antiForgery: .unlessGET, routeClass: .logout)
-    private static let backchannelLogout = OwnEndpoint(methods: ["POST"], antiForgery: .never, routeClass: .logout)
-    private static let frontchannelLogout = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .logout)
-    private static let jwks = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .ops)
-    /// Fetched by the provider, never by the SPA: counted with the logins it belongs to.
-    private static let requestObject = OwnEndpoint(methods: ["GET"], antiForgery: .never, routeClass: .login)
-    /// Every method: nginx's `auth_request` asks with the original request's. The anti-forgery rule
-    /// is the original method's (`ForwardAuthEndpoint`).
-    private static let forwardAuth = OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .auth)
-    private static let operations = OwnEndpoint(methods: nil, antiForgery: .never, routeClass: .ops)
+    static func of(_ path: OwnPath) -> OwnEndpoint { table[Int(path.rawValue)] }
+
+    /// The rows, in the order of `OwnPath`'s cases.
+    static let table: [OwnEndpoint] = [
+        OwnEndpoint(path: .login, spelling: "/login", shape: .fixed, methods: ["GET"], antiForgery: .never, routeClass: .login,
+                    answer: .inTask { context, request, _ in await LoginEndpoint(context: context).respond(to: request) }),
+        // `POST` for providers with `GATEHOUSE_RESPONSE_MODE=form_post` (the callback checks the method
+        // against its provider's mode).
+        OwnEndpoint(path: .callback, spelling: "/callback", shape: .fixed, methods: ["GET", "POST"], antiForgery: .never,
+                    routeClass: .callback, answer: callback),
+        OwnEndpoint(path: .user, spelling: "/user", shape: .fixed, methods: ["GET"], antiForgery: .always, routeClass: .user,
+                    answer: .inTask { context, request, _ in await UserEndpoint(context: context).respond(to: request) }),
+        OwnEndpoint(path: .logout, spelling: "/logout", shape: .fixed, methods: ["GET", "POST"], antiForgery: .unlessGET,
+                    routeClass: .logout,
+                    answer: .inTask { context, request, _ in await LogoutEndpoint(context: context).respond(to: request) }),
+        OwnEndpoint(path: .backchannelLogout, spelling: "/backchannel-logout", shape: .fixed, methods: ["POST"],
+                    antiForgery: .never, routeClass: .logout, answer: backchannelLogout),
+        OwnEndpoint(path: .healthz, spelling: "/healthz", shape: .fixed, methods: nil, antiForgery: .never, routeClass: .ops,
+                    answer: .beforeGate),
+        // Asks the store: answered in a task, never on the loop.
+        OwnEndpoint(path: .readyz, spelling: "/readyz", shape: .fixed, methods: nil, antiForgery: .never, routeClass: .ops,
+                    answer: .inTask { context, _, _ in await OpsEndpoints.readiness(context) }),
+        OwnEndpoint(path: .metrics, spelling: "/metrics", shape: .fixed, methods: nil, antiForgery: .never, routeClass: .ops,
+                    answer: .beforeGate),
+        OwnEndpoint(path: .providers, spelling: "/providers", shape: .fixed, methods: ["GET"], antiForgery: .never,
+                    routeClass: .login, answer: .builtOnce { ProviderEndpoints.list($0.providers) }),
+        // Every method: nginx's `auth_request` asks with the original request's. The anti-forgery
+        // rule is the original method's (`ForwardAuthEndpoint`).
+        OwnEndpoint(path: .auth, spelling: "/auth", shape: .fixed, methods: nil, antiForgery: .never, routeClass: .auth,
+                    answer: .forwardAuth),
+        OwnEndpoint(path: .jwks, spelling: "/.well-known/jwks.json", shape: .fixed, methods: ["GET"], antiForgery: .never,
+                    routeClass: .ops, answer: .builtOnce { IdentityEndpoints.keySet($0.identities) }),
+        OwnEndpoint(path: .sessions, spelling: "/sessions", shape: .fixed, methods: ["GET"], antiForgery: .always,
+                    routeClass: .user,
+                    answer: .inTask { context, request, _ in await SessionsEndpoint(context: context).list(request) }),
+        OwnEndpoint(path: .sessionsRevoke, spelling: "/sessions/revoke", shape: .fixed, methods: ["POST"],
+                    antiForgery: .always, routeClass: .user,
+                    answer: .inTask { context, request, _ in await SessionsEndpoint(context: context).revoke(request) }),
+        OwnEndpoint(path: .providerCallback, spelling: "/callback/", shape: .providerName, methods: ["GET", "POST"],
+                    antiForgery: .never, routeClass: .callback, answer: callback),
+        OwnEndpoint(path: .providerBackchannelLogout, spelling: "/backchannel-logout/", shape: .providerName,
+                    methods: ["POST"], antiForgery: .never, routeClass: .logout, answer: backchannelLogout),
+        OwnEndpoint(path: .frontchannelLogout, spelling: "/frontchannel-logout", shape: .fixed, methods: ["GET"],
+                    antiForgery: .never, routeClass: .logout, answer: frontchannelLogout),
+        OwnEndpoint(path: .providerFrontchannelLogout, spelling: "/frontchannel-logout/", shape: .providerName,
+                    methods: ["GET"], antiForgery: .never, routeClass: .logout, answer: frontchannelLogout),
+        // Fetched by the provider, never by the SPA: counted with the logins it belongs to.
+        OwnEndpoint(path: .requestObject, spelling: "/request-object/", shape: .handle, methods: ["GET"], antiForgery: .never,
+                    routeClass: .login,
+                    answer: .inTask { context, _, handle in await RequestObjectEndpoint(context: context).respond(handle: handle ?? "") }),
+    ]
+
+    // The answers a fixed path and its provider's path share.
+    private static let callback = Answer.inTask { context, request, name in
+        await CallbackEndpoint(context: context, path: name).respond(to: request)
+    }
+    private static let backchannelLogout = Answer.inTask { context, request, name in
+        await BackchannelLogoutEndpoint(context: context, path: name).respond(to: request)
+    }
+    private static let frontchannelLogout = Answer.inTaskOwnFields { context, request, name in
+        await FrontChannelLogoutEndpoint(context: context, path: name).respond(to: request)
+    }
 
     func requiresAntiForgery(method: String) -> Bool {
         switch antiForgery {
@@ -56,5 +124,12 @@ struct OwnEndpoint: Sendable {
         case .always: true
         case .unlessGET: method != "GET"
         }
+    }
+
+    /// What follows this endpoint's prefix in `path` (a provider's name, a handle); nil for a
+    /// fixed path.
+    func name(in path: Substring) -> String? {
+        guard shape != .fixed else { return nil }
+        return String(path.utf8.dropFirst(spelling.utf8CodeUnitCount)) ?? ""
     }
 }

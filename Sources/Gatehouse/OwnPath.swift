@@ -1,10 +1,13 @@
 import HTTP1
 
-/// The paths the gateway answers itself, recognised in one step.
+/// The paths the gateway answers itself, recognised in one step from `OwnEndpoint.table`.
 ///
 /// Every request is classified up to three times (fast path, handler, metrics); a proxied `/api/…`
-/// path must not pay eight string comparisons each time, so the length picks the candidates first.
-enum OwnPath {
+/// path must not pay a string comparison per endpoint each time, so the length picks the candidates
+/// first (integer compares over a table of plain values), and only a spelling of that length is
+/// compared byte for byte.
+enum OwnPath: UInt8, CaseIterable {
+    // In the order of `OwnEndpoint.table`'s rows.
     case login, callback, user, logout, backchannelLogout, healthz, readyz, metrics, providers
     /// `/auth`: forward-auth for an ingress in front (nginx `auth_request`, Traefik, Caddy).
     case auth
@@ -20,70 +23,54 @@ enum OwnPath {
     /// (`GATEHOUSE_REQUEST_OBJECT=reference`).
     case requestObject
 
-    static let callbackPrefix: StaticString = "/callback/"
-    static let backchannelLogoutPrefix: StaticString = "/backchannel-logout/"
-    static let frontchannelLogoutPrefix: StaticString = "/frontchannel-logout/"
-    static let requestObjectPrefix: StaticString = "/request-object/"
-
-    /// - Parameters:
-    ///   - namedProviders: whether `/callback/NAME` and `/backchannel-logout/NAME` are ours
-    ///     (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
-    ///   - requestObjects: whether `/request-object/…` is ours (a provider passes its request
-    ///     objects by reference); likewise the SPA's otherwise.
-    init?(_ path: Substring, namedProviders: Bool = false, requestObjects: Bool = false) {
-        let count = path.utf8.count
-        if let fixed = Self.fixedPath(path, count: count) {
-            self = fixed
-            return
-        }
-        if requestObjects, count > 16, Self.spells(path.utf8.prefix(16), Self.requestObjectPrefix) {
-            self = .requestObject
-            return
-        }
-        // A provider's own path: the prefix and a name of 1–32 characters (any length may also be
-        // a fixed path's: those were tried first).
-        guard namedProviders else { return nil }
-        if count > 10, count <= 42, Self.spells(path.utf8.prefix(10), Self.callbackPrefix) {
-            self = .providerCallback
-            return
-        }
-        if count > 20, count <= 52, Self.spells(path.utf8.prefix(20), Self.backchannelLogoutPrefix) {
-            self = .providerBackchannelLogout
-            return
-        }
-        if count > 21, count <= 53, Self.spells(path.utf8.prefix(21), Self.frontchannelLogoutPrefix) {
-            self = .providerFrontchannelLogout
-            return
-        }
-        return nil
+    /// A row's spelling without its closures: what recognising a path reads.
+    private struct Spelling {
+        let path: OwnPath
+        let text: StaticString
+        let shape: OwnEndpoint.Shape
     }
 
-    /// The fixed path `path` spells, chosen by its length first.
-    private static func fixedPath(_ path: Substring, count: Int) -> OwnPath? {
-        let candidate: OwnPath
-        let spelling: StaticString
-        switch count {
-        case 5:
-            if spells(path, "/user") { return .user }
-            (candidate, spelling) = (.auth, "/auth")
-        case 6: (candidate, spelling) = (.login, "/login")
-        case 7:
-            if spells(path, "/logout") { return .logout }
-            (candidate, spelling) = (.readyz, "/readyz")
-        case 8:
-            if spells(path, "/healthz") { return .healthz }
-            (candidate, spelling) = (.metrics, "/metrics")
-        case 9:
-            if spells(path, "/sessions") { return .sessions }
-            (candidate, spelling) = (.callback, "/callback")
-        case 10: (candidate, spelling) = (.providers, "/providers")
-        case 16: (candidate, spelling) = (.sessionsRevoke, "/sessions/revoke")
-        case 19: (candidate, spelling) = (.backchannelLogout, "/backchannel-logout")
-        case 20: (candidate, spelling) = (.frontchannelLogout, "/frontchannel-logout")
-        case 22: (candidate, spelling) = (.jwks, "/.well-known/jwks.json")
-        default: return nil
+    private static let fixedSpellings = OwnEndpoint.table.filter { $0.shape == .fixed }
+        .map { Spelling(path: $0.path, text: $0.spelling, shape: $0.shape) }
+    /// `handle` rows before `providerName` rows: a handle's prefix is no provider's.
+    private static let prefixSpellings = OwnEndpoint.table.filter { $0.shape == .handle }
+        .map { Spelling(path: $0.path, text: $0.spelling, shape: $0.shape) }
+        + OwnEndpoint.table.filter { $0.shape == .providerName }
+        .map { Spelling(path: $0.path, text: $0.spelling, shape: $0.shape) }
+    private static let requestObjectPrefix = OwnEndpoint.of(.requestObject).spelling
+    /// The longest provider name in a provider's own path.
+    private static let maximumNameLength = 32
+
+    /// - Parameters:
+    ///   - namedProviders: whether `providerName` paths (`/callback/NAME`, …) are ours
+    ///     (`GATEHOUSE_PROVIDERS`); without it they stay the SPA's, as they always were.
+    ///   - requestObjects: whether `handle` paths (`/request-object/…`) are ours (a provider passes
+    ///     its request objects by reference); likewise the SPA's otherwise.
+    init?(_ path: Substring, namedProviders: Bool = false, requestObjects: Bool = false) {
+        let count = path.utf8.count
+        let fixed = Self.fixedSpellings
+        for index in fixed.indices where fixed[index].text.utf8CodeUnitCount == count {
+            if Self.spells(path, fixed[index].text) {
+                self = fixed[index].path
+                return
+            }
         }
-        return spells(path, spelling) ? candidate : nil
+        guard namedProviders || requestObjects else { return nil }
+        let prefixed = Self.prefixSpellings
+        for index in prefixed.indices {
+            let spelling = prefixed[index]
+            let length = spelling.text.utf8CodeUnitCount
+            switch spelling.shape {
+            case .handle: guard requestObjects, count > length else { continue }
+            case .providerName: guard namedProviders, count > length, count <= length + Self.maximumNameLength else { continue }
+            case .fixed: continue
+            }
+            if Self.spells(path.utf8.prefix(length), spelling.text) {
+                self = spelling.path
+                return
+            }
+        }
+        return nil
     }
 
     /// Byte equality on contiguous storage: the generic `elementsEqual` over a Substring's UTF-8
@@ -93,21 +80,17 @@ enum OwnPath {
         spells(Substring(path), spelling)
     }
 
-    /// The provider name at the end of a provider's own path (`/callback/NAME`).
+    /// The provider name or handle at the end of a prefix path (`/callback/NAME`); "" for a fixed path.
     static func providerName(in path: Substring, of own: OwnPath) -> String {
-        switch own {
-        case .providerCallback: String(path.utf8.dropFirst(callbackPrefix.utf8CodeUnitCount)) ?? ""
-        case .providerBackchannelLogout: String(path.utf8.dropFirst(backchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
-        case .providerFrontchannelLogout: String(path.utf8.dropFirst(frontchannelLogoutPrefix.utf8CodeUnitCount)) ?? ""
-        case .requestObject: String(path.utf8.dropFirst(requestObjectPrefix.utf8CodeUnitCount)) ?? ""
-        default: ""
-        }
+        OwnEndpoint.of(own).name(in: path) ?? ""
     }
 
     /// `path` as logs and spans may show it: a request object's handle (what lets anyone fetch the
     /// object) replaced by `{handle}`.
     static func withoutHandle(_ path: Substring) -> Substring {
-        guard path.utf8.count > 16, spells(path.utf8.prefix(16), requestObjectPrefix) else { return path }
+        let prefix = requestObjectPrefix
+        guard path.utf8.count > prefix.utf8CodeUnitCount,
+              spells(path.utf8.prefix(prefix.utf8CodeUnitCount), prefix) else { return path }
         return "/request-object/{handle}"
     }
 

@@ -14,6 +14,16 @@ struct OwnPathTests {
         #expect(OwnPath(path[...]) == expected)
     }
 
+    @Test("the endpoint table has one row per own path, in the order of the cases, and spells each fixed path")
+    func tableMatchesCases() {
+        #expect(OwnEndpoint.table.map(\.path) == OwnPath.allCases)
+        for row in OwnEndpoint.table where row.shape == .fixed {
+            #expect(OwnPath(String(describing: row.spelling)[...]) == row.path)
+        }
+        #expect(Set(OwnEndpoint.table.map { String(describing: $0.spelling) }).count == OwnEndpoint.table.count,
+                "no two rows spell the same path")
+    }
+
     @Test("near misses are not own paths", arguments: [
         "/Login", "/login/", "/logins", "/logou", "/users", "/user/", "/healthy", "/metricz", "/readyzz", "/api",
         "", "/", "/callback?x", "/backchannel-logouT", "/%6cogin", "/api/hello", "/auth/", "/authz", "/Auth",

@@ -58,12 +58,13 @@ public final class GatewayContext: Sendable {
     public init(configuration: GatehouseConfiguration, providers: ProviderRegistry,
                 store: any SessionStore,
                 metrics: GatewayMetrics, upstream: any UpstreamTransport, httpsUpstream: (any UpstreamTransport)? = nil,
-                staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock(), tracer: Tracer? = nil) {
+                staticFiles: StaticFiles, logger: Logger, clock: any GatewayClock = SystemClock(), tracer: Tracer? = nil,
+                speedLayer: SpeedLayer = SpeedLayer()) {
         self.configuration = configuration
         self.tracer = tracer
         self.providers = providers
         self.metrics = metrics
-        upstreams = Upstreams(plain: upstream, tls: httpsUpstream ?? UpstreamClients.tls(configuration))
+        upstreams = Upstreams(plain: upstream, tls: httpsUpstream ?? UpstreamClients.tls(configuration, speedLayer: speedLayer))
         self.staticFiles = staticFiles
         self.logger = logger
         self.clock = clock
@@ -72,7 +73,6 @@ public final class GatewayContext: Sendable {
         cookie = SessionCookie(configuration: configuration)
         forwarding = Self.forwarding(configuration)
         secure = Self.secured(configuration)
-        let speedLayer = SpeedLayer()
         self.speedLayer = speedLayer
         let sessionCache = SessionCache(store: store, configuration: configuration, logger: logger,
                                         executor: StoreExecutor(queueLimit: configuration.storeQueue,

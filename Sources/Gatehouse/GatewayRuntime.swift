@@ -98,17 +98,20 @@ public final class GatewayRuntime: Sendable {
             metrics.countDroppedSpans { tracer.droppedSpans }
             (store as? any SessionOperationsObservable)?.operations.observe(with: StoreSpans(tracer: tracer))
         }
+        // One switch for every memo: the server's parsers, the upstream connections, the gateway's.
+        let speedLayer = SpeedLayer()
         let context = GatewayContext(configuration: configuration, providers: providers,
                                      store: store, metrics: metrics,
-                                     upstream: UpstreamClients.plain(configuration),
+                                     upstream: UpstreamClients.plain(configuration, speedLayer: speedLayer),
                                      staticFiles: StaticFiles(root: configuration.publicDir, logger: logger),
-                                     logger: logger, clock: clock, tracer: tracer)
+                                     logger: logger, clock: clock, tracer: tracer, speedLayer: speedLayer)
         let sessionCaches = SessionCaches(context.sessions)
         let endListener = listenForEndedSessions(store, context: context, sessionCaches: sessionCaches, logger: logger)
         let gateway = GatewaySwitch(Gateway(context: context))
         if let certificate { metrics.reportCertificateExpiry { certificate.notAfter } }
         var serverConfig = HTTPServerConfiguration()
         serverConfig.tls = certificate
+        serverConfig.speedLayer = speedLayer
         serverConfig.host = configuration.listen.host
         serverConfig.port = configuration.listen.port
         serverConfig.maxBodyBytes = configuration.maxBody

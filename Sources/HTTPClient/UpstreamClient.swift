@@ -24,8 +24,12 @@ public final class UpstreamClient: Sendable {
     public let maxIdleAgeNanoseconds: UInt64?
     let addresses = ResolvedAddresses()
 
+    /// Whether connections remember their last response head's decision and field lines.
+    public let speedLayer: SpeedLayer
+
     public init(timeouts: Timeouts = Timeouts(), maxIdlePerUpstream: Int = 64, usesTLS: Bool = false,
-                maxIdleAgeNanoseconds: UInt64? = nil) {
+                maxIdleAgeNanoseconds: UInt64? = nil, speedLayer: SpeedLayer = SpeedLayer()) {
+        self.speedLayer = speedLayer
         self.timeouts = timeouts
         self.maxIdlePerUpstream = maxIdlePerUpstream
         self.usesTLS = usesTLS
@@ -143,7 +147,7 @@ public final class UpstreamClient: Sendable {
             let timeout = timeouts.cut(now: loop.now).connectNanoseconds
             if timeout == 0 { throw .connectTimeout }
             do {
-                return try await UpstreamConnection.open(key, address: address, loop: loop, timeout: timeout)
+                return try await UpstreamConnection.open(key, address: address, loop: loop, timeout: timeout, speedLayer: speedLayer)
             } catch {
                 guard case .connectFailed = error else { throw error }
                 failure = error

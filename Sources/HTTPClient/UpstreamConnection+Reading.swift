@@ -94,7 +94,7 @@ extension UpstreamConnection {
     /// accepted heads are remembered, so a refused one is decided, and refused, every time.
     func decideRemembering(_ head: HTTPResponseHead, version: HTTPVersion,
                                    requestMethod: String) throws(UpstreamError) -> (UpstreamResponseFraming, keepAlive: Bool) {
-        if let last = lastDecision, last.headers.isSameStorage(as: head.headers), last.status == head.status,
+        if speedLayer.isOn, let last = lastDecision, last.headers.isSameStorage(as: head.headers), last.status == head.status,
            last.version == version, last.requestMethod == requestMethod {
             return (last.framing, last.keepAlive)
         }
@@ -133,7 +133,7 @@ extension UpstreamConnection {
         }
         guard !input.isEmpty else { return nil }
         headParser.reset()
-        let result = try? headParser.parse(input.readable)
+        let result = try? headParser.parse(input.readable, remembering: speedLayer.isOn)
         guard case .complete(let head, let consumed)? = consume result, !(100..<200).contains(head.status),
               let (framing, keepAlive) = try? decideRemembering(head, version: headParser.lastVersion, requestMethod: requestMethod) else {
             headParser.reset()
@@ -154,7 +154,7 @@ extension UpstreamConnection {
         while true {
             if !input.isEmpty {
                 let result: HeadParseResult<HTTPResponseHead>
-                do { result = try headParser.parse(input.readable) } catch { throw .invalidResponse("\(error)") }
+                do { result = try headParser.parse(input.readable, remembering: speedLayer.isOn) } catch { throw .invalidResponse("\(error)") }
                 if case .complete(let head, let consumed) = result {
                     input.consume(consumed)
                     let version = headParser.lastVersion

@@ -72,7 +72,11 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
 
     enum Wait { case nothing, readable, writable }
 
-    init(fd: Int32, loop: EventLoop, key: UpstreamKey) {
+    /// Whether `lastDecision` and the parser's repeated field lines answer (the client's switch).
+    let speedLayer: SpeedLayer
+
+    init(fd: Int32, loop: EventLoop, key: UpstreamKey, speedLayer: SpeedLayer) {
+        self.speedLayer = speedLayer
         self.fd = fd
         self.loop = loop
         self.key = key
@@ -83,7 +87,8 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
     /// Opens a connection, waiting at most `timeout` nanoseconds for the TCP handshake and, for a
     /// `key.tls` upstream, the TLS handshake with it (`TLSClientContext`: the server's certificate
     /// must chain to the system bundle and match `key.host`).
-    static func open(_ key: UpstreamKey, address: SocketAddress, loop: EventLoop, timeout: UInt64) async throws(UpstreamError) -> UpstreamConnection {
+    static func open(_ key: UpstreamKey, address: SocketAddress, loop: EventLoop, timeout: UInt64,
+                     speedLayer: SpeedLayer) async throws(UpstreamError) -> UpstreamConnection {
         let deadline = loop.now &+ timeout
         let started: (fd: Int32, inProgress: Bool)
         do {
@@ -91,7 +96,7 @@ final class UpstreamConnection: EventLoopSelectable, @unchecked Sendable {
         } catch {
             throw .connectFailed("\(error)")
         }
-        let connection = UpstreamConnection(fd: started.fd, loop: loop, key: key)
+        let connection = UpstreamConnection(fd: started.fd, loop: loop, key: key, speedLayer: speedLayer)
         do {
             try loop.register(started.fd, connection)
         } catch {

@@ -43,6 +43,39 @@ struct HeadFieldReuseTests {
         #expect(try parse(bytes, with: &fresh) == second)
     }
 
+    @Test("with the speed layer off (remembering: false) every head is parsed afresh, to the same fields")
+    func notRemembering() throws {
+        var parser = RequestHeadParser()
+        let bytes = request("Cookie: \(Self.cookie)\r\nX-CSRF: 1\r\n")
+        func parseAfresh() throws -> HTTPRequestHead {
+            let outcome = try bytes.withUnsafeBytes { buffer throws(HTTPParseError) in try parser.parse(buffer, remembering: false) }
+            parser.reset()
+            guard case .complete(let head, _) = outcome else { throw HTTPParseError.invalidRequestLine }
+            return head
+        }
+        _ = try parse(bytes, with: &parser)
+        _ = try parse(bytes, with: &parser)
+        let remembered = try #require(try parse(bytes, with: &parser))
+        let afresh = try parseAfresh()
+        let afreshAgain = try parseAfresh()
+        #expect(afresh == remembered && afreshAgain == remembered)
+        #expect(fieldStorage(afresh.headers) != fieldStorage(remembered.headers))
+        #expect(fieldStorage(afresh.headers) != fieldStorage(afreshAgain.headers), "nothing kept between heads")
+
+        var responses = ResponseHeadParser()
+        let answer = wire("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n")
+        var heads: [HTTPResponseHead] = []
+        for remembering in [true, true, true, false] {
+            let outcome = try answer.withUnsafeBytes { buffer throws(HTTPParseError) in try responses.parse(buffer, remembering: remembering) }
+            responses.reset()
+            guard case .complete(let head, _) = outcome else { throw HTTPParseError.invalidStatusLine }
+            heads.append(head)
+        }
+        #expect(Set(heads.map(\.status)) == [200] && heads[3].headers == heads[2].headers)
+        #expect(fieldStorage(heads[2].headers) == fieldStorage(heads[1].headers))
+        #expect(fieldStorage(heads[3].headers) != fieldStorage(heads[2].headers))
+    }
+
     @Test("a head with the previous head's field lines is found by comparing them: the same end, the same verdicts")
     func repeatedLinesBoundary() throws {
         let limits = HTTPParserLimits(maxHeadBytes: 120)

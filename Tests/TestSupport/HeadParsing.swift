@@ -7,7 +7,13 @@ public func wire(_ text: String) -> [UInt8] { Array(text.utf8) }
 public protocol HeadParsing {
     associatedtype Head: Sendable & Equatable
     init(limits: HTTPParserLimits)
-    mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeadParseResult<Head>
+    mutating func parse(_ bytes: UnsafeRawBufferPointer, remembering: Bool) throws(HTTPParseError) -> HeadParseResult<Head>
+}
+
+extension HeadParsing {
+    public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeadParseResult<Head> {
+        try parse(bytes, remembering: true)
+    }
 }
 
 extension RequestHeadParser: HeadParsing {}

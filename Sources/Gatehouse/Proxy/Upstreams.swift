@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseTime
+import HTTP1
 import HTTPClient
 
 /// The one door to the upstreams: how a route's upstream is reached. The pooled client, plain or
@@ -49,12 +50,12 @@ enum UpstreamClients {
     }
 
     /// For `http://` routes.
-    static func plain(_ configuration: GatehouseConfiguration) -> UpstreamClient {
-        UpstreamClient(timeouts: timeouts(configuration))
+    static func plain(_ configuration: GatehouseConfiguration, speedLayer: SpeedLayer = SpeedLayer()) -> UpstreamClient {
+        UpstreamClient(timeouts: timeouts(configuration), speedLayer: speedLayer)
     }
 
     /// For `https://` routes (and `wss://` WebSockets, each on a TLS connection of its own).
-    static func tls(_ configuration: GatehouseConfiguration) -> UpstreamClient {
-        UpstreamClient(timeouts: timeouts(configuration), usesTLS: true)
+    static func tls(_ configuration: GatehouseConfiguration, speedLayer: SpeedLayer = SpeedLayer()) -> UpstreamClient {
+        UpstreamClient(timeouts: timeouts(configuration), usesTLS: true, speedLayer: speedLayer)
     }
 }

@@ -46,7 +46,11 @@ public struct RequestHeadParser: Sendable {
     ///   the number of bytes it took (leading empty lines included).
     /// - Throws: `HTTPParseError`; `headTooLarge` as soon as more than `maxHeadBytes` arrive without
     ///   the end of the head. After an error the connection must be closed (or `reset()` called).
-    public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeadParseResult<HTTPRequestHead> {
+    ///   `remembering`: whether the previous head's field lines and validated `Host` may answer
+    ///   for this head's (`SpeedLayer`); false parses it as a connection's first.
+    public mutating func parse(_ bytes: UnsafeRawBufferPointer,
+                               remembering: Bool = true) throws(HTTPParseError) -> HeadParseResult<HTTPRequestHead> {
+        if !remembering { forgetPreviousHead() }
         guard let (line, headers, consumed) = try scanner.parseHead(bytes, startLine: StartLineParser.requestLine) else {
             return .incomplete
         }

@@ -21,7 +21,11 @@ public struct ResponseHeadParser: Sendable {
 
     /// Parses one response head at the start of `bytes`; see ``RequestHeadParser/parse(_:)`` for the
     /// buffer contract.
-    public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeadParseResult<HTTPResponseHead> {
+    /// `remembering`: whether the previous head's field lines may answer for this head's
+    /// (`SpeedLayer`); false parses it as a connection's first.
+    public mutating func parse(_ bytes: UnsafeRawBufferPointer,
+                               remembering: Bool = true) throws(HTTPParseError) -> HeadParseResult<HTTPResponseHead> {
+        if !remembering { scanner.forgetPreviousHead() }
         guard let ((version, status), headers, consumed) = try scanner.parseHead(bytes, startLine: StartLineParser.statusLine) else {
             return .incomplete
         }

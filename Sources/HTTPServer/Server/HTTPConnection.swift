@@ -276,7 +276,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             }
             let result: HeadParseResult<HTTPRequestHead>
             do {
-                result = try parser.parse(input.readable)
+                result = try parser.parse(input.readable, remembering: config.speedLayer.isOn)
             } catch {
                 refuse(status: error.status, description: "\(error)")
                 return

@@ -35,6 +35,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// context it holds at that moment). nil: plain HTTP.
     public var tls: ServerCertificate? = nil
 
+    /// Whether the parser's memos answer (`SpeedLayer`): the gateway shares its switch here.
+    public var speedLayer = SpeedLayer()
+
     public init() {}
 
     /// The CPUs the process may run on: its affinity mask (as nginx's `worker_processes auto`), so a

@@ -5,8 +5,9 @@ import Testing
 import TestSupport
 @testable import Gatehouse
 
-/// The speed layer (per-connection memos, the loops' bearer copies) changes nothing a browser or an
-/// upstream can see: seeded random request sequences on one keep-alive connection — session cookies
+/// The speed layer (every memo behind `SpeedLayer`: the server's and the upstream connections'
+/// repeated field lines, the upstream's last framing decision, the per-connection memos, the loops'
+/// bearer copies) changes nothing a browser or an upstream can see: seeded random request sequences on one keep-alive connection — session cookies
 /// swapped, removed, duplicated, a planted one first; routes, methods and bodies mixed; the same
 /// field lines repeated or changed; time moving past the cache's age and the access token's
 /// lifetime (a refresh); a logout in between; two configuration reloads that turn `/alice`'s rule

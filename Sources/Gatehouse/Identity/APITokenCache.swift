@@ -61,7 +61,7 @@ final class APITokenCache: Sendable {
         let now = context.now()
         let key = Key(session: SessionHashKey(session.idHash), route: route.prefix)
         if let authorization = cached(for: route, idHash: session.idHash, now: now) { return .success(authorization) }
-        let result = await fetches.run(key) { () async -> Result<Token, Refusal> in
+        let result = await fetches.run(key) { [self] () async -> Result<Token, Refusal> in
             // A flight that ended just before this one began may have stored what is needed.
             if let token = state.withLock({ $0.tokens[key] }), now < token.renewAt { return .success(token) }
             let result = await self.fetch(for: route, session: session, context: context)

@@ -74,7 +74,7 @@ public final class ClientTokenCache: Sendable {
     public func authorization(for grant: ClientCredentialsGrant) async -> Result<String, Failure> {
         let now = self.now()
         if let authorization = cached(for: grant) { return .success(authorization) }
-        let result = await grants.run(grant) { () async -> Result<Token, Failure> in
+        let result = await grants.run(grant) { [self] () async -> Result<Token, Failure> in
             // A flight that ended just before this one began may have stored what is needed.
             if let token = state.withLock({ $0.tokens[grant] }), !isDue(token, now: now) { return .success(token) }
             return await obtain(grant)

@@ -135,7 +135,7 @@ extension SessionCache {
     /// a read under way only when no session changed or ended in this process since that read
     /// began (`generation`): a read begun before a logout must not answer a request sent after it.
     func loadOnce(idHash: String, now: Int64, generation: UInt64) async throws(SessionStoreError) -> Session? {
-        let outcome = await loading.run(SessionHashKey(idHash), tag: generation) { () async -> Result<Session?, SessionStoreError> in
+        let outcome = await loading.run(SessionHashKey(idHash), tag: generation) { [self] () async -> Result<Session?, SessionStoreError> in
             do throws(SessionStoreError) {
                 return .success(try await onStore { store throws(SessionStoreError) in try store.loadSession(idHash: idHash, now: now) })
             } catch {

@@ -56,4 +56,21 @@ struct SingleFlightTests {
         }
         #expect(flight.count == 0)
     }
+
+    @Test("A cancelled leader does not cancel the work its waiters share")
+    func cancelledLeader() async {
+        let flight = SingleFlight<String, Bool>()
+        let gate = Gate()
+        // The work reports whether it saw a cancellation.
+        let leader = Task { await flight.run("a") { _ = await gate.work(0); return Task.isCancelled } }
+        while flight.count == 0 { await Task.yield() }
+        async let waiter = flight.run("a") { true }
+        try? await Task.sleep(for: .milliseconds(20))
+        leader.cancel()
+        try? await Task.sleep(for: .milliseconds(20))
+        gate.open.store(true, ordering: .releasing)
+        #expect(await waiter == false, "the waiter got the work's own value, not a cancelled one")
+        #expect(await leader.value == false)
+        #expect(gate.runs.load(ordering: .relaxed) == 1)
+    }
 }

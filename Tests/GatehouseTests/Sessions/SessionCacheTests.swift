@@ -77,7 +77,9 @@ struct SessionCacheTests {
         if afterTheRow { store.loadedHook.withLock { $0 = hold } } else { store.loadHook.withLock { $0 = hold } }
         let now = self.now
         let first = Task { try await sessions.resolve(idHash: session.idHash, now: now) }
-        await Task.detached { reading.wait() }.value
+        // Off the cooperative pool: two of these at once must not take both of its threads from
+        // the read they wait for.
+        _ = try await offPool { reading.wait() }
         store.loadHook.withLock { $0 = nil }
         store.loadedHook.withLock { $0 = nil }
         return HeldRead(store: store, sessions: sessions, session: session, proceed: proceed, first: first)

@@ -81,6 +81,17 @@ enum gatehouse_tls_server_failure {
     GATEHOUSE_TLS_SERVER_OTHER = 4,
 };
 
+/* A refused certificate or key: `failure` and `reason` say which, the context is freed, OpenSSL's
+ * error queue cleared (another connection's error must not report this one). */
+static inline SSL_CTX *gatehouse_tls_server_refuse(SSL_CTX *ctx, int *failure, int code, char *reason,
+                                                   size_t reason_size, const char *why) {
+    *failure = code;
+    snprintf(reason, reason_size, "%s", why);
+    SSL_CTX_free(ctx);
+    ERR_clear_error();
+    return NULL;
+}
+
 /* A server context: TLS 1.2 and 1.3 only, Mozilla's "intermediate" TLS 1.2 ciphers (TLS 1.3's
  * suites are all modern), no renegotiation, no compression, no stateful session cache (resumption
  * by tickets only, under `ticket_material`: 160 bytes, two gatehouse_ticket_key), one TLS 1.3
@@ -118,31 +129,22 @@ static inline SSL_CTX *gatehouse_tls_server_context(const char *cert_pem, long c
     }
     BIO_free(bio);
     if (!ok) {
-        *failure = GATEHOUSE_TLS_SERVER_CERTIFICATE;
-        snprintf(reason, reason_size, "no PEM certificate could be read");
-        SSL_CTX_free(ctx);
-        ERR_clear_error();
-        return NULL;
+        return gatehouse_tls_server_refuse(ctx, failure, GATEHOUSE_TLS_SERVER_CERTIFICATE, reason, reason_size,
+                                           "no PEM certificate could be read");
     }
     ERR_clear_error();
     bio = BIO_new_mem_buf(key_pem, (int)key_length);
     EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
     if (key == NULL) {
-        *failure = GATEHOUSE_TLS_SERVER_KEY;
-        snprintf(reason, reason_size, "no unencrypted PEM private key could be read");
-        SSL_CTX_free(ctx);
-        ERR_clear_error();
-        return NULL;
+        return gatehouse_tls_server_refuse(ctx, failure, GATEHOUSE_TLS_SERVER_KEY, reason, reason_size,
+                                           "no unencrypted PEM private key could be read");
     }
     ok = SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
     EVP_PKEY_free(key);
     if (!ok) {
-        *failure = GATEHOUSE_TLS_SERVER_MISMATCH;
-        snprintf(reason, reason_size, "the private key does not belong to the certificate");
-        SSL_CTX_free(ctx);
-        ERR_clear_error();
-        return NULL;
+        return gatehouse_tls_server_refuse(ctx, failure, GATEHOUSE_TLS_SERVER_MISMATCH, reason, reason_size,
+                                           "the private key does not belong to the certificate");
     }
     gatehouse_ticket_keys *keys = OPENSSL_zalloc(sizeof *keys);
     if (keys == NULL) { SSL_CTX_free(ctx); return NULL; }

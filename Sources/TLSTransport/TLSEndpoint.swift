@@ -9,22 +9,18 @@ import EventLoops
 /// owner had not sent yet (`unsent`, the end of a 101 head).
 ///
 /// Registered with the loop only in `attach`, so the previous owner must have deregistered the fd.
-public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
+public final class TLSEndpoint: AttachedTunnelEndpoint {
     public let fd: Int32
     public let loop: EventLoop
     private let stream: TLSStream
     /// What must live as long as the stream (the client session its callbacks reach).
     private let keeping: AnyObject?
     private var takenOver: TakenOverBytes
-    private weak var handler: (any TunnelEndpointHandler)?
-    private var closed = false
-    private var registered = false
+    public var attachment = TunnelAttachment()
     /// A read needed the socket writable (a TLS 1.3 key update's answer), or a write needed it
     /// readable: that readiness is passed on as the other direction's too.
     private var readWaitsForWritable = false
     private var writeWaitsForReadable = false
-    /// Called once, when the endpoint closes (the server's connection count, for instance).
-    public var onClose: (() -> Void)?
 
     public init(fd: Int32, loop: EventLoop, stream: TLSStream, keeping: AnyObject? = nil,
                 leftover: [UInt8], unsent: [UInt8] = []) {
@@ -35,27 +31,20 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
         takenOver = TakenOverBytes(leftover: leftover, unsent: unsent)
     }
 
-    /// Asks the tunnel to end gracefully (the server is shutting down).
-    public func requestEnd() {
-        guard !closed else { return }
-        if let handler { handler.endpointEnded(self, graceful: true) } else { close() }
+    // MARK: AttachedTunnelEndpoint
+
+    /// Bytes already taken from the socket (the leftover, or a record OpenSSL holds decrypted)
+    /// have no edge to announce them: always announced once attached.
+    public var holdsBytesBeforeAttach: Bool { true }
+
+    public func closeTransport() {
+        stream.free(sendCloseNotify: true)
     }
 
-    public func attach(_ handler: any TunnelEndpointHandler) {
-        self.handler = handler
-        guard !closed, !registered else { return }
-        registered = loop.registerTunnel(fd, self, handler: handler)
-        guard registered else { return }
-        // Bytes already taken from the socket (the leftover, or a record OpenSSL holds decrypted)
-        // have no edge to announce them: say so once the caller has finished attaching.
-        loop.scheduleTimer(afterNanoseconds: 0) { [weak self] in
-            guard let self, !self.closed else { return }
-            self.handler?.endpointReadable(self)
-        }
-    }
+    // MARK: TunnelEndpoint
 
     public func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
-        if closed { return .closed }
+        if isClosed { return .closed }
         if let n = takenOver.takeLeftover(into: buffer) { return .bytes(n) }
         switch stream.read(into: buffer.baseAddress!, count: buffer.count) {
         case .done(let n): return .bytes(n)
@@ -66,7 +55,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     }
 
     public func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
-        if closed { return .closed }
+        if isClosed { return .closed }
         // What the previous owner left unsent goes first.
         if let stopped = takenOver.flushUnsent(writeSome) { return stopped }
         if bytes.isEmpty { return .bytes(0) }
@@ -85,23 +74,11 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     /// TLS has no half-close the tunnel could rely on: the tunnel closes the whole connection.
     public func shutdownOutput() -> Bool { false }
 
-    public func close() {
-        guard !closed else { return }
-        closed = true
-        handler = nil
-        if registered { loop.deregister(fd) }
-        stream.free(sendCloseNotify: true)
-        Glibc.close(fd)
-        let onClose = self.onClose
-        self.onClose = nil
-        onClose?()
-    }
-
     // MARK: EventLoopSelectable
 
     public func socketReadable() {
         handler?.endpointReadable(self)
-        if writeWaitsForReadable, !closed {
+        if writeWaitsForReadable, !isClosed {
             writeWaitsForReadable = false
             handler?.endpointWritable(self)
         }
@@ -113,7 +90,7 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
             return
         }
         handler?.endpointWritable(self)
-        if readWaitsForWritable, !closed {
+        if readWaitsForWritable, !isClosed {
             readWaitsForWritable = false
             handler?.endpointReadable(self)
         }
@@ -121,6 +98,6 @@ public final class TLSEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
 
     public func socketHangup() {
         handler?.endpointReadable(self)
-        if !closed { handler?.endpointEnded(self, graceful: false) }
+        if !isClosed { handler?.endpointEnded(self, graceful: false) }
     }
 }

@@ -8,15 +8,11 @@ import Glibc
 /// between the HTTP exchange and the tunnel is lost.
 ///
 /// Registered with the loop only in `attach`, so the previous owner must have deregistered the fd.
-public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
+public final class SocketEndpoint: AttachedTunnelEndpoint {
     public let fd: Int32
     public let loop: EventLoop
     private var takenOver: TakenOverBytes
-    private weak var handler: (any TunnelEndpointHandler)?
-    private var closed = false
-    private var registered = false
-    /// Called once, when the endpoint closes (the server's connection count, for instance).
-    public var onClose: (() -> Void)?
+    public var attachment = TunnelAttachment()
 
     public init(fd: Int32, loop: EventLoop, leftover: [UInt8] = [], unsent: [UInt8] = []) {
         self.fd = fd
@@ -24,31 +20,17 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
         takenOver = TakenOverBytes(leftover: leftover, unsent: unsent)
     }
 
-    /// Asks the tunnel to end gracefully (the server is shutting down).
-    public func requestEnd() {
-        guard !closed else { return }
-        if let handler { handler.endpointEnded(self, graceful: true) } else { close() }
-    }
+    // MARK: AttachedTunnelEndpoint
+
+    /// Bytes taken over from the previous owner are not in the socket.
+    public var holdsBytesBeforeAttach: Bool { takenOver.hasLeftover }
+
+    public func closeTransport() {}
 
     // MARK: TunnelEndpoint
 
-    public func attach(_ handler: any TunnelEndpointHandler) {
-        self.handler = handler
-        guard !closed, !registered else { return }
-        registered = loop.registerTunnel(fd, self, handler: handler)
-        guard registered else { return }
-        // Bytes taken over from the previous owner are not in the socket: no edge will announce
-        // them, so say so once the caller has finished attaching.
-        if takenOver.hasLeftover {
-            loop.scheduleTimer(afterNanoseconds: 0) { [weak self] in
-                guard let self, !self.closed else { return }
-                self.handler?.endpointReadable(self)
-            }
-        }
-    }
-
     public func receive(into buffer: UnsafeMutableRawBufferPointer) -> TunnelIO {
-        if closed { return .closed }
+        if isClosed { return .closed }
         if let n = takenOver.takeLeftover(into: buffer) { return .bytes(n) }
         while true {
             let n = recv(fd, buffer.baseAddress!, buffer.count, 0)
@@ -61,7 +43,7 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     }
 
     public func send(_ bytes: UnsafeRawBufferPointer) -> TunnelIO {
-        if closed { return .closed }
+        if isClosed { return .closed }
         // What the previous owner left unsent (the end of the 101 head) goes first.
         if let stopped = takenOver.flushUnsent(sendSome) { return stopped }
         if bytes.isEmpty { return .bytes(0) }
@@ -83,19 +65,8 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     }
 
     public func shutdownOutput() -> Bool {
-        guard !closed else { return false }
+        guard !isClosed else { return false }
         return shutdown(fd, Int32(SHUT_WR)) == 0
-    }
-
-    public func close() {
-        guard !closed else { return }
-        closed = true
-        handler = nil
-        if registered { loop.deregister(fd) }
-        Glibc.close(fd)
-        let onClose = self.onClose
-        self.onClose = nil
-        onClose?()
     }
 
     // MARK: EventLoopSelectable
@@ -113,6 +84,6 @@ public final class SocketEndpoint: ServerTunnelEndpoint, EventLoopSelectable {
     public func socketHangup() {
         // Bytes may still wait before the hang-up: let the tunnel read them first.
         handler?.endpointReadable(self)
-        if !closed { handler?.endpointEnded(self, graceful: false) }
+        if !isClosed { handler?.endpointEnded(self, graceful: false) }
     }
 }

@@ -11,18 +11,15 @@ import Logging
 
 /// `gatehouse check`: everything `serve` needs, verified without serving.
 struct CheckCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check",
-        abstract: "Validate the configuration, reach the provider's discovery document, the database and the upstreams.",
-        discussion: environmentHelp([]))
+    static let configuration = ConfigurationFileOption.command("check",
+        abstract: "Validate the configuration, reach the provider's discovery document, the database and the upstreams.")
 
-    @Option(name: .long, help: "A YAML configuration file (or GATEHOUSE_CONFIG); variables set beside it win.")
-    var config: String?
+    @OptionGroup var configFile: ConfigurationFileOption
 
     func run() async throws {
-        let loaded = try loadConfiguration(requireSecretKey: true, file: self.config)
+        let loaded = try configFile.load()
         let config = loaded.configuration
-        if let file = loaded.file, let path = ConfigurationSource(path: self.config, environment: ProcessInfo.processInfo.environment).path {
+        if let file = loaded.file, let path = ConfigurationSource(path: configFile.config, environment: ProcessInfo.processInfo.environment).path {
             print("ok   configuration file \(path) (\(file.variables.count) settings)")
             for name in loaded.overridden {
                 let origin = file.origins[name].map { " (line \($0.line), \($0.key))" } ?? ""

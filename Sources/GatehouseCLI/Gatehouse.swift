@@ -29,6 +29,22 @@ func report(_ message: String) {
     line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
+/// `--config`, shared by the commands that read the whole configuration (`serve`, `check`).
+struct ConfigurationFileOption: ParsableArguments {
+    @Option(name: .long, help: "A YAML configuration file (or GATEHOUSE_CONFIG); variables set beside it win.")
+    var config: String?
+
+    /// A command reading the whole configuration: its `--help` lists every variable.
+    static func command(_ name: String, abstract: String) -> CommandConfiguration {
+        CommandConfiguration(commandName: name, abstract: abstract, discussion: environmentHelp([]))
+    }
+
+    /// The configuration, or exit 64 listing every problem (`loadConfiguration`).
+    func load() throws -> ConfigurationSource.Loaded {
+        try loadConfiguration(requireSecretKey: true, file: config)
+    }
+}
+
 /// Loads the configuration (the environment, or the file `--config`/`GATEHOUSE_CONFIG` names with
 /// the environment over it) or exits 64 listing every problem, each naming its variable or its key
 /// and line.

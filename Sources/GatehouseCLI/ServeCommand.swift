@@ -9,16 +9,13 @@ import GatehouseOIDC
 import Logging
 
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve",
-        abstract: "Run the gateway (applies pending migrations first).",
-        discussion: environmentHelp([]))
+    static let configuration = ConfigurationFileOption.command("serve",
+        abstract: "Run the gateway (applies pending migrations first).")
 
-    @Option(name: .long, help: "A YAML configuration file (or GATEHOUSE_CONFIG); variables set beside it win.")
-    var config: String?
+    @OptionGroup var configFile: ConfigurationFileOption
 
     func run() async throws {
-        let loaded = try loadConfiguration(requireSecretKey: true, file: config)
+        let loaded = try configFile.load()
         let config = loaded.configuration
         LogBootstrap.bootstrap(level: config.logLevel, format: config.logFormat)
         let logger = Logger(label: "gatehouse")
@@ -34,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         logger.info("gatehouse serving", metadata: ["http.port": "\(runtime.port)", "public.url": "\(config.publicURL.origin)"])
-        let reloader = ConfigurationReloader(runtime: runtime, file: self.config, loaded: loaded, logger: logger)
+        let reloader = ConfigurationReloader(runtime: runtime, file: configFile.config, loaded: loaded, logger: logger)
         if let path = reloader.path, !ConfigurationWatcher.start(path: path, changes: reloadRequests) {
             logger.warning("the configuration file's directory cannot be watched: reload with SIGHUP", metadata: ["file": "\(path)"])
         }

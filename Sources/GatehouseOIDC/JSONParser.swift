@@ -93,12 +93,7 @@ struct JSONParser {
         try enter()
         index += 1
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(members)
-        }
+        if leavesEmpty(closing: "}") { return .object(members) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("a member name was expected") }
@@ -112,13 +107,7 @@ struct JSONParser {
             guard members.updateValue(member, forKey: name) == nil else {
                 throw JSONParseError(offset: nameOffset, reason: "the name \"\(name.prefix(40))\" is repeated")
             }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unterminated object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            guard bytes[index] == UInt8(ascii: "}") else { throw fail("',' or '}' was expected") }
-            index += 1
-            depth -= 1
-            return .object(members)
+            if try leaves(closing: "}", of: "object") { return .object(members) }
         }
     }
 
@@ -126,23 +115,36 @@ struct JSONParser {
         try enter()
         index += 1
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .array(elements)
-        }
+        if leavesEmpty(closing: "]") { return .array(elements) }
         while true {
             skipWhitespace()
             elements.append(try value())
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unterminated array") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            guard bytes[index] == UInt8(ascii: "]") else { throw fail("',' or ']' was expected") }
-            index += 1
-            depth -= 1
-            return .array(elements)
+            if try leaves(closing: "]", of: "array") { return .array(elements) }
         }
+    }
+
+    /// At the start of an object or array: true (and the container left) when it closes at once.
+    private mutating func leavesEmpty(closing: Unicode.Scalar) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count && bytes[index] == UInt8(ascii: closing) else { return false }
+        index += 1
+        depth -= 1
+        return true
+    }
+
+    /// After a member or an element: false when a `,` announces another, true (and the container
+    /// left) at the closing byte.
+    private mutating func leaves(closing: Unicode.Scalar, of container: String) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unterminated \(container)") }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        guard bytes[index] == UInt8(ascii: closing) else { throw fail("',' or '\(closing)' was expected") }
+        index += 1
+        depth -= 1
+        return true
     }
 
     /// A string from its opening quote. Runs without escapes are taken as they are (validated

@@ -12,11 +12,10 @@ struct SessionsEndpoint {
     let context: GatewayContext
 
     func list(_ request: HTTPRequest) async -> HTTPResponse {
-        let current: Session
-        switch await signedIn(request) {
-        case .answer(let response): return response
-        case .session(let session): current = session
-        }
+        await signedIn(request) { current in await list(for: current) }
+    }
+
+    private func list(for current: Session) async -> HTTPResponse {
         let sessions: [UserSession]
         do {
             sessions = try await context.sessions.listSessions(sub: current.sub, provider: current.provider, now: context.now())
@@ -32,11 +31,10 @@ struct SessionsEndpoint {
     }
 
     func revoke(_ request: HTTPRequest) async -> HTTPResponse {
-        let current: Session
-        switch await signedIn(request) {
-        case .answer(let response): return response
-        case .session(let session): current = session
-        }
+        await signedIn(request) { current in await revoke(request, by: current) }
+    }
+
+    private func revoke(_ request: HTTPRequest, by current: Session) async -> HTTPResponse {
         let body: [UInt8]
         do { body = try await request.body.collect(limit: 4 * 1024) } catch {
             return HTTPResponse.jsonError(status: 400, error: "invalid_request", description: "The request body is missing or too large.")
@@ -80,21 +78,17 @@ struct SessionsEndpoint {
         return try await context.sessions.loadStored(idHash: entry.idHash, now: now)
     }
 
-    private enum SignedIn {
-        case session(Session)
-        case answer(HTTPResponse)
-    }
-
-    private func signedIn(_ request: HTTPRequest) async -> SignedIn {
-        guard let id = await context.sessions.sessionID(in: request.head.headers) else { return .answer(Responses.unauthenticated) }
+    /// `respond` to the request's signed-in session, or the answer saying why there is none.
+    private func signedIn(_ request: HTTPRequest, _ respond: (Session) async -> HTTPResponse) async -> HTTPResponse {
+        guard let id = await context.sessions.sessionID(in: request.head.headers) else { return Responses.unauthenticated }
+        let session: Session?
         do {
-            guard let session = try await context.sessions.resolve(idHash: id.hash, now: context.now()) else {
-                return .answer(Responses.unauthenticated)
-            }
-            return .session(session)
+            session = try await context.sessions.resolve(idHash: id.hash, now: context.now())
         } catch {
             context.logger.error("sessions: session lookup failed", metadata: ["error": "\(error)"])
-            return .answer(Responses.sessionStoreUnavailable())
+            return Responses.sessionStoreUnavailable()
         }
+        guard let session else { return Responses.unauthenticated }
+        return await respond(session)
     }
 }

@@ -31,24 +31,32 @@ public enum JSONString {
 
     public static func escape(_ text: String, into out: inout String) {
         for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case "\u{2028}": out += "\\u2028"
-            case "\u{2029}": out += "\\u2029"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+            let value = scalar.value
+            if value >= 0x20, value < 0x7F, value != 0x22, value != 0x5C {  // printable ASCII but `"` and `\`
+                out.unicodeScalars.append(scalar)
+            } else if let short = shortEscape(scalar) {
+                out += short
+            } else if value < 0x20 || value == 0x7F || value == 0x2028 || value == 0x2029 {
+                // Other controls, DEL, and the two separators JavaScript reads as line ends: `\uXXXX`.
+                let hex = String(value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
             }
+        }
+    }
+
+    /// The two-character escapes RFC 8259 §7 names.
+    private static func shortEscape(_ scalar: Unicode.Scalar) -> String? {
+        switch scalar {
+        case "\"": return "\\\""
+        case "\\": return "\\\\"
+        case "\n": return "\\n"
+        case "\r": return "\\r"
+        case "\t": return "\\t"
+        case "\u{08}": return "\\b"
+        case "\u{0C}": return "\\f"
+        default: return nil
         }
     }
 }

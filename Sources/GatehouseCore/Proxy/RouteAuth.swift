@@ -111,6 +111,7 @@ public enum RouteOptions {
     /// Parses `auth=client;scope=a b` (the text after the first `;`, so empty text is an empty option).
     public static func parse(_ text: Substring) throws(ParseError) -> Parsed {
         var given = Given()
+        var seen = Set<String>()
         for rawOption in text.split(separator: ";", omittingEmptySubsequences: false) {
             let option = rawOption.trimmingConfigurationWhitespace()
             guard !option.isEmpty else { throw .empty }
@@ -123,6 +124,8 @@ public enum RouteOptions {
                 value = ""
             }
             guard known.contains(name) else { throw .unknownOption(name) }
+            // `allow=` alone repeats (alternatives); any other option given twice is ambiguous.
+            guard name == "allow" || seen.insert(name).inserted else { throw .duplicate(name) }
             guard !value.isEmpty else { throw .invalidValue(option: name, value: value, reason: "which needs a value") }
             if try given.takeIdentityOption(name, value) { continue }
             if try given.takeSessionOption(name, value) { continue }
@@ -142,40 +145,21 @@ public enum RouteOptions {
         var identity: String?, token: String?, exchange: String?, resource: String?
         var acr: [String]?, maxAge: Int?, dpop: String?, allow: AccessRule?
 
-        /// `identity=`, `token=`, `exchange=`, `resource=`, `dpop=`; false for another option.
+        /// `identity=`, `token=`, `exchange=`, `resource=`, `dpop=`; false for another option. Each
+        /// option reaches these once (`parse` refused a repeated one).
         mutating func takeIdentityOption(_ name: String, _ value: String) throws(ParseError) -> Bool {
             switch name {
-        case "identity", "token", "exchange":
-            let allowed = name == "identity" ? ["assertion", "headers", "both", "none"]
-                : name == "token" ? ["access", "assertion", "none"] : ["token", "refresh"]
-            guard allowed.contains(value) else {
-                throw .invalidValue(option: name, value: value, reason: "which is not one of \(allowed.joined(separator: ", "))")
-            }
-            switch name {
-            case "identity":
-                guard identity == nil else { throw .duplicate(name) }
-                identity = value
-            case "token":
-                guard token == nil else { throw .duplicate(name) }
-                token = value
-            default:
-                guard exchange == nil else { throw .duplicate(name) }
-                exchange = value
-            }
-        case "dpop":
-            guard dpop == nil else { throw .duplicate(name) }
-            guard value == "on" || value == "off" else {
-                throw .invalidValue(option: name, value: value, reason: "which is not one of on, off")
-            }
-            dpop = value
-        case "resource":
-            guard resource == nil else { throw .duplicate(name) }
-            guard RouteIdentity.isValidResource(value) else {
-                throw .invalidValue(option: name, value: value,
-                                    reason: "which is not an absolute URI without a fragment (RFC 8707), e.g. https://api.example.com")
-            }
-            resource = value
-        default: return false
+            case "identity": identity = try Self.choice(name, value, ["assertion", "headers", "both", "none"])
+            case "token": token = try Self.choice(name, value, ["access", "assertion", "none"])
+            case "exchange": exchange = try Self.choice(name, value, ["token", "refresh"])
+            case "dpop": dpop = try Self.choice(name, value, ["on", "off"])
+            case "resource":
+                guard RouteIdentity.isValidResource(value) else {
+                    throw .invalidValue(option: name, value: value,
+                                        reason: "which is not an absolute URI without a fragment (RFC 8707), e.g. https://api.example.com")
+                }
+                resource = value
+            default: return false
             }
             return true
         }
@@ -183,29 +167,26 @@ public enum RouteOptions {
         /// `allow=` (repeated: alternatives), `acr=`, `max_age=`; false for another option.
         mutating func takeSessionOption(_ name: String, _ value: String) throws(ParseError) -> Bool {
             switch name {
-        case "allow":
-            // Repeated: alternatives, any one of which admits.
-            do {
-                let rule = try AccessRule.parse(value)
-                allow = allow.map { $0.or(rule) } ?? rule
-            } catch {
-                throw .invalidValue(option: name, value: value, reason: "which \(error)")
-            }
-        case "acr":
-            guard acr == nil else { throw .duplicate(name) }
-            let values = value.split(separator: "|", omittingEmptySubsequences: false)
-            guard values.allSatisfy(StepUpPolicy.isValidACR) else {
-                throw .invalidValue(option: name, value: value,
-                                    reason: "which is not a |-separated list of acr values (visible ASCII, no spaces)")
-            }
-            acr = values.map(String.init)
-        case "max_age":
-            guard maxAge == nil else { throw .duplicate(name) }
-            guard let seconds = Int(value), seconds >= 0, seconds <= StepUpPolicy.maximumMaxAge else {
-                throw .invalidValue(option: name, value: value, reason: "which is not a whole number of seconds from 0 to 315360000")
-            }
-            maxAge = seconds
-        default: return false
+            case "allow":
+                do {
+                    let rule = try AccessRule.parse(value)
+                    allow = allow.map { $0.or(rule) } ?? rule
+                } catch {
+                    throw .invalidValue(option: name, value: value, reason: "which \(error)")
+                }
+            case "acr":
+                let values = value.split(separator: "|", omittingEmptySubsequences: false)
+                guard values.allSatisfy(StepUpPolicy.isValidACR) else {
+                    throw .invalidValue(option: name, value: value,
+                                        reason: "which is not a |-separated list of acr values (visible ASCII, no spaces)")
+                }
+                acr = values.map(String.init)
+            case "max_age":
+                guard let seconds = Int(value), seconds >= 0, seconds <= StepUpPolicy.maximumMaxAge else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not a whole number of seconds from 0 to 315360000")
+                }
+                maxAge = seconds
+            default: return false
             }
             return true
         }
@@ -213,47 +194,41 @@ public enum RouteOptions {
         /// `auth=`, `scope=`, `audience=`, `max_in_flight=`, `providers=`, `session=`.
         mutating func takeAccessOption(_ name: String, _ value: String) throws(ParseError) -> Bool {
             switch name {
-        case "auth":
-            guard auth == nil else { throw .duplicate(name) }
-            guard ["user", "optional", "none", "client"].contains(value) else {
-                throw .invalidValue(option: name, value: value, reason: "which is not one of user, optional, none, client")
-            }
-            auth = value
-        case "scope":
-            guard scope == nil else { throw .duplicate(name) }
-            scope = try scopeValue(value)
-        case "audience":
-            guard audience == nil else { throw .duplicate(name) }
-            guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw .invalidValue(option: name, value: value, reason: "which may only hold visible ASCII without spaces")
-            }
-            audience = value
-        case "max_in_flight":
-            guard maxInFlight == nil else { throw .duplicate(name) }
-            guard let number = Int(value), number >= 1, number <= 1_000_000 else {
-                throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
-            }
-            maxInFlight = number
-        case "providers":
-            guard providers == nil else { throw .duplicate(name) }
-            var names: [String] = []
-            for entry in value.split(separator: "|", omittingEmptySubsequences: false) {
-                let name = String(entry.trimmingConfigurationWhitespace())
-                guard ProviderSettings.isValidName(name) else {
-                    throw .invalidValue(option: "providers", value: value,
-                                        reason: "which is not a |-separated list of provider names (a-z, 0-9, -)")
+            case "auth": auth = try Self.choice(name, value, ["user", "optional", "none", "client"])
+            case "session": session = try Self.choice(name, value, ["required", "optional"])
+            case "scope": scope = try scopeValue(value)
+            case "audience":
+                guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                    throw .invalidValue(option: name, value: value, reason: "which may only hold visible ASCII without spaces")
                 }
-                if !names.contains(name) { names.append(name) }
-            }
-            providers = names
-        default: // "session"
-            guard session == nil else { throw .duplicate(name) }
-            guard value == "required" || value == "optional" else {
-                throw .invalidValue(option: name, value: value, reason: "which is not one of required, optional")
-            }
-            session = value
+                audience = value
+            case "max_in_flight":
+                guard let number = Int(value), number >= 1, number <= 1_000_000 else {
+                    throw .invalidValue(option: name, value: value, reason: "which is not a whole number from 1 to 1000000")
+                }
+                maxInFlight = number
+            case "providers":
+                var names: [String] = []
+                for entry in value.split(separator: "|", omittingEmptySubsequences: false) {
+                    let name = String(entry.trimmingConfigurationWhitespace())
+                    guard ProviderSettings.isValidName(name) else {
+                        throw .invalidValue(option: "providers", value: value,
+                                            reason: "which is not a |-separated list of provider names (a-z, 0-9, -)")
+                    }
+                    if !names.contains(name) { names.append(name) }
+                }
+                providers = names
+            default: return false
             }
             return true
+        }
+
+        /// `value` when it is one of `allowed`.
+        private static func choice(_ name: String, _ value: String, _ allowed: [String]) throws(ParseError) -> String {
+            guard allowed.contains(value) else {
+                throw .invalidValue(option: name, value: value, reason: "which is not one of \(allowed.joined(separator: ", "))")
+            }
+            return value
         }
 
         /// The route's policy: the options checked against each other and the route's `auth=`.

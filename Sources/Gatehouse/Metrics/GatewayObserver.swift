@@ -1,4 +1,5 @@
 import EventLoops
+import GatehouseCore
 import GatehouseTelemetry
 import HTTP1
 import HTTPServer
@@ -22,9 +23,20 @@ public final class GatewayObserver: HTTPServerObserver {
     let route: @Sendable (Substring) -> String?
     /// `url.scheme` of the server spans: `https` on the HTTPS listener.
     let scheme: String
+    /// Writes the access lines when the log handler is Gatehouse's own (`AccessLogWriting`):
+    /// straight into bytes, buffered for the loop's turn on a loop's observer. nil: through
+    /// `logger` (another handler, or handler metadata the writer does not know).
+    private let accessWriter: AccessLogWriter?
 
-    public init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass,
-                tracer: Tracer? = nil, route: @escaping @Sendable (Substring) -> String? = { _ in nil }, scheme: String = "http") {
+    public convenience init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass,
+                            tracer: Tracer? = nil, route: @escaping @Sendable (Substring) -> String? = { _ in nil },
+                            scheme: String = "http") {
+        self.init(metrics: metrics, logger: logger, classify: classify, tracer: tracer, route: route, scheme: scheme,
+                  buffersAccessLog: false)
+    }
+
+    private init(metrics: GatewayMetrics, logger: Logger, classify: @escaping @Sendable (Substring) -> RouteClass,
+                 tracer: Tracer?, route: @escaping @Sendable (Substring) -> String?, scheme: String, buffersAccessLog: Bool) {
         self.scheme = scheme
         self.metrics = metrics
         self.logger = logger
@@ -32,12 +44,19 @@ public final class GatewayObserver: HTTPServerObserver {
         self.tracer = tracer
         self.route = route
         accessLog = logger.logLevel <= .info
+        accessWriter = accessLog ? (logger.handler as? any AccessLogWriting)?.accessLogWriter(buffering: buffersAccessLog) : nil
     }
 
-    /// An observer object of the loop's own (the same metrics and log): each request retains
-    /// the observer it reports to.
+    /// An observer object of the loop's own (the same metrics and log; its own access-log buffer,
+    /// written at the end of each of the loop's turns): each request retains the observer it
+    /// reports to.
     public func loopObserver(for loop: EventLoop) -> any HTTPServerObserver {
-        GatewayObserver(metrics: metrics, logger: logger, classify: classify, tracer: tracer, route: route, scheme: scheme)
+        GatewayObserver(metrics: metrics, logger: logger, classify: classify, tracer: tracer, route: route, scheme: scheme,
+                        buffersAccessLog: true)
+    }
+
+    public func endOfBatch(loop: Int) {
+        accessWriter?.flush()
     }
 
     public func requestCompleted(_ record: HTTPAccessRecord) {
@@ -47,16 +66,13 @@ public final class GatewayObserver: HTTPServerObserver {
             tracer.record(span)
         }
         guard accessLog else { return }
-        var metadata: Logger.Metadata = [
-            "request.id": "\(record.requestID)",
-            "http.method": "\(record.method)",
-            "http.path": "\(OwnPath.withoutHandle(record.path))",
-            "http.status": "\(record.status)",
-            "http.bytes": "\(record.bytesSent)",
-            "http.duration_ms": "\(Double(record.durationNanoseconds / 1000) / 1000)",
-            "client.ip": "\(record.peer.ip)",
-        ]
-        if let traceID = record.traceID { metadata["trace.id"] = "\(traceID)" }
+        let line = AccessLogLine(method: record.method, path: OwnPath.withoutHandle(record.path), status: record.status,
+                                 bytesSent: record.bytesSent, durationNanoseconds: record.durationNanoseconds,
+                                 requestLoop: record.requestID.loop, requestNumber: record.requestID.number,
+                                 clientIP: record.peer.ip, traceID: record.traceID)
+        if let accessWriter { return accessWriter.write(line) }
+        var metadata: Logger.Metadata = [:]
+        for (key, value) in line.metadata { metadata[key] = .string(value) }
         logger.info("request", metadata: metadata)
     }
 

@@ -10,6 +10,7 @@ public typealias JSONLogHandler = LineLogHandler<JSONLogFormat>
 
 public enum JSONLogFormat: LogLineFormat {
     static let reservedKeys: Set<String> = ["ts", "level", "msg", "label", "error"]
+    public static var accessLogFormat: AccessLogFormat { .json }
 
     public static func render(_ event: LogEvent, label: String, timestamp: String,
                               metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {

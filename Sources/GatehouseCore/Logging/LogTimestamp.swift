@@ -22,4 +22,26 @@ public enum LogTimestamp {
         let s = String(n)
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
+
+    /// The wall clock as `now()` writes it, the date and time of day formatted once a second.
+    struct Seconds {
+        private var second = Int.min
+        private var prefix: [UInt8] = []
+
+        mutating func appendNow(to out: inout [UInt8]) {
+            let nanoseconds = SystemClock().unixNanoseconds()
+            let seconds = Int(nanoseconds / 1_000_000_000)
+            if seconds != second {
+                // `format` with the milliseconds cut off: "2025-03-01T12:34:56." (20 bytes).
+                prefix = Array(LogTimestamp.format(seconds: seconds, milliseconds: 0).utf8.prefix(20))
+                second = seconds
+            }
+            out.append(contentsOf: prefix)
+            let milliseconds = Int(nanoseconds % 1_000_000_000 / 1_000_000)
+            out.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+            out.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+            out.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+            out.append(UInt8(ascii: "Z"))
+        }
+    }
 }

@@ -9,6 +9,8 @@ import Logging
 public typealias TextLogHandler = LineLogHandler<TextLogFormat>
 
 public enum TextLogFormat: LogLineFormat {
+    public static var accessLogFormat: AccessLogFormat { .text }
+
     public static func render(_ event: LogEvent, label: String, timestamp: String,
                               metadata: Logger.Metadata, provider: Logger.MetadataProvider?) -> String {
         var line = "\(timestamp) \(event.level.rawValue) \(TextEscaping.controlEscaped(label)): \(TextEscaping.controlEscaped(event.message.description))"
@@ -29,7 +31,7 @@ public enum TextLogFormat: LogLineFormat {
     }
 
     /// Bare when it is a plain word, quoted otherwise.
-    private static func word(_ s: String) -> String {
+    static func word(_ s: String) -> String {
         let plain = !s.isEmpty && s.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "=" }
         return plain ? s : "\"" + TextEscaping.controlEscaped(s, escapingQuotes: true) + "\""
     }

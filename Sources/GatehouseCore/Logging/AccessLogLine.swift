@@ -55,39 +55,63 @@ public struct AccessLogLine: Sendable {
             timestamp(&out)
             out.appendASCII("\",\"level\":\"info\",\"msg\":\"request\",\"label\":")
             out.append(contentsOf: escapedLabel)
-            out.appendASCII(",\"client.ip\":"); Self.appendJSON(clientIP, to: &out)
-            out.appendASCII(",\"http.bytes\":\""); out.appendDecimal(UInt64(max(0, bytesSent)))
-            out.appendASCII("\",\"http.duration_ms\":\""); Self.appendMilliseconds(durationNanoseconds, to: &out)
-            out.appendASCII("\",\"http.method\":"); Self.appendJSON(method, to: &out)
-            out.appendASCII(",\"http.path\":"); Self.appendJSON(path, to: &out)
-            out.appendASCII(",\"http.status\":\""); out.appendDecimal(UInt64(max(0, status)))
-            out.appendASCII("\",\"request.id\":\""); appendRequestID(to: &out)
-            out.appendASCII("\"")
-            if let traceID {
-                out.appendASCII(",\"trace.id\":\""); out.appendHex16(traceID.high); out.appendHex16(traceID.low); out.appendASCII("\"")
+            eachField { key, value in
+                out.appendASCII(",\"")
+                out.appendASCII(key)
+                out.appendASCII("\":")
+                if case .text(let text) = value { return Self.appendJSON(text, to: &out) }
+                out.appendASCII("\"")
+                appendPlain(value, to: &out)
+                out.appendASCII("\"")
             }
             out.appendASCII("}\n")
         case .text:
             timestamp(&out)
             out.appendASCII(" info ")
             out.append(contentsOf: escapedLabel)
-            out.appendASCII(": request client.ip="); Self.appendWord(clientIP, to: &out)
-            out.appendASCII(" http.bytes="); out.appendDecimal(UInt64(max(0, bytesSent)))
-            out.appendASCII(" http.duration_ms="); Self.appendMilliseconds(durationNanoseconds, to: &out)
-            out.appendASCII(" http.method="); Self.appendWord(method, to: &out)
-            out.appendASCII(" http.path="); Self.appendWord(path, to: &out)
-            out.appendASCII(" http.status="); out.appendDecimal(UInt64(max(0, status)))
-            out.appendASCII(" request.id="); appendRequestID(to: &out)
-            if let traceID { out.appendASCII(" trace.id="); out.appendHex16(traceID.high); out.appendHex16(traceID.low) }
+            out.appendASCII(": request")
+            eachField { key, value in
+                out.appendASCII(" ")
+                out.appendASCII(key)
+                out.appendASCII("=")
+                if case .text(let text) = value { return Self.appendWord(text, to: &out) }
+                appendPlain(value, to: &out)
+            }
             out.appendASCII("\n")
         }
     }
 
-    private func appendRequestID(to out: inout [UInt8]) {
-        if requestLoop < 0 { out.appendASCII("-") }
-        out.appendDecimal(requestLoop.magnitude)
-        out.appendASCII("-")
-        out.appendHex(requestNumber)
+    /// A field's value: text the format escapes, or digits it writes as they are.
+    private enum FieldValue {
+        case text(Substring), number(Int), milliseconds, requestID, traceID
+    }
+
+    /// The fields in the order both formats write them (sorted by key, as `LogMetadata.flatten` does).
+    private func eachField(_ body: (StaticString, FieldValue) -> Void) {
+        body("client.ip", .text(clientIP[...]))
+        body("http.bytes", .number(bytesSent))
+        body("http.duration_ms", .milliseconds)
+        body("http.method", .text(method[...]))
+        body("http.path", .text(path))
+        body("http.status", .number(status))
+        body("request.id", .requestID)
+        if traceID != nil { body("trace.id", .traceID) }
+    }
+
+    private func appendPlain(_ value: FieldValue, to out: inout [UInt8]) {
+        switch value {
+        case .text(let text): out.append(contentsOf: text.utf8)
+        case .number(let number): out.appendDecimal(number)
+        case .milliseconds: Self.appendMilliseconds(durationNanoseconds, to: &out)
+        case .requestID:
+            out.appendDecimal(requestLoop)
+            out.appendASCII("-")
+            out.appendHex(requestNumber)
+        case .traceID:
+            guard let traceID else { return }
+            out.appendHex16(traceID.high)
+            out.appendHex16(traceID.low)
+        }
     }
 
     static func appendMilliseconds(_ nanoseconds: UInt64, to out: inout [UInt8]) {

@@ -272,7 +272,7 @@ enum RequestRoute {
 
     func allows(method: String) -> Bool {
         switch self {
-        case .own(let path): OwnEndpoint.of(path).methods?.contains(method) ?? true
+        case .own(let path): OwnEndpoint.facts(of: path).everyMethod || OwnEndpoint.of(path).methods?.contains(method) == true
         case .staticFile: true
         case .api: ProxyMethodPolicy.isForwardable(method)
         }
@@ -284,7 +284,7 @@ enum RequestRoute {
         switch self {
         case .api(.forward(let route, _)), .api(.refused(let route)):
             route.auth.requiresAntiForgery(sessionCookiePresent: sessionCookiePresent())
-        case .own(let path): OwnEndpoint.of(path).requiresAntiForgery(method: method)
+        case .own(let path): OwnEndpoint.requiresAntiForgery(OwnEndpoint.facts(of: path).antiForgery, method: method)
         case .staticFile: false
         }
     }
@@ -303,7 +303,7 @@ enum RequestRoute {
     /// The class the metrics and the access log count this request under.
     var routeClass: RouteClass {
         switch self {
-        case .own(let path): OwnEndpoint.of(path).routeClass
+        case .own(let path): OwnEndpoint.facts(of: path).routeClass
         case .api: .api
         case .staticFile: .static
         }

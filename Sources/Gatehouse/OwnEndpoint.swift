@@ -57,6 +57,37 @@ struct OwnEndpoint: Sendable {
 
     static func of(_ path: OwnPath) -> OwnEndpoint { table[Int(path.rawValue)] }
 
+    /// What the recogniser and the router ask of a row on every request, as plain values: copying
+    /// a row out of `table` retains its method list and handler and the table itself, and two
+    /// event loops writing those shared reference counts on every request cost more than the
+    /// question (`bench/shared_refs`). Made once from `table`, never freed.
+    struct Facts {
+        let path: OwnPath
+        let spelling: StaticString
+        let shape: Shape
+        let routeClass: RouteClass
+        let antiForgery: AntiForgery
+        /// `methods == nil`.
+        let everyMethod: Bool
+    }
+
+    /// Written once, when first read, and never again (hence `nonisolated(unsafe)`).
+    nonisolated(unsafe) static let facts = frozen(table.map(\.facts))
+
+    static func facts(of path: OwnPath) -> Facts { facts[Int(path.rawValue)] }
+
+    private var facts: Facts {
+        Facts(path: path, spelling: spelling, shape: shape, routeClass: routeClass, antiForgery: antiForgery,
+              everyMethod: methods == nil)
+    }
+
+    /// `values` in memory of their own, for the process's lifetime.
+    static func frozen(_ values: [Facts]) -> UnsafeBufferPointer<Facts> {
+        let buffer = UnsafeMutableBufferPointer<Facts>.allocate(capacity: values.count)
+        _ = buffer.initialize(from: values)
+        return UnsafeBufferPointer(buffer)
+    }
+
     /// The rows, in the order of `OwnPath`'s cases.
     static let table: [OwnEndpoint] = [
         OwnEndpoint(path: .login, spelling: "/login", shape: .fixed, methods: ["GET"], antiForgery: .never, routeClass: .login,
@@ -119,6 +150,10 @@ struct OwnEndpoint: Sendable {
     }
 
     func requiresAntiForgery(method: String) -> Bool {
+        Self.requiresAntiForgery(antiForgery, method: method)
+    }
+
+    static func requiresAntiForgery(_ antiForgery: AntiForgery, method: String) -> Bool {
         switch antiForgery {
         case .never: false
         case .always: true

@@ -23,20 +23,13 @@ enum OwnPath: UInt8, CaseIterable {
     /// (`GATEHOUSE_REQUEST_OBJECT=reference`).
     case requestObject
 
-    /// A row's spelling without its closures: what recognising a path reads.
-    private struct Spelling {
-        let path: OwnPath
-        let text: StaticString
-        let shape: OwnEndpoint.Shape
-    }
-
-    private static let fixedSpellings = OwnEndpoint.table.filter { $0.shape == .fixed }
-        .map { Spelling(path: $0.path, text: $0.spelling, shape: $0.shape) }
+    // Written once, when first read, and never again (hence `nonisolated(unsafe)`): plain values no
+    // reference count guards (`OwnEndpoint.Facts`).
+    nonisolated(unsafe) private static let fixedSpellings =
+        OwnEndpoint.frozen(OwnEndpoint.facts.filter { $0.shape == .fixed })
     /// `handle` rows before `providerName` rows: a handle's prefix is no provider's.
-    private static let prefixSpellings = OwnEndpoint.table.filter { $0.shape == .handle }
-        .map { Spelling(path: $0.path, text: $0.spelling, shape: $0.shape) }
-        + OwnEndpoint.table.filter { $0.shape == .providerName }
-        .map { Spelling(path: $0.path, text: $0.spelling, shape: $0.shape) }
+    nonisolated(unsafe) private static let prefixSpellings =
+        OwnEndpoint.frozen(OwnEndpoint.facts.filter { $0.shape == .handle } + OwnEndpoint.facts.filter { $0.shape == .providerName })
     private static let requestObjectPrefix = OwnEndpoint.of(.requestObject).spelling
     /// The longest provider name in a provider's own path.
     private static let maximumNameLength = 32
@@ -49,8 +42,8 @@ enum OwnPath: UInt8, CaseIterable {
     init?(_ path: Substring, namedProviders: Bool = false, requestObjects: Bool = false) {
         let count = path.utf8.count
         let fixed = Self.fixedSpellings
-        for index in fixed.indices where fixed[index].text.utf8CodeUnitCount == count {
-            if Self.spells(path, fixed[index].text) {
+        for index in fixed.indices where fixed[index].spelling.utf8CodeUnitCount == count {
+            if Self.spells(path, fixed[index].spelling) {
                 self = fixed[index].path
                 return
             }
@@ -59,13 +52,13 @@ enum OwnPath: UInt8, CaseIterable {
         let prefixed = Self.prefixSpellings
         for index in prefixed.indices {
             let spelling = prefixed[index]
-            let length = spelling.text.utf8CodeUnitCount
+            let length = spelling.spelling.utf8CodeUnitCount
             switch spelling.shape {
             case .handle: guard requestObjects, count > length else { continue }
             case .providerName: guard namedProviders, count > length, count <= length + Self.maximumNameLength else { continue }
             case .fixed: continue
             }
-            if Self.spells(path.utf8.prefix(length), spelling.text) {
+            if Self.spells(path.utf8.prefix(length), spelling.spelling) {
                 self = spelling.path
                 return
             }

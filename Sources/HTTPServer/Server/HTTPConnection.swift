@@ -41,6 +41,9 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
     let handler: any HTTPHandler
     let observer: (any HTTPServerObserver)?
     var config: HTTPServerConfiguration { server.configuration }
+    /// The server's memo switch, held by the connection: read per request without a copy of the
+    /// configuration (and the reference counts both loops would write for it).
+    let speedLayer: SpeedLayer
 
     // `@exclusivity(unchecked)` on the properties every request touches (state, output, deadlines,
     // flags, the request's `turn` and exchange): each checked access is a runtime
@@ -98,6 +101,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
         handler = listener.handler
         observer = listener.observer
         let config = listener.server.configuration
+        speedLayer = config.speedLayer
         parser = RequestHeadParser(limits: HTTPParserLimits(maxHeadBytes: config.maxHeadBytes))
         requestBody = RequestBodyReader(maxBodyBytes: config.maxBodyBytes)
         deadlines = ConnectionDeadlines(timeouts: .init(head: config.headTimeoutNanoseconds,
@@ -276,7 +280,7 @@ final class HTTPConnection: EventLoopSelectable, @unchecked Sendable {
             }
             let result: HeadParseResult<HTTPRequestHead>
             do {
-                result = try parser.parse(input.readable, remembering: config.speedLayer.isOn)
+                result = try parser.parse(input.readable, remembering: speedLayer.isOn)
             } catch {
                 refuse(status: error.status, description: "\(error)")
                 return

@@ -109,14 +109,8 @@ public final class GatewayRuntime: Sendable {
         let endListener = listenForEndedSessions(store, context: context, sessionCaches: sessionCaches, logger: logger)
         let gateway = GatewaySwitch(Gateway(context: context))
         if let certificate { metrics.reportCertificateExpiry { certificate.notAfter } }
-        var serverConfig = HTTPServerConfiguration()
-        serverConfig.tls = certificate
-        serverConfig.speedLayer = speedLayer
-        serverConfig.host = configuration.listen.host
-        serverConfig.port = configuration.listen.port
-        serverConfig.maxBodyBytes = configuration.maxBody
-        if let loopCount { serverConfig.loopCount = loopCount }
-        serverConfig.pinsLoopsToCPUs = configuration.cpuAffinity == .auto
+        let serverConfig = serverConfiguration(configuration, certificate: certificate, speedLayer: speedLayer,
+                                               loopCount: loopCount)
         let observer = GatewayObserver(metrics: metrics, logger: logger, classify: { gateway.routeClass(of: $0) },
                                        tracer: tracer, route: { gateway.routeTemplate(of: $0) },
                                        scheme: certificate == nil ? "http" : "https")
@@ -144,6 +138,20 @@ public final class GatewayRuntime: Sendable {
         return GatewayRuntime(server: server, side: side, context: context, store: store,
                               maintenance: maintenance, endListener: endListener, gateways: gateway,
                               sessionCaches: sessionCaches, providerHTTP: http, configuration: configuration)
+    }
+
+    /// The public listener's settings from the configuration.
+    private static func serverConfiguration(_ configuration: GatehouseConfiguration, certificate: ServerCertificate?,
+                                            speedLayer: SpeedLayer, loopCount: Int?) -> HTTPServerConfiguration {
+        var serverConfig = HTTPServerConfiguration()
+        serverConfig.tls = certificate
+        serverConfig.speedLayer = speedLayer
+        serverConfig.host = configuration.listen.host
+        serverConfig.port = configuration.listen.port
+        serverConfig.maxBodyBytes = configuration.maxBody
+        if let loopCount { serverConfig.loopCount = loopCount }
+        serverConfig.pinsLoopsToCPUs = configuration.cpuAffinity == .auto
+        return serverConfig
     }
 
     /// PostgreSQL: every instance hears of every ended session at once (migration 0005's trigger),
